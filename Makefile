@@ -1,0 +1,72 @@
+# The two commands a new user needs are `make up` and `make test`.
+SHELL := /usr/bin/env bash
+.DEFAULT_GOAL := help
+
+BIN        := $(CURDIR)/bin
+GO         ?= go
+GOFLAGS    ?=
+# Our own binaries; each is cmd/<name>.
+BINARIES   := karmada-local
+# Arguments passed to `karmada-local up` by `make up`, e.g. UP_ARGS="--members 5".
+UP_ARGS    ?=
+
+.PHONY: help
+help: ## Show this help
+	@echo "Usage: make <target>"
+	@echo
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: upstream ## Build every binary into bin/ (upstream ones only when their pins changed)
+	$(GO) build $(GOFLAGS) -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
+
+.PHONY: upstream
+upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from their pinned Go modules
+	@hack/build-kube.sh
+
+$(BIN)/controller-gen: hack/tools/go.mod
+	cd hack/tools && $(GO) build -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
+
+.PHONY: generate
+generate: $(BIN)/controller-gen ## Generate deepcopy functions and CRDs from api/
+	@hack/update-codegen.sh
+
+.PHONY: verify
+verify: $(BIN)/controller-gen ## Fail when generated files, gofmt or go vet are not clean
+	@hack/verify-codegen.sh
+	@hack/verify-gofmt.sh
+	$(GO) vet ./...
+
+.PHONY: lint
+lint: verify ## Alias of verify
+
+.PHONY: test
+test: build verify test-unit test-e2e ## Run every test: unit and integration (real apiserver), then e2e (a real fleet)
+
+.PHONY: test-unit
+test-unit: build ## Unit and integration tests (integration tests use bin/ as envtest assets)
+	KUBEBUILDER_ASSETS=$(BIN) $(GO) test $(GOFLAGS) -count=1 ./...
+
+.PHONY: test-e2e
+test-e2e: build ## End-to-end tests against one fleet started for the run
+	KARMADA_BIN_DIR=$(BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v ./test/e2e/...
+
+.PHONY: bench
+bench: ## Benchmarks
+	$(GO) test $(GOFLAGS) -run '^$$' -bench . -benchmem ./...
+
+.PHONY: up
+up: build ## Build what is missing, then start the local fleet (karmada-local up)
+	$(BIN)/karmada-local up $(UP_ARGS)
+
+.PHONY: down
+down: ## Stop the local fleet (karmada-local down)
+	@if [ -x $(BIN)/karmada-local ]; then $(BIN)/karmada-local down; else echo "bin/karmada-local is not built: nothing to stop"; fi
+
+.PHONY: status
+status: ## Show the local fleet's components (karmada-local status)
+	$(BIN)/karmada-local status
+
+.PHONY: clean
+clean: ## Remove our binaries (keeps the upstream ones, which are slow to build)
+	rm -f $(addprefix $(BIN)/,$(BINARIES))

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Regenerates deepcopy functions and CRDs from the types in api/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bin/controller-gen object paths=./api/...
+# Only generated YAML lives in config/crd; remove old ones so renames do not linger.
+find config/crd -name '*.yaml' -delete
+bin/controller-gen crd:crdVersions=v1 paths=./api/... output:crd:artifacts:config=config/crd

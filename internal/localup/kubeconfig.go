@@ -1,0 +1,97 @@
+package localup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// writeComponentKubeconfig writes a kubeconfig with one context for a
+// component's client certificate.
+func writeComponentKubeconfig(path string, c *cluster, user, cert, key string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[c.context] = &clientcmdapi.Cluster{Server: c.apiURL(), CertificateAuthorityData: c.ca.CertPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert, ClientKey: key}
+	cfg.Contexts[c.context] = &clientcmdapi.Context{Cluster: c.context, AuthInfo: user}
+	cfg.CurrentContext = c.context
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+	}
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeUserKubeconfig merges one context per cluster into the user's
+// kubeconfig, with the credentials embedded so the file stands alone, and
+// keeps any other contexts the file holds.
+func (f *fleet) writeUserKubeconfig() error {
+	path := f.cfg.Kubeconfig
+	cfg, err := loadKubeconfigOrEmpty(path)
+	if err != nil {
+		return err
+	}
+	for _, c := range f.clusters {
+		cert, err := os.ReadFile(c.admin)
+		if err != nil {
+			return fmt.Errorf("reading admin certificate: %w", err)
+		}
+		key, err := os.ReadFile(c.adminKey)
+		if err != nil {
+			return fmt.Errorf("reading admin key: %w", err)
+		}
+		cfg.Clusters[c.context] = &clientcmdapi.Cluster{Server: c.apiURL(), CertificateAuthorityData: c.ca.CertPEM}
+		cfg.AuthInfos[c.context] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+		cfg.Contexts[c.context] = &clientcmdapi.Context{Cluster: c.context, AuthInfo: c.context}
+	}
+	if cfg.CurrentContext == "" || cfg.Contexts[cfg.CurrentContext] == nil {
+		cfg.CurrentContext = ControlPlaneContext
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+	}
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// removeFromUserKubeconfig deletes the fleet's contexts from the user's
+// kubeconfig, and the file itself when nothing else is left in it.
+func removeFromUserKubeconfig(path string, contexts []string) error {
+	cfg, err := loadKubeconfigOrEmpty(path)
+	if err != nil {
+		return err
+	}
+	for _, name := range contexts {
+		delete(cfg.Clusters, name)
+		delete(cfg.AuthInfos, name)
+		delete(cfg.Contexts, name)
+	}
+	if len(cfg.Contexts) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", path, err)
+		}
+		return nil
+	}
+	if cfg.Contexts[cfg.CurrentContext] == nil {
+		cfg.CurrentContext = ""
+	}
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+func loadKubeconfigOrEmpty(path string) (*clientcmdapi.Config, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return clientcmdapi.NewConfig(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w (fix or remove the file, or pass another --kubeconfig)", path, err)
+	}
+	return cfg, nil
+}

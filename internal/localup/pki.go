@@ -1,0 +1,276 @@
+package localup
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// certValidity is how long generated certificates last. Leaf certificates
+// closer than certRenewBefore to expiry are issued again on the next up.
+const (
+	certValidity    = 365 * 24 * time.Hour
+	caValidity      = 10 * 365 * 24 * time.Hour
+	certRenewBefore = 7 * 24 * time.Hour
+)
+
+// CA is a certificate authority whose key lives on disk beside its certificate.
+type CA struct {
+	Cert    *x509.Certificate
+	Key     crypto.Signer
+	CertPEM []byte
+	// Dir is where the CA and the certificates it issues are written.
+	Dir string
+}
+
+// CertSpec describes a leaf certificate to issue.
+type CertSpec struct {
+	// Name is the file stem: <Name>.crt and <Name>.key.
+	Name         string
+	CommonName   string
+	Organization []string
+	// Server certificates get the serving usage and these SANs.
+	Server bool
+	IPs    []net.IP
+	DNS    []string
+	// Client certificates get the client-auth usage.
+	Client bool
+}
+
+// LoadOrCreateCA loads dir/ca.crt and dir/ca.key, or creates them when both are
+// absent. A half-present or unreadable pair is an error rather than being
+// replaced, since replacing a CA silently invalidates every kubeconfig.
+func LoadOrCreateCA(dir, commonName string) (*CA, error) {
+	certPath, keyPath := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
+	_, certErr := os.Stat(certPath)
+	_, keyErr := os.Stat(keyPath)
+	switch {
+	case certErr == nil && keyErr == nil:
+		return loadCA(dir, certPath, keyPath)
+	case errors.Is(certErr, os.ErrNotExist) && errors.Is(keyErr, os.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("certificate authority in %s is incomplete (need both ca.crt and ca.key): the state directory is stale, run `karmada-local down --purge`", dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating CA key: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          randomSerial(),
+		Subject:               pkix.Name{CommonName: commonName},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(caValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("creating CA certificate: %w", err)
+	}
+	if err := writeKeyPair(certPath, keyPath, der, key); err != nil {
+		return nil, err
+	}
+	return loadCA(dir, certPath, keyPath)
+}
+
+func loadCA(dir, certPath, keyPath string) (*CA, error) {
+	cert, certPEM, err := readCert(certPath)
+	if err != nil {
+		return nil, err
+	}
+	key, err := readKey(keyPath)
+	if err != nil {
+		return nil, err
+	}
+	if !cert.IsCA {
+		return nil, fmt.Errorf("%s is not a CA certificate: the state directory is stale, run `karmada-local down --purge`", certPath)
+	}
+	return &CA{Cert: cert, Key: key, CertPEM: certPEM, Dir: dir}, nil
+}
+
+// Ensure returns the paths of a leaf certificate and key issued by the CA,
+// issuing them when they are missing, not signed by this CA, expiring soon, or
+// issued for a different subject or SANs.
+func (ca *CA) Ensure(spec CertSpec) (certPath, keyPath string, err error) {
+	certPath = filepath.Join(ca.Dir, spec.Name+".crt")
+	keyPath = filepath.Join(ca.Dir, spec.Name+".key")
+	if cert, _, err := readCert(certPath); err == nil && ca.stillGood(cert, spec) {
+		if _, err := readKey(keyPath); err == nil {
+			return certPath, keyPath, nil
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", fmt.Errorf("generating key for %s: %w", spec.Name, err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: randomSerial(),
+		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(certValidity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		IPAddresses:  spec.IPs,
+		DNSNames:     spec.DNS,
+	}
+	if spec.Server {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
+	}
+	if spec.Client {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	if err != nil {
+		return "", "", fmt.Errorf("issuing certificate %s: %w", spec.Name, err)
+	}
+	if err := writeKeyPair(certPath, keyPath, der, key); err != nil {
+		return "", "", err
+	}
+	return certPath, keyPath, nil
+}
+
+// stillGood reports whether an existing certificate can be kept for spec.
+func (ca *CA) stillGood(cert *x509.Certificate, spec CertSpec) bool {
+	if cert.CheckSignatureFrom(ca.Cert) != nil {
+		return false
+	}
+	if time.Until(cert.NotAfter) < certRenewBefore {
+		return false
+	}
+	if cert.Subject.CommonName != spec.CommonName || !sameStrings(cert.Subject.Organization, spec.Organization) {
+		return false
+	}
+	if !sameStrings(cert.DNSNames, spec.DNS) || len(cert.IPAddresses) != len(spec.IPs) {
+		return false
+	}
+	for i := range spec.IPs {
+		if !cert.IPAddresses[i].Equal(spec.IPs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// EnsureServiceAccountKey returns the paths of an RSA key pair used to sign and
+// verify service account tokens, creating it when absent.
+func EnsureServiceAccountKey(dir string) (privPath, pubPath string, err error) {
+	privPath, pubPath = filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub")
+	if _, err := readKey(privPath); err == nil {
+		if _, err := os.Stat(pubPath); err == nil {
+			return privPath, pubPath, nil
+		}
+	}
+	// Service account signing needs RSA or ECDSA; ECDSA P-256 is accepted by
+	// kube-apiserver (ES256) and is much faster to generate.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", fmt.Errorf("generating service account key: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("creating %s: %w", dir, err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return "", "", fmt.Errorf("encoding service account key: %w", err)
+	}
+	pubDER, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return "", "", fmt.Errorf("encoding service account public key: %w", err)
+	}
+	if err := os.WriteFile(privPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return "", "", fmt.Errorf("writing %s: %w", privPath, err)
+	}
+	if err := os.WriteFile(pubPath, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o644); err != nil {
+		return "", "", fmt.Errorf("writing %s: %w", pubPath, err)
+	}
+	return privPath, pubPath, nil
+}
+
+func writeKeyPair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("encoding key %s: %w", keyPath, err)
+	}
+	// Write the key first: a certificate without its key is detected as
+	// incomplete, while a key without its certificate is simply re-issued.
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", keyPath, err)
+	}
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", certPath, err)
+	}
+	return nil
+}
+
+func readCert(path string) (*x509.Certificate, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading certificate: %w", err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	return cert, data, nil
+}
+
+func readKey(path string) (crypto.Signer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading key: %w", err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, fmt.Errorf("%s holds no PEM key", path)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s holds a key that cannot sign", path)
+	}
+	return signer, nil
+}
+
+func randomSerial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
+	if err != nil {
+		// crypto/rand does not fail on Linux; a fixed serial would still be valid.
+		return big.NewInt(time.Now().UnixNano())
+	}
+	return n
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

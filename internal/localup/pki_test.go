@@ -1,0 +1,151 @@
+package localup
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCAIssuesVerifiableServingAndClientCerts(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := LoadOrCreateCA(dir, "test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvCert, srvKey, err := ca.Ensure(CertSpec{Name: "srv", CommonName: "srv", Server: true, IPs: loopback, DNS: []string{"localhost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliCert, cliKey, err := ca.Ensure(CertSpec{Name: "cli", CommonName: "alice", Organization: []string{"system:masters"}, Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A real TLS handshake in both directions proves the chain and usages.
+	srvPair, err := tls.LoadX509KeyPair(srvCert, srvKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	var gotCN string
+	var gotOrg []string
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotCN = r.TLS.PeerCertificates[0].Subject.CommonName
+		gotOrg = r.TLS.PeerCertificates[0].Subject.Organization
+	}))
+	ts.TLS = &tls.Config{Certificates: []tls.Certificate{srvPair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	ts.StartTLS()
+	defer ts.Close()
+
+	cliPair, err := tls.LoadX509KeyPair(cliCert, cliKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cliPair}}}}
+	resp, err := client.Get(ts.URL)
+	if err != nil {
+		t.Fatalf("TLS handshake with issued certificates failed: %v", err)
+	}
+	resp.Body.Close()
+	if gotCN != "alice" || len(gotOrg) != 1 || gotOrg[0] != "system:masters" {
+		t.Fatalf("server saw client %q %v, want alice [system:masters]", gotCN, gotOrg)
+	}
+
+	// A client without a certificate from this CA is refused.
+	other, err := LoadOrCreateCA(t.TempDir(), "other-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, ok, err := other.Ensure(CertSpec{Name: "cli", CommonName: "mallory", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oPair, _ := tls.LoadX509KeyPair(oc, ok)
+	bad := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{oPair}}}}
+	if resp, err := bad.Get(ts.URL); err == nil {
+		resp.Body.Close()
+		t.Fatal("a client certificate from another CA was accepted")
+	}
+}
+
+func TestEnsureKeepsValidCertsAndReissuesChangedOnes(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := LoadOrCreateCA(dir, "test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := CertSpec{Name: "srv", CommonName: "srv", Server: true, IPs: []net.IP{net.ParseIP("127.0.0.1")}}
+	certPath, _, err := ca.Ensure(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(certPath)
+	if _, _, err := ca.Ensure(spec); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := os.ReadFile(certPath)
+	if string(first) != string(second) {
+		t.Fatal("an unchanged, valid certificate was issued again")
+	}
+	spec.DNS = []string{"localhost"}
+	if _, _, err := ca.Ensure(spec); err != nil {
+		t.Fatal(err)
+	}
+	third, _ := os.ReadFile(certPath)
+	if string(third) == string(second) {
+		t.Fatal("a certificate whose SANs changed was not issued again")
+	}
+
+	// Reloading the CA gives the same authority.
+	again, err := LoadOrCreateCA(dir, "test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Cert.Equal(ca.Cert) {
+		t.Fatal("reloading the CA produced a different certificate")
+	}
+}
+
+func TestIncompleteCAIsReportedNotReplaced(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadOrCreateCA(dir, "ca"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "ca.key")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadOrCreateCA(dir, "ca")
+	if err == nil || !strings.Contains(err.Error(), "down --purge") {
+		t.Fatalf("want an error telling to purge, got %v", err)
+	}
+	if _, statErr := os.Stat(filepath.Join(dir, "ca.key")); statErr == nil {
+		t.Fatal("a new CA key was written over the incomplete authority")
+	}
+}
+
+func TestServiceAccountKeyIsStable(t *testing.T) {
+	dir := t.TempDir()
+	priv, pub, err := EnsureServiceAccountKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(priv)
+	priv2, pub2, err := EnsureServiceAccountKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(priv2)
+	if priv != priv2 || pub != pub2 || string(a) != string(b) {
+		t.Fatal("the service account key changed between calls; existing tokens would stop working")
+	}
+	if _, err := readKey(priv); err != nil {
+		t.Fatal(err)
+	}
+}

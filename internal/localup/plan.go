@@ -1,0 +1,417 @@
+package localup
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+)
+
+// Port layout: every cluster owns a block of ten ports starting at
+// PortBase + 10*index, where index 0 is the Karmada control plane and index i
+// is member i. Slots inside a block:
+const (
+	slotAPIServer         = 0
+	slotControllerManager = 1
+	slotScheduler         = 2
+	slotKwok              = 3
+	slotEtcdClient        = 8 // control plane block only
+	slotEtcdPeer          = 9 // control plane block only
+)
+
+// ControlPlane is the name of the Karmada control plane in the plan and the
+// kubeconfig context that reaches it.
+const (
+	ControlPlane        = "karmada"
+	ControlPlaneContext = "karmada-apiserver"
+)
+
+// Config is what `karmada-local up` is asked to run.
+type Config struct {
+	// StateDir holds certificates, etcd data, logs and pid files.
+	StateDir string
+	// BinDir holds the upstream binaries built by `make build`.
+	BinDir string
+	// Kubeconfig is the file that receives the fleet's contexts.
+	Kubeconfig string
+	// Members is the number of member clusters, named member1..N.
+	Members int
+	// NodesPerMember is the number of kwok nodes of each member.
+	NodesPerMember int
+	// PortBase is the first port of the layout above.
+	PortBase int
+}
+
+// Validate rejects configurations that cannot work, naming the flag.
+func (c Config) Validate() error {
+	switch {
+	case c.Members < 0 || c.Members > 50:
+		return fmt.Errorf("--members=%d: must be between 0 and 50", c.Members)
+	case c.NodesPerMember < 1 || c.NodesPerMember > 500:
+		return fmt.Errorf("--nodes-per-member=%d: must be between 1 and 500", c.NodesPerMember)
+	case c.PortBase < 1024 || c.PortBase+10*(c.Members+1) > 65535:
+		return fmt.Errorf("--port-base=%d: the fleet needs ports %d to %d, which must lie between 1024 and 65535", c.PortBase, c.PortBase, c.PortBase+10*(c.Members+1)-1)
+	case c.StateDir == "":
+		return fmt.Errorf("--state-dir must not be empty")
+	case c.Kubeconfig == "":
+		return fmt.Errorf("--kubeconfig must not be empty")
+	}
+	return nil
+}
+
+// MemberName is the name of member i (1-based).
+func MemberName(i int) string { return fmt.Sprintf("member%d", i) }
+
+// cluster is one Kubernetes control plane of the fleet: the Karmada control
+// plane or a member.
+type cluster struct {
+	name    string
+	index   int
+	context string
+	dir     string
+	ports   [10]int
+	ca      *CA
+	// Files, filled by prepare.
+	serving, servingKey     string
+	admin, adminKey         string
+	saKey, saPub            string
+	kcmConfig, schedConfig  string
+	kwokConfig, adminConfig string
+}
+
+func (c *cluster) apiURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.ports[slotAPIServer]) }
+
+// clientTLS is the admin client's TLS configuration for probes.
+func (c *cluster) clientTLS() (*tls.Config, error) {
+	pair, err := tls.LoadX509KeyPair(c.admin, c.adminKey)
+	if err != nil {
+		return nil, fmt.Errorf("loading admin certificate of %s: %w", c.name, err)
+	}
+	return &tls.Config{RootCAs: c.pool(), Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+func (c *cluster) pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(c.ca.Cert)
+	return p
+}
+
+// fleet is a prepared plan: clusters with their certificates and kubeconfigs.
+type fleet struct {
+	cfg      Config
+	clusters []*cluster
+	etcd     struct {
+		ca                   *CA
+		dataDir              string
+		server, serverKey    string
+		client, clientKey    string
+		clientPort, peerPort int
+	}
+}
+
+func (f *fleet) logPath(step string) string {
+	return filepath.Join(f.cfg.StateDir, "logs", filepath.FromSlash(step)+".log")
+}
+
+func (f *fleet) pidPath(step string) string {
+	return filepath.Join(f.cfg.StateDir, "run", filepath.FromSlash(step)+".pid")
+}
+
+func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
+
+// requiredBinaries are the upstream binaries every fleet needs.
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+
+// newFleet lays out clusters and ports; it touches nothing on disk.
+func newFleet(cfg Config) *fleet {
+	f := &fleet{cfg: cfg}
+	for i := 0; i <= cfg.Members; i++ {
+		c := &cluster{index: i}
+		if i == 0 {
+			c.name, c.context = ControlPlane, ControlPlaneContext
+		} else {
+			c.name = MemberName(i)
+			c.context = c.name
+		}
+		c.dir = filepath.Join(cfg.StateDir, c.name)
+		for s := range c.ports {
+			c.ports[s] = cfg.PortBase + 10*i + s
+		}
+		f.clusters = append(f.clusters, c)
+	}
+	f.etcd.clientPort = f.clusters[0].ports[slotEtcdClient]
+	f.etcd.peerPort = f.clusters[0].ports[slotEtcdPeer]
+	f.etcd.dataDir = filepath.Join(cfg.StateDir, "etcd", "data")
+	return f
+}
+
+func (f *fleet) cluster(name string) *cluster {
+	for _, c := range f.clusters {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+var loopback = []net.IP{net.ParseIP("127.0.0.1")}
+
+// prepare creates (or reuses) every certificate, key and component kubeconfig.
+func (f *fleet) prepare() error {
+	ca, err := LoadOrCreateCA(filepath.Join(f.cfg.StateDir, "etcd", "pki"), "karmada-local-etcd-ca")
+	if err != nil {
+		return err
+	}
+	f.etcd.ca = ca
+	if f.etcd.server, f.etcd.serverKey, err = ca.Ensure(CertSpec{Name: "server", CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+		return err
+	}
+	if f.etcd.client, f.etcd.clientKey, err = ca.Ensure(CertSpec{Name: "apiserver-etcd-client", CommonName: "kube-apiserver-etcd-client", Client: true}); err != nil {
+		return err
+	}
+	for _, c := range f.clusters {
+		if err := f.prepareCluster(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fleet) prepareCluster(c *cluster) error {
+	pki := filepath.Join(c.dir, "pki")
+	ca, err := LoadOrCreateCA(pki, c.name+"-ca")
+	if err != nil {
+		return err
+	}
+	c.ca = ca
+	if c.serving, c.servingKey, err = ca.Ensure(CertSpec{Name: "apiserver", CommonName: "kube-apiserver", Server: true, IPs: loopback,
+		DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}}); err != nil {
+		return err
+	}
+	if c.admin, c.adminKey, err = ca.Ensure(CertSpec{Name: "admin", CommonName: "karmada-local-admin", Organization: []string{"system:masters"}, Client: true}); err != nil {
+		return err
+	}
+	if c.saKey, c.saPub, err = EnsureServiceAccountKey(pki); err != nil {
+		return err
+	}
+	type identity struct {
+		file, user string
+		orgs       []string
+		target     *string
+	}
+	for _, id := range []identity{
+		{"controller-manager", "system:kube-controller-manager", nil, &c.kcmConfig},
+		{"scheduler", "system:kube-scheduler", nil, &c.schedConfig},
+		// kwok acts for every node and pod of the cluster.
+		{"kwok", "kwok", []string{"system:masters"}, &c.kwokConfig},
+	} {
+		cert, key, err := ca.Ensure(CertSpec{Name: id.file + "-client", CommonName: id.user, Organization: id.orgs, Client: true})
+		if err != nil {
+			return err
+		}
+		*id.target = filepath.Join(c.dir, id.file+".kubeconfig")
+		if err := writeComponentKubeconfig(*id.target, c, id.user, cert, key); err != nil {
+			return err
+		}
+	}
+	c.adminConfig = filepath.Join(c.dir, "admin.kubeconfig")
+	if err := writeComponentKubeconfig(c.adminConfig, c, "admin", c.admin, c.adminKey); err != nil {
+		return err
+	}
+	// Serving certificates for the controller manager and scheduler, so that
+	// their health endpoints can be probed with verification.
+	for _, name := range []string{"controller-manager-serving", "scheduler-serving"} {
+		if _, _, err := ca.Ensure(CertSpec{Name: name, CommonName: name, Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// steps builds the plan. Each process or task of the fleet is one entry here.
+func (f *fleet) steps() ([]*Step, error) {
+	etcdTLS := &tls.Config{MinVersion: tls.VersionTLS12}
+	{
+		pair, err := tls.LoadX509KeyPair(f.etcd.client, f.etcd.clientKey)
+		if err != nil {
+			return nil, fmt.Errorf("loading etcd client certificate: %w", err)
+		}
+		pool := x509.NewCertPool()
+		pool.AddCert(f.etcd.ca.Cert)
+		etcdTLS.RootCAs, etcdTLS.Certificates = pool, []tls.Certificate{pair}
+	}
+	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", f.etcd.clientPort)
+	steps := []*Step{{
+		Name:    "karmada/etcd",
+		Cluster: ControlPlane,
+		Binary:  f.bin("etcd"),
+		Args: []string{
+			"--name=karmada-local",
+			"--data-dir=" + f.etcd.dataDir,
+			"--listen-client-urls=" + etcdURL,
+			"--advertise-client-urls=" + etcdURL,
+			fmt.Sprintf("--listen-peer-urls=https://127.0.0.1:%d", f.etcd.peerPort),
+			fmt.Sprintf("--initial-advertise-peer-urls=https://127.0.0.1:%d", f.etcd.peerPort),
+			fmt.Sprintf("--initial-cluster=karmada-local=https://127.0.0.1:%d", f.etcd.peerPort),
+			"--cert-file=" + f.etcd.server, "--key-file=" + f.etcd.serverKey,
+			"--trusted-ca-file=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"), "--client-cert-auth",
+			"--peer-cert-file=" + f.etcd.server, "--peer-key-file=" + f.etcd.serverKey,
+			"--peer-trusted-ca-file=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"), "--peer-client-cert-auth",
+			// Keep the database small on a long-lived dev fleet.
+			"--auto-compaction-mode=periodic", "--auto-compaction-retention=5m",
+			"--quota-backend-bytes=4294967296",
+			"--log-level=warn",
+		},
+		Ports:        []int{f.etcd.clientPort, f.etcd.peerPort},
+		Probe:        &Probe{URL: etcdURL + "/health", TLS: etcdTLS},
+		ReadyTimeout: 30 * time.Second,
+	}}
+	for _, c := range f.clusters {
+		cs, err := f.clusterSteps(c, etcdURL)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, cs...)
+	}
+	return steps, nil
+}
+
+func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
+	clientTLS, err := c.clientTLS()
+	if err != nil {
+		return nil, err
+	}
+	servingTLS := &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}
+	pki := filepath.Join(c.dir, "pki")
+	caFile := filepath.Join(pki, "ca.crt")
+	prefix := func(s string) string { return c.name + "/" + s }
+
+	apiserver := &Step{
+		Name:    prefix("kube-apiserver"),
+		Cluster: c.name,
+		After:   []string{"karmada/etcd"},
+		Binary:  f.bin("kube-apiserver"),
+		Args: []string{
+			"--bind-address=127.0.0.1",
+			"--advertise-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", c.ports[slotAPIServer]),
+			"--etcd-servers=" + etcdURL,
+			"--etcd-prefix=/registry-" + c.name,
+			"--etcd-cafile=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"),
+			"--etcd-certfile=" + f.etcd.client,
+			"--etcd-keyfile=" + f.etcd.clientKey,
+			"--client-ca-file=" + caFile,
+			"--tls-cert-file=" + c.serving,
+			"--tls-private-key-file=" + c.servingKey,
+			"--service-account-key-file=" + c.saPub,
+			"--service-account-signing-key-file=" + c.saKey,
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-cluster-ip-range=10.96.0.0/16",
+			"--endpoint-reconciler-type=none",
+			"--allow-privileged=true",
+			"--enable-priority-and-fairness=false",
+			"--profiling=false",
+			"--v=1",
+		},
+		Ports:        []int{c.ports[slotAPIServer]},
+		Probe:        &Probe{URL: c.apiURL() + "/readyz", TLS: clientTLS},
+		ReadyTimeout: 60 * time.Second,
+	}
+	if c.index == 0 {
+		// The Karmada control plane runs no kubelets.
+		apiserver.Args = append(apiserver.Args, "--authorization-mode=RBAC")
+	} else {
+		apiserver.Args = append(apiserver.Args, "--authorization-mode=Node,RBAC")
+	}
+
+	kcm := &Step{
+		Name:    prefix("kube-controller-manager"),
+		Cluster: c.name,
+		After:   []string{apiserver.Name},
+		Binary:  f.bin("kube-controller-manager"),
+		Args: []string{
+			"--kubeconfig=" + c.kcmConfig,
+			"--authentication-kubeconfig=" + c.kcmConfig,
+			"--authorization-kubeconfig=" + c.kcmConfig,
+			"--bind-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", c.ports[slotControllerManager]),
+			"--tls-cert-file=" + filepath.Join(pki, "controller-manager-serving.crt"),
+			"--tls-private-key-file=" + filepath.Join(pki, "controller-manager-serving.key"),
+			"--service-account-private-key-file=" + c.saKey,
+			"--root-ca-file=" + caFile,
+			"--use-service-account-credentials=true",
+			"--leader-elect=false",
+			"--flex-volume-plugin-dir=" + filepath.Join(c.dir, "volume-plugins"),
+			"--v=1",
+		},
+		Ports:        []int{c.ports[slotControllerManager]},
+		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotControllerManager]), TLS: servingTLS},
+		ReadyTimeout: 60 * time.Second,
+	}
+	if c.index == 0 {
+		// Only what Karmada relies on in its control plane.
+		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller")
+	}
+	steps := []*Step{apiserver, kcm}
+	if c.index == 0 {
+		steps = append(steps, &Step{
+			Name:    prefix("setup"),
+			Cluster: c.name,
+			After:   []string{apiserver.Name},
+			Run:     f.setupControlPlane(c),
+		})
+		return steps, nil
+	}
+
+	scheduler := &Step{
+		Name:    prefix("kube-scheduler"),
+		Cluster: c.name,
+		After:   []string{apiserver.Name},
+		Binary:  f.bin("kube-scheduler"),
+		Args: []string{
+			"--kubeconfig=" + c.schedConfig,
+			"--authentication-kubeconfig=" + c.schedConfig,
+			"--authorization-kubeconfig=" + c.schedConfig,
+			"--bind-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", c.ports[slotScheduler]),
+			"--tls-cert-file=" + filepath.Join(pki, "scheduler-serving.crt"),
+			"--tls-private-key-file=" + filepath.Join(pki, "scheduler-serving.key"),
+			"--leader-elect=false",
+			"--v=1",
+		},
+		Ports:        []int{c.ports[slotScheduler]},
+		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotScheduler]), TLS: servingTLS},
+		ReadyTimeout: 60 * time.Second,
+	}
+	kwok := &Step{
+		Name:    prefix("kwok"),
+		Cluster: c.name,
+		After:   []string{apiserver.Name},
+		Binary:  f.bin("kwok"),
+		Args: []string{
+			"--kubeconfig=" + c.kwokConfig,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports[slotKwok]),
+			// Pod IPs for every pod of the member, not only 254.
+			fmt.Sprintf("--cidr=10.%d.0.1/16", 100+c.index%100),
+			"--node-ip=127.0.0.1",
+			"--node-lease-duration-seconds=40",
+		},
+		// kwok loads <workdir>/kwok.yaml when present; keep a user's
+		// ~/.kwok out of the fleet.
+		Env:          []string{"KWOK_WORKDIR=" + filepath.Join(c.dir, "kwok")},
+		Ports:        []int{c.ports[slotKwok]},
+		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", c.ports[slotKwok])},
+		ReadyTimeout: 60 * time.Second,
+	}
+	nodes := &Step{
+		Name:    prefix("nodes"),
+		Cluster: c.name,
+		After:   []string{apiserver.Name, kcm.Name, scheduler.Name, kwok.Name},
+		Run:     f.setupMember(c),
+	}
+	return append(steps, scheduler, kwok, nodes), nil
+}

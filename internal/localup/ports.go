@@ -1,0 +1,85 @@
+package localup
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// PortInUseError says a port the fleet needs is taken, and by whom if known.
+type PortInUseError struct {
+	Port      int
+	Component string
+	PID       int
+	Command   string
+}
+
+func (e *PortInUseError) Error() string {
+	who := "another process"
+	if e.PID > 0 {
+		who = fmt.Sprintf("pid %d (%s)", e.PID, e.Command)
+	}
+	return fmt.Sprintf("port %d needed by %s is in use by %s: stop that process, or choose other ports with --port-base", e.Port, e.Component, who)
+}
+
+// checkPortFree returns a *PortInUseError when nothing can listen on
+// 127.0.0.1:port.
+func checkPortFree(port int, component string) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err == nil {
+		return l.Close()
+	}
+	e := &PortInUseError{Port: port, Component: component}
+	if pid := listenerPID(port); pid > 0 {
+		e.PID = pid
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+			e.Command = strings.TrimSpace(string(comm))
+		}
+	}
+	return e
+}
+
+// listenerPID finds the process listening on a TCP port through /proc, or 0.
+func listenerPID(port int) int {
+	inodes := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Scan() // header
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			local := fields[1]
+			i := strings.LastIndexByte(local, ':')
+			p, err := strconv.ParseInt(local[i+1:], 16, 32)
+			if err == nil && int(p) == port {
+				inodes[fields[9]] = true
+			}
+		}
+		f.Close()
+	}
+	if len(inodes) == 0 {
+		return 0
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range procs {
+		target, err := os.Readlink(fd)
+		if err != nil || !strings.HasPrefix(target, "socket:[") {
+			continue
+		}
+		if inodes[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")] {
+			pid, _ := strconv.Atoi(strings.Split(fd, "/")[2])
+			return pid
+		}
+	}
+	return 0
+}

@@ -1,0 +1,210 @@
+package localup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pidRecord identifies a started process across invocations of karmada-local.
+// The start time (from /proc/<pid>/stat) guards against a recycled pid: a
+// record only matches the very process that was started.
+type pidRecord struct {
+	PID       int
+	StartTime uint64
+}
+
+// process is a child started by this invocation.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	// exited is closed when the process ends; err holds how it ended.
+	exited chan struct{}
+	err    error
+}
+
+// startProcess starts binary in its own process group, so that it outlives
+// this command and does not receive the terminal's signals, with its output
+// appended to logPath, and records its pid in pidPath.
+func startProcess(name, binary string, args, env []string, logPath, pidPath string) (*process, error) {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, fmt.Errorf("creating log directory: %w", err)
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening log %s: %w", logPath, err)
+	}
+	defer logFile.Close()
+	fmt.Fprintf(logFile, "==== %s: starting %s %s\n", time.Now().Format(time.RFC3339), binary, strings.Join(args, " "))
+
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	rec := pidRecord{PID: cmd.Process.Pid}
+	if st, err := procStartTime(rec.PID); err == nil {
+		rec.StartTime = st
+	}
+	if err := writePidRecord(pidPath, rec); err != nil {
+		_ = killGroup(rec.PID, syscall.SIGKILL)
+		return nil, err
+	}
+	return p, nil
+}
+
+func writePidRecord(path string, rec pidRecord) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating pid directory: %w", err)
+	}
+	data := fmt.Sprintf("%d %d\n", rec.PID, rec.StartTime)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		return fmt.Errorf("writing pid file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing pid file: %w", err)
+	}
+	return nil
+}
+
+// readPidRecord reads a pid file; a missing file is (zero, nil).
+func readPidRecord(path string) (pidRecord, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return pidRecord{}, nil
+	}
+	if err != nil {
+		return pidRecord{}, fmt.Errorf("reading pid file: %w", err)
+	}
+	var rec pidRecord
+	if _, err := fmt.Sscanf(string(data), "%d %d", &rec.PID, &rec.StartTime); err != nil {
+		return pidRecord{}, fmt.Errorf("pid file %s is corrupt (%q)", path, strings.TrimSpace(string(data)))
+	}
+	return rec, nil
+}
+
+// alive reports whether the recorded process is still running (zombies count
+// as gone).
+func (r pidRecord) alive() bool {
+	if r.PID <= 0 {
+		return false
+	}
+	st, state, err := procStat(r.PID)
+	if err != nil || state == "Z" || state == "X" {
+		return false
+	}
+	return r.StartTime == 0 || st == r.StartTime
+}
+
+// stopRecorded stops the recorded process and its group: SIGTERM, then SIGKILL
+// after grace. It returns once the process is gone.
+func stopRecorded(rec pidRecord, grace time.Duration) error {
+	if !rec.alive() {
+		return nil
+	}
+	_ = killGroup(rec.PID, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !rec.alive() {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = killGroup(rec.PID, syscall.SIGKILL)
+	deadline = time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if !rec.alive() {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("process %d did not exit after SIGKILL", rec.PID)
+}
+
+// killGroup signals the process group led by pid, falling back to the process.
+func killGroup(pid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pid, sig); err == nil {
+		return nil
+	}
+	return syscall.Kill(pid, sig)
+}
+
+func procStartTime(pid int) (uint64, error) {
+	st, _, err := procStat(pid)
+	return st, err
+}
+
+// procStat returns the start time (field 22) and state (field 3) of a process.
+func procStat(pid int) (uint64, string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, "", err
+	}
+	// The command name (field 2) may hold spaces; fields after it follow the
+	// last closing parenthesis.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, "", fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 {
+		return 0, "", fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	st, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("unexpected /proc/%d/stat: %w", pid, err)
+	}
+	return st, fields[0], nil
+}
+
+// procRSS returns the resident set size of a process in bytes.
+func procRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "VmRSS:") {
+			fields := strings.Fields(line)
+			if len(fields) >= 2 {
+				kb, err := strconv.ParseInt(fields[1], 10, 64)
+				return kb * 1024, err
+			}
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// tailFile returns the last n lines of a file, for error messages.
+func tailFile(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,243 @@
+package localup
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/karmada-go/karmada/config/crd"
+)
+
+// Namespaces the Karmada control plane needs from the start.
+var controlPlaneNamespaces = []string{"karmada-system", "karmada-cluster"}
+
+const (
+	kwokNodeAnnotation = "kwok.x-k8s.io/node"
+	// managedNodeLabel marks the nodes karmada-local created, so that it only
+	// ever removes its own.
+	managedNodeLabel = "karmada-local.karmada.io/node-index"
+)
+
+func (c *cluster) restConfig() (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.adminConfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", c.adminConfig, err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, nil
+}
+
+// setupControlPlane installs the Karmada CRDs, waits until they are
+// Established, and creates the control plane's namespaces.
+func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		cfg, err := c.restConfig()
+		if err != nil {
+			return err
+		}
+		if err := InstallCRDs(ctx, cfg); err != nil {
+			return err
+		}
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		for _, ns := range controlPlaneNamespaces {
+			if err := ensureNamespace(ctx, kc, ns); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// InstallCRDs creates or updates every Karmada CRD and waits until each is
+// Established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
+	crds, err := crd.All()
+	if err != nil {
+		return err
+	}
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	api := client.ApiextensionsV1().CustomResourceDefinitions()
+	for _, want := range crds {
+		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			if _, err := api.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating CRD %s: %w", want.Name, err)
+			}
+		case err != nil:
+			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		default:
+			want.ResourceVersion = got.ResourceVersion
+			if _, err := api.Update(ctx, want, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("updating CRD %s: %w", want.Name, err)
+			}
+		}
+	}
+	for _, want := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s did not become Established: %w", want.Name, err)
+		}
+	}
+	return nil
+}
+
+func ensureNamespace(ctx context.Context, kc kubernetes.Interface, name string) error {
+	_, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// memberTopology gives each member its own region and zones, so that
+// placement by region and zone has something to tell apart.
+func memberTopology(index int) (region string, zones []string) {
+	regions := []string{"us-east-1", "eu-west-1", "ap-southeast-1", "us-west-2", "eu-central-1", "ap-northeast-1", "sa-east-1", "ca-central-1"}
+	region = regions[(index-1)%len(regions)]
+	if index > len(regions) {
+		region = fmt.Sprintf("%s-%d", region, (index-1)/len(regions)+1)
+	}
+	for _, z := range []string{"a", "b", "c"} {
+		zones = append(zones, region+z)
+	}
+	return region, zones
+}
+
+// kwokNode is the Node object of kwok node i (1-based) of a member: a
+// realistic mid-size machine, labelled with the member's topology.
+func kwokNode(c *cluster, i int) *corev1.Node {
+	region, zones := memberTopology(c.index)
+	name := fmt.Sprintf("%s-node%d", c.name, i)
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("8"),
+		corev1.ResourceMemory:           resource.MustParse("32Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				"kubernetes.io/hostname":           name,
+				"kubernetes.io/os":                 "linux",
+				"kubernetes.io/arch":               "amd64",
+				"node.kubernetes.io/instance-type": "kwok.8c32g",
+				"topology.kubernetes.io/region":    region,
+				"topology.kubernetes.io/zone":      zones[(i-1)%len(zones)],
+				"type":                             "kwok",
+				managedNodeLabel:                   strconv.Itoa(i),
+			},
+			Annotations: map[string]string{
+				kwokNodeAnnotation:            "fake",
+				"node.alpha.kubernetes.io/ttl": "0",
+			},
+		},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity,
+			NodeInfo: corev1.NodeSystemInfo{
+				Architecture:    "amd64",
+				OperatingSystem: "linux",
+				KubeletVersion:  "kwok",
+			},
+			Phase: corev1.NodeRunning,
+		},
+	}
+}
+
+// setupMember creates the member's kwok nodes (removing managed nodes beyond
+// the requested count), waits until all are Ready, and waits for the default
+// ServiceAccount so that pods can be created at once.
+func (f *fleet) setupMember(c *cluster) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		cfg, err := c.restConfig()
+		if err != nil {
+			return err
+		}
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		for i := 1; i <= f.cfg.NodesPerMember; i++ {
+			_, err := kc.CoreV1().Nodes().Create(ctx, kwokNode(c, i), metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating node %d of %s: %w", i, c.name, err)
+			}
+		}
+		existing, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: managedNodeLabel})
+		if err != nil {
+			return fmt.Errorf("listing nodes of %s: %w", c.name, err)
+		}
+		for _, n := range existing.Items {
+			if i, err := strconv.Atoi(n.Labels[managedNodeLabel]); err == nil && i > f.cfg.NodesPerMember {
+				if err := kc.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("removing node %s: %w", n.Name, err)
+				}
+			}
+		}
+		var notReady []string
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			list, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: managedNodeLabel})
+			if err != nil {
+				return false, nil
+			}
+			notReady = notReady[:0]
+			for _, n := range list.Items {
+				if !nodeReady(&n) {
+					notReady = append(notReady, n.Name)
+				}
+			}
+			return len(list.Items) == f.cfg.NodesPerMember && len(notReady) == 0, nil
+		})
+		if err != nil {
+			return fmt.Errorf("nodes of %s not Ready (%v): %w; see %s", c.name, notReady, err, f.logPath(c.name+"/kwok"))
+		}
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := kc.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("the default ServiceAccount of %s was not created: %w; see %s", c.name, err, f.logPath(c.name+"/kube-controller-manager"))
+		}
+		return nil
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
