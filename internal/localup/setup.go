@@ -158,7 +158,7 @@ func kwokNode(c *cluster, i int) *corev1.Node {
 				managedNodeLabel:                   strconv.Itoa(i),
 			},
 			Annotations: map[string]string{
-				kwokNodeAnnotation:            "fake",
+				kwokNodeAnnotation:             "fake",
 				"node.alpha.kubernetes.io/ttl": "0",
 			},
 		},
