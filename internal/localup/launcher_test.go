@@ -1,0 +1,246 @@
+package localup
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestRunDAGRespectsDependencies(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	steps := []*Step{
+		{Name: "c", After: []string{"a", "b"}},
+		{Name: "a"},
+		{Name: "b", After: []string{"a"}},
+	}
+	err := runDAG(context.Background(), steps, func(_ context.Context, s *Step) error {
+		mu.Lock()
+		order = append(order, s.Name)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(order, "") != "abc" {
+		t.Fatalf("ran in order %v, want a, b, c", order)
+	}
+}
+
+func TestRunDAGStopsAtFirstErrorAndSkipsDependents(t *testing.T) {
+	ran := map[string]bool{}
+	var mu sync.Mutex
+	steps := []*Step{{Name: "a"}, {Name: "b", After: []string{"a"}}}
+	err := runDAG(context.Background(), steps, func(_ context.Context, s *Step) error {
+		mu.Lock()
+		ran[s.Name] = true
+		mu.Unlock()
+		if s.Name == "a" {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "boom" {
+		t.Fatalf("want the step's error, got %v", err)
+	}
+	if ran["b"] {
+		t.Fatal("a step ran although its dependency failed")
+	}
+}
+
+func TestRunDAGRejectsCycles(t *testing.T) {
+	steps := []*Step{{Name: "a", After: []string{"b"}}, {Name: "b", After: []string{"a"}}}
+	err := runDAG(context.Background(), steps, func(context.Context, *Step) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Fatalf("want a cycle error, got %v", err)
+	}
+}
+
+func TestPortInUseNamesPortAndProcess(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	err = checkPortFree(port, "member1/kube-apiserver")
+	var pe *PortInUseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("want *PortInUseError, got %v", err)
+	}
+	if pe.PID != os.Getpid() {
+		t.Errorf("reported pid %d, want this test's pid %d", pe.PID, os.Getpid())
+	}
+	for _, want := range []string{fmt.Sprint(port), "member1/kube-apiserver", "--port-base"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	l.Close()
+	if err := checkPortFree(port, "x"); err != nil {
+		t.Fatalf("a free port was reported busy: %v", err)
+	}
+}
+
+func testConfig(t *testing.T, binDir string) Config {
+	dir := t.TempDir()
+	return Config{StateDir: filepath.Join(dir, "state"), BinDir: binDir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
+		Members: 1, NodesPerMember: 1, PortBase: freePortBase(t)}
+}
+
+// freePortBase finds a block of 20 free ports.
+func freePortBase(t *testing.T) int {
+	for base := 45000; base < 60000; base += 100 {
+		ok := true
+		for p := base; p < base+20; p++ {
+			if checkPortFree(p, "") != nil {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free block of ports")
+	return 0
+}
+
+func TestUpWithoutBinariesSaysRunMakeBuild(t *testing.T) {
+	err := Up(context.Background(), testConfig(t, t.TempDir()), &bytes.Buffer{})
+	var me *MissingBinaryError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "make build") || !strings.Contains(err.Error(), "kube-apiserver") {
+		t.Fatalf("want a missing-binary error naming kube-apiserver and make build, got %v", err)
+	}
+}
+
+// fakeBinDir makes executables standing in for the upstream binaries, to drive
+// the launcher's failure paths; etcd runs the given shell script.
+func fakeBinDir(t *testing.T, etcdScript string) string {
+	dir := t.TempDir()
+	for _, b := range requiredBinaries {
+		script := "#!/bin/sh\nsleep 60\n"
+		if b == "etcd" {
+			script = "#!/bin/sh\n" + etcdScript
+		}
+		if err := os.WriteFile(filepath.Join(dir, b), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestComponentDyingWhileStartingReportsItsLog(t *testing.T) {
+	cfg := testConfig(t, fakeBinDir(t, "echo 'fatal: cannot open data dir' >&2\nexit 3\n"))
+	err := Up(context.Background(), cfg, &bytes.Buffer{})
+	var se *StartError
+	if !errors.As(err, &se) {
+		t.Fatalf("want *StartError, got %v", err)
+	}
+	if se.Step != "karmada/etcd" || !strings.Contains(err.Error(), "cannot open data dir") || !strings.Contains(err.Error(), se.LogPath) {
+		t.Fatalf("error should name karmada/etcd, its last log lines and log path; got %v", err)
+	}
+	running, err := runningProcesses(cfg.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(running) != 0 {
+		t.Fatalf("processes left running after a failed up: %v", running)
+	}
+}
+
+func TestFailedUpStopsWhatItStarted(t *testing.T) {
+	// etcd stays up but never answers its probe: up must give up and stop it.
+	cfg := testConfig(t, fakeBinDir(t, "exec sleep 60\n"))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err := Up(ctx, cfg, &bytes.Buffer{})
+	if err == nil {
+		t.Fatal("up succeeded with an etcd that never became ready")
+	}
+	running, _ := runningProcesses(cfg.StateDir)
+	if len(running) != 0 {
+		t.Fatalf("processes left running after a failed up: %v", running)
+	}
+}
+
+func TestStaleStateDirectoryIsReported(t *testing.T) {
+	cfg := testConfig(t, fakeBinDir(t, "exit 1\n"))
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(statePath(cfg.StateDir), []byte(`{"version": 99}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := Up(context.Background(), cfg, &bytes.Buffer{})
+	var se *StaleStateError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "down --purge") {
+		t.Fatalf("want a stale-state error telling how to start afresh, got %v", err)
+	}
+	// down --purge accepts the stale directory and removes it.
+	if err := Down(cfg.StateDir, DownOptions{Purge: true}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cfg.StateDir); !os.IsNotExist(err) {
+		t.Fatalf("state directory still exists after down --purge: %v", err)
+	}
+}
+
+func TestValidateNamesTheFlag(t *testing.T) {
+	base := Config{StateDir: "s", Kubeconfig: "k", Members: 3, NodesPerMember: 3, PortBase: 31000}
+	cases := map[string]func(*Config){
+		"--members":          func(c *Config) { c.Members = -1 },
+		"--nodes-per-member": func(c *Config) { c.NodesPerMember = 0 },
+		"--port-base":        func(c *Config) { c.PortBase = 80 },
+	}
+	for flag, mutate := range cases {
+		c := base
+		mutate(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("%s: want an error naming the flag, got %v", flag, err)
+		}
+	}
+	if err := base.Validate(); err != nil {
+		t.Errorf("defaults rejected: %v", err)
+	}
+}
+
+func TestDownStopsRecordedProcessesOnly(t *testing.T) {
+	dir := t.TempDir()
+	f := newFleet(Config{StateDir: dir})
+	p, err := startProcess("member1/kwok", "/bin/sleep", []string{"60"}, nil, f.logPath("member1/kwok"), f.pidPath("member1/kwok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record of a process that is gone is ignored and cleaned up.
+	if err := writePidRecord(f.pidPath("member2/kwok"), pidRecord{PID: 1 << 22, StartTime: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeState(dir, stateRecord{Members: 2, NodesPerMember: 1, PortBase: 31000, Kubeconfig: filepath.Join(dir, "kc")}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Down(dir, DownOptions{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the recorded process still runs after down")
+	}
+	if _, err := os.Stat(f.pidPath("member1/kwok")); !os.IsNotExist(err) {
+		t.Error("pid file kept after the process was stopped")
+	}
+	if _, err := os.Stat(f.pidPath("member2/kwok")); !os.IsNotExist(err) {
+		t.Error("stale pid file kept")
+	}
+}

@@ -1,0 +1,25 @@
+// Package scheme holds the runtime scheme that knows both the Kubernetes
+// built-in kinds and every Karmada kind of this project.
+package scheme
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+)
+
+// Scheme knows the built-in and Karmada kinds.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(clusterv1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(policyv1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(workv1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(workv1alpha2.AddToScheme(Scheme))
+}

@@ -1,0 +1,355 @@
+//go:build e2e
+
+// Package e2e runs end-to-end tests against one local fleet that is started
+// by the real karmada-local binary for the whole run and stopped at its end.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// fleet is the one fleet of the run.
+var fleet struct {
+	bin        string
+	stateDir   string
+	kubeconfig string
+	portBase   int
+	upOutput   string
+	upTime     time.Duration
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	binDir := os.Getenv("KARMADA_BIN_DIR")
+	if binDir == "" {
+		binDir = filepath.Join(testenv.RepoRoot(), "bin")
+	}
+	fleet.bin = filepath.Join(binDir, "karmada-local")
+	if _, err := os.Stat(fleet.bin); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e needs %s: run `make build`\n", fleet.bin)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "karmada-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fleet.stateDir = filepath.Join(dir, "state")
+	fleet.kubeconfig = filepath.Join(dir, "kubeconfig")
+	// Ports apart from a developer's default fleet (31000).
+	fleet.portBase = 42000
+	if v := os.Getenv("E2E_PORT_BASE"); v != "" {
+		if fleet.portBase, err = strconv.Atoi(v); err != nil {
+			fmt.Fprintf(os.Stderr, "E2E_PORT_BASE=%q: %v\n", v, err)
+			return 1
+		}
+	}
+
+	start := time.Now()
+	out, err := karmadaLocal("up", "--members", "3", "--nodes-per-member", "3", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
+	fleet.upTime, fleet.upOutput = time.Since(start), out
+	fmt.Printf("karmada-local up took %s:\n%s\n", fleet.upTime.Round(100*time.Millisecond), out)
+	// Whatever happens, leave no process behind.
+	defer func() {
+		if out, err := karmadaLocal("down", "--purge"); err != nil {
+			fmt.Fprintf(os.Stderr, "karmada-local down --purge failed: %v\n%s\n", err, out)
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "karmada-local up failed: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// karmadaLocal runs the real binary against the run's state directory.
+func karmadaLocal(args ...string) (string, error) {
+	cmd := exec.Command(fleet.bin, append(args, "--state-dir", fleet.stateDir)...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	return buf.String(), err
+}
+
+func restConfig(t *testing.T, context string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: fleet.kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		t.Fatalf("loading context %s: %v", context, err)
+	}
+	if cfg.Insecure || len(cfg.CAData) == 0 {
+		t.Fatalf("context %s does not verify the server with real CA data", context)
+	}
+	cfg.Timeout = 5 * time.Second
+	return cfg
+}
+
+func kube(t *testing.T, context string) kubernetes.Interface {
+	t.Helper()
+	kc, err := kubernetes.NewForConfig(restConfig(t, context))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+// TestFleet runs in order: each step relies on the fleet state the previous
+// one left.
+func TestFleet(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("up prints progress and the commands to try", func(t *testing.T) {
+		for _, want := range []string{"karmada/kube-apiserver", "member3/nodes", "kubectl --context member1"} {
+			if !strings.Contains(fleet.upOutput, want) {
+				t.Errorf("up output lacks %q", want)
+			}
+		}
+	})
+
+	t.Run("control plane serves the Karmada API", func(t *testing.T) {
+		c, err := client.New(restConfig(t, "karmada-apiserver"), client.Options{Scheme: scheme.Scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range []string{"karmada-system", "karmada-cluster"} {
+			if err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); err != nil {
+				t.Errorf("namespace %s: %v", ns, err)
+			}
+		}
+		testenv.RoundTrip(ctx, t, c, testenv.CoreObjects("default", "-e2e"))
+	})
+
+	t.Run("members have Ready kwok nodes with distinct topology", func(t *testing.T) {
+		regions := map[string]string{}
+		for i := 1; i <= 3; i++ {
+			name := fmt.Sprintf("member%d", i)
+			nodes, err := kube(t, name).CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(nodes.Items) != 3 {
+				t.Fatalf("%s has %d nodes, want 3", name, len(nodes.Items))
+			}
+			for _, n := range nodes.Items {
+				if n.Status.Allocatable.Cpu().IsZero() || n.Status.Allocatable.Memory().IsZero() || n.Status.Allocatable.Pods().IsZero() {
+					t.Errorf("node %s has no allocatable cpu/memory/pods: %v", n.Name, n.Status.Allocatable)
+				}
+				region := n.Labels["topology.kubernetes.io/region"]
+				if region == "" || n.Labels["topology.kubernetes.io/zone"] == "" {
+					t.Errorf("node %s lacks topology labels", n.Name)
+				}
+				if other, seen := regions[region]; seen && other != name {
+					t.Errorf("%s and %s share region %s", other, name, region)
+				}
+				regions[region] = name
+			}
+			v, err := kube(t, name).Discovery().ServerVersion()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(v.GitVersion, "v1.33.") {
+				t.Errorf("%s reports version %s, want the pinned v1.33.x", name, v.GitVersion)
+			}
+		}
+	})
+
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](4),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+
+	t.Run("a Deployment on member2 reaches all replicas available", func(t *testing.T) {
+		kc := kube(t, "member2")
+		if _, err := kc.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitAvailable(ctx, t, kc, "nginx", 4)
+	})
+
+	t.Run("member stop makes member2 unreachable; start brings it back intact", func(t *testing.T) {
+		out, err := karmadaLocal("member", "stop", "member2")
+		if err != nil {
+			t.Fatalf("member stop: %v\n%s", err, out)
+		}
+		kc := kube(t, "member2")
+		if _, err := kc.Discovery().ServerVersion(); err == nil {
+			t.Fatal("member2's API still answers after member stop")
+		}
+		if _, err := kube(t, "member1").Discovery().ServerVersion(); err != nil {
+			t.Fatalf("member1 stopped answering when member2 was stopped: %v", err)
+		}
+		status, err := karmadaLocal("status")
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, status)
+		}
+		if !lineHas(status, "member2/kube-apiserver", "stopped") {
+			t.Errorf("status does not show member2's apiserver stopped:\n%s", status)
+		}
+
+		out, err = karmadaLocal("member", "start", "member2")
+		if err != nil {
+			t.Fatalf("member start: %v\n%s", err, out)
+		}
+		got, err := kc.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the Deployment is gone after member start: %v", err)
+		}
+		if *got.Spec.Replicas != 4 {
+			t.Errorf("replicas = %d after restart, want 4", *got.Spec.Replicas)
+		}
+		waitAvailable(ctx, t, kc, "nginx", 4)
+	})
+
+	t.Run("up again changes nothing", func(t *testing.T) {
+		before := pids(t)
+		out, err := karmadaLocal("up", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
+		if err != nil {
+			t.Fatalf("second up: %v\n%s", err, out)
+		}
+		if !strings.Contains(out, "already up") {
+			t.Errorf("second up did not say the fleet is already up:\n%s", out)
+		}
+		if after := pids(t); fmt.Sprint(before) != fmt.Sprint(after) {
+			t.Errorf("second up changed processes: before %v, after %v", before, after)
+		}
+	})
+
+	t.Run("status lists every component healthy", func(t *testing.T) {
+		out, err := karmadaLocal("status")
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		lines := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "karmada/") || strings.HasPrefix(l, "member") {
+				lines++
+				if !strings.Contains(l, "healthy") || strings.Contains(l, "unhealthy") {
+					t.Errorf("not healthy: %s", l)
+				}
+			}
+		}
+		// etcd, 2 control plane components, 4 per member.
+		if lines != 3+3*4 {
+			t.Errorf("status lists %d components, want %d:\n%s", lines, 3+3*4, out)
+		}
+	})
+
+	t.Run("down leaves no process of the fleet running", func(t *testing.T) {
+		running := pids(t)
+		if len(running) != 15 {
+			t.Fatalf("found %d fleet processes before down, want 15: %v", len(running), running)
+		}
+		out, err := karmadaLocal("down")
+		if err != nil {
+			t.Fatalf("down: %v\n%s", err, out)
+		}
+		for _, pid := range running {
+			if processAlive(pid) {
+				t.Errorf("pid %d still runs after down", pid)
+			}
+		}
+		if left := pids(t); len(left) != 0 {
+			t.Errorf("processes referring to the state directory remain: %v", left)
+		}
+	})
+}
+
+func lineHas(text, prefix, word string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) && strings.Contains(l, word) {
+			return true
+		}
+	}
+	return false
+}
+
+func waitAvailable(ctx context.Context, t *testing.T, kc kubernetes.Interface, name string, want int32) {
+	t.Helper()
+	var last int32
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		d, err := kc.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = d.Status.AvailableReplicas
+		return last == want, nil
+	})
+	if err != nil {
+		t.Fatalf("deployment %s has %d available replicas, want %d: %v", name, last, want, err)
+	}
+}
+
+// pids returns the processes whose command line mentions the run's state
+// directory: every component of the fleet does, and nothing else.
+func pids(t *testing.T) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !processAlive(pid) {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 0 && filepath.Base(args[0]) == "karmada-local" {
+			continue
+		}
+		if bytes.Contains(cmdline, []byte(fleet.stateDir)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	fields := strings.Fields(s[i+1:])
+	return len(fields) > 0 && fields[0] != "Z"
+}
