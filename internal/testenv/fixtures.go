@@ -149,7 +149,7 @@ func bindingSpec(namespace string) workv1alpha2.ResourceBindingSpec {
 		Components: []workv1alpha2.Component{{Name: "worker", Replicas: 2, ReplicaRequirements: &workv1alpha2.ComponentReplicaRequirements{
 			NodeClaim: req.NodeClaim, ResourceRequest: req.ResourceRequest, PriorityClassName: "high",
 		}}},
-		Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 3, Components: []workv1alpha2.ComponentReplicas{{Name: "worker", Replicas: 1}}}, {Name: "member2", Replicas: 1}},
+		Clusters:  []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 3, Components: []workv1alpha2.ComponentReplicas{{Name: "worker", Replicas: 1}}}, {Name: "member2", Replicas: 1}},
 		Placement: &p,
 		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{
 			FromCluster: "member3", PurgeMode: policyv1alpha1.PurgeModeGracefully, Replicas: ptr.To[int32](1), Reason: "TaintUntolerated",
