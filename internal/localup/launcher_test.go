@@ -244,3 +244,13 @@ func TestDownStopsRecordedProcessesOnly(t *testing.T) {
 		t.Error("stale pid file kept")
 	}
 }
+
+func TestProcMemoryReadsOwnProcess(t *testing.T) {
+	rss, peak, err := procMemory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss <= 0 || peak < rss {
+		t.Fatalf("rss=%d peak=%d: want 0 < rss <= peak", rss, peak)
+	}
+}

@@ -434,7 +434,9 @@ type ComponentStatus struct {
 	Running  bool
 	Healthy  bool
 	Problem  string
-	RSSBytes int64
+	// RSSBytes is the resident memory now, PeakRSSBytes its peak since start.
+	RSSBytes     int64
+	PeakRSSBytes int64
 }
 
 // Status reports every process of the recorded fleet.
@@ -459,7 +461,7 @@ func Status(ctx context.Context, stateDir, binDir string) ([]ComponentStatus, er
 		st := ComponentStatus{Name: s.Name, Ports: s.Ports}
 		if r, ok := running[s.Name]; ok {
 			st.PID, st.Running = r.PID, true
-			st.RSSBytes, _ = procRSS(r.PID)
+			st.RSSBytes, st.PeakRSSBytes, _ = procMemory(r.PID)
 			if err := s.Probe.Check(ctx); err != nil {
 				st.Problem = err.Error()
 			} else {
@@ -476,14 +478,15 @@ func Status(ctx context.Context, stateDir, binDir string) ([]ComponentStatus, er
 // PrintStatus writes Status as a table.
 func PrintStatus(out io.Writer, statuses []ComponentStatus) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMPONENT\tPID\tPORTS\tHEALTH\tRSS")
-	var total int64
+	fmt.Fprintln(tw, "COMPONENT\tPID\tPORTS\tHEALTH\tRSS\tPEAK RSS")
+	var total, peak int64
 	for _, s := range statuses {
-		pid, health, rss := "-", "healthy", "-"
+		pid, health, rss, hwm := "-", "healthy", "-", "-"
 		if s.Running {
 			pid = fmt.Sprint(s.PID)
-			rss = fmt.Sprintf("%dMi", s.RSSBytes>>20)
+			rss, hwm = fmt.Sprintf("%dMi", s.RSSBytes>>20), fmt.Sprintf("%dMi", s.PeakRSSBytes>>20)
 			total += s.RSSBytes
+			peak += s.PeakRSSBytes
 		}
 		if !s.Healthy {
 			health = "unhealthy: " + s.Problem
@@ -495,9 +498,10 @@ func PrintStatus(out io.Writer, statuses []ComponentStatus) {
 		for i, p := range s.Ports {
 			ports[i] = fmt.Sprint(p)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, pid, strings.Join(ports, ","), health, rss)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, pid, strings.Join(ports, ","), health, rss, hwm)
 	}
-	fmt.Fprintf(tw, "TOTAL\t\t\t\t%dMi\n", total>>20)
+	// The sum of per-process peaks bounds the fleet's peak from above.
+	fmt.Fprintf(tw, "TOTAL\t\t\t\t%dMi\t%dMi\n", total>>20, peak>>20)
 	tw.Flush()
 }
 

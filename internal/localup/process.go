@@ -175,25 +175,36 @@ func procStat(pid int) (uint64, string, error) {
 	return st, fields[0], nil
 }
 
-// procRSS returns the resident set size of a process in bytes.
-func procRSS(pid int) (int64, error) {
+// procMemory returns the resident set size of a process and its peak (VmRSS
+// and VmHWM), in bytes.
+func procMemory(pid int) (rss, peak int64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "VmRSS:") {
-			fields := strings.Fields(line)
-			if len(fields) >= 2 {
-				kb, err := strconv.ParseInt(fields[1], 10, 64)
-				return kb * 1024, err
-			}
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
 		}
+		var target *int64
+		switch fields[0] {
+		case "VmRSS:":
+			target = &rss
+		case "VmHWM:":
+			target = &peak
+		default:
+			continue
+		}
+		kb, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("parsing /proc/%d/status: %w", pid, err)
+		}
+		*target = kb * 1024
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return rss, peak, sc.Err()
 }
 
 // tailFile returns the last n lines of a file, for error messages.
