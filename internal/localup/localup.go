@@ -428,12 +428,12 @@ func fleetFromState(stateDir, binDir string) (*fleet, error) {
 
 // ComponentStatus is one process of the fleet as Status sees it.
 type ComponentStatus struct {
-	Name     string
-	PID      int
-	Ports    []int
-	Running  bool
-	Healthy  bool
-	Problem  string
+	Name    string
+	PID     int
+	Ports   []int
+	Running bool
+	Healthy bool
+	Problem string
 	// RSSBytes is the resident memory now, PeakRSSBytes its peak since start.
 	RSSBytes     int64
 	PeakRSSBytes int64
