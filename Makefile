@@ -6,7 +6,7 @@ BIN        := $(CURDIR)/bin
 GO         ?= go
 GOFLAGS    ?=
 # Our own binaries; each is cmd/<name>.
-BINARIES   := karmada-local
+BINARIES   := karmada-local karmadactl karmada-controller-manager
 # Arguments passed to `karmada-local up` by `make up`, e.g. UP_ARGS="--members 5".
 UP_ARGS    ?=
 
@@ -19,6 +19,8 @@ help: ## Show this help
 .PHONY: build
 build: upstream ## Build every binary into bin/ (upstream ones only when their pins changed)
 	$(GO) build $(GOFLAGS) -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
+	@# The same binary is the kubectl plugin: `kubectl karmada join ...`.
+	ln -sf karmadactl $(BIN)/kubectl-karmada
 
 .PHONY: upstream
 upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from their pinned Go modules
@@ -69,4 +71,4 @@ status: ## Show the local fleet's components (karmada-local status)
 
 .PHONY: clean
 clean: ## Remove our binaries (keeps the upstream ones, which are slow to build)
-	rm -f $(addprefix $(BIN)/,$(BINARIES))
+	rm -f $(addprefix $(BIN)/,$(BINARIES)) $(BIN)/kubectl-karmada

@@ -17,8 +17,11 @@ const (
 	slotControllerManager = 1
 	slotScheduler         = 2
 	slotKwok              = 3
-	slotEtcdClient        = 8 // control plane block only
-	slotEtcdPeer          = 9 // control plane block only
+	// Karmada components, control plane block only.
+	slotKarmadaControllerManagerMetrics = 4
+	slotKarmadaControllerManagerHealth  = 5
+	slotEtcdClient                      = 8 // control plane block only
+	slotEtcdPeer                        = 9 // control plane block only
 )
 
 // ControlPlane is the name of the Karmada control plane in the plan and the
@@ -122,7 +125,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -356,13 +359,7 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	}
 	steps := []*Step{apiserver, kcm}
 	if c.index == 0 {
-		steps = append(steps, &Step{
-			Name:    prefix("setup"),
-			Cluster: c.name,
-			After:   []string{apiserver.Name},
-			Run:     f.setupControlPlane(c),
-		})
-		return steps, nil
+		return append(steps, f.karmadaSteps(c, apiserver.Name)...), nil
 	}
 
 	scheduler := &Step{
@@ -413,5 +410,49 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		After:   []string{apiserver.Name, kcm.Name, scheduler.Name, kwok.Name},
 		Run:     f.setupMember(c),
 	}
-	return append(steps, scheduler, kwok, nodes), nil
+	join := &Step{
+		Name:    prefix("join"),
+		Cluster: c.name,
+		After:   []string{nodes.Name, "karmada/setup"},
+		Run:     f.joinMember(c),
+	}
+	return append(steps, scheduler, kwok, nodes, join), nil
+}
+
+// karmadaSteps are the control plane's own: setup, the Karmada components,
+// and the wait for every member to be joined and Ready.
+func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
+	setup := &Step{
+		Name:    "karmada/setup",
+		Cluster: c.name,
+		After:   []string{apiserver},
+		Run:     f.setupControlPlane(c),
+	}
+	health := c.ports[slotKarmadaControllerManagerHealth]
+	kcm := &Step{
+		Name:    "karmada/karmada-controller-manager",
+		Cluster: c.name,
+		After:   []string{setup.Name},
+		Binary:  f.bin("karmada-controller-manager"),
+		Args: []string{
+			"--kubeconfig=" + c.adminConfig,
+			"--leader-elect=false",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[slotKarmadaControllerManagerMetrics]),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
+			"--v=2",
+		},
+		Ports:        []int{c.ports[slotKarmadaControllerManagerMetrics], health},
+		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
+		ReadyTimeout: 30 * time.Second,
+	}
+	ready := &Step{
+		Name:    "karmada/clusters-ready",
+		Cluster: c.name,
+		After:   []string{kcm.Name},
+		Run:     f.waitClustersReady(c),
+	}
+	for i := 1; i <= f.cfg.Members; i++ {
+		ready.After = append(ready.After, MemberName(i)+"/join")
+	}
+	return []*Step{setup, kcm, ready}
 }

@@ -3,21 +3,28 @@ package localup
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/config/crd"
+	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/scheme"
 )
 
 // Namespaces the Karmada control plane needs from the start.
@@ -240,4 +247,68 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// joinMember registers a member with the control plane through the same code
+// as `karmadactl join`.
+func (f *fleet) joinMember(c *cluster) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		karmada, err := f.karmadaClient()
+		if err != nil {
+			return err
+		}
+		member, err := c.restConfig()
+		if err != nil {
+			return err
+		}
+		region, zones := memberTopology(c.index)
+		return join.Run(ctx, karmada, member, join.Options{
+			ClusterName:      c.name,
+			ClusterNamespace: join.DefaultClusterNamespace,
+			Provider:         "kwok",
+			Region:           region,
+			Zones:            zones,
+		}, io.Discard)
+	}
+}
+
+func (f *fleet) karmadaClient() (client.Client, error) {
+	cfg, err := f.clusters[0].restConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
+}
+
+// waitClustersReady waits until every member's Cluster reports Ready.
+func (f *fleet) waitClustersReady(_ *cluster) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		karmada, err := f.karmadaClient()
+		if err != nil {
+			return err
+		}
+		var notReady []string
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+			notReady = notReady[:0]
+			for _, c := range f.clusters[1:] {
+				cl := &clusterv1alpha1.Cluster{}
+				if err := karmada.Get(ctx, client.ObjectKey{Name: c.name}, cl); err != nil {
+					notReady = append(notReady, c.name+" (not joined)")
+					continue
+				}
+				if cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+					msg := "no status yet"
+					if cond != nil {
+						msg = cond.Message
+					}
+					notReady = append(notReady, fmt.Sprintf("%s (%s)", c.name, msg))
+				}
+			}
+			return len(notReady) == 0, nil
+		})
+		if err != nil {
+			return fmt.Errorf("clusters not Ready: %s: %w; see %s", strings.Join(notReady, ", "), err, f.logPath("karmada/karmada-controller-manager"))
+		}
+		return nil
+	}
 }

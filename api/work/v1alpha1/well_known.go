@@ -1,0 +1,29 @@
+package v1alpha1
+
+import "strings"
+
+// ExecutionNamespacePrefix starts the name of the namespace, in the control
+// plane, that holds the Works of one member cluster: karmada-es-<cluster>.
+const ExecutionNamespacePrefix = "karmada-es-"
+
+// Labels and annotations that link objects to Works.
+const (
+	// WorkNamespaceAnnotation and WorkNameAnnotation, on an object applied to a
+	// member, name the Work it came from.
+	WorkNamespaceAnnotation = "work.karmada.io/namespace"
+	WorkNameAnnotation      = "work.karmada.io/name"
+	// ManagedLabel marks member objects that Karmada manages.
+	ManagedLabel = "karmada.io/managed"
+)
+
+// ExecutionNamespace is the execution namespace of a member cluster.
+func ExecutionNamespace(cluster string) string { return ExecutionNamespacePrefix + cluster }
+
+// ClusterOfExecutionNamespace returns the cluster an execution namespace
+// belongs to, and false for any other namespace.
+func ClusterOfExecutionNamespace(namespace string) (string, bool) {
+	if !strings.HasPrefix(namespace, ExecutionNamespacePrefix) || len(namespace) == len(ExecutionNamespacePrefix) {
+		return "", false
+	}
+	return strings.TrimPrefix(namespace, ExecutionNamespacePrefix), true
+}

@@ -1,0 +1,175 @@
+package clusterclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+)
+
+// Cache keeps one set of clients per member cluster, rebuilt when the
+// cluster's endpoint or credentials change, so that controllers share
+// connections and informers instead of each dialling the member.
+type Cache struct {
+	karmada client.Reader
+	opts    Options
+
+	mu      sync.Mutex
+	members map[string]*Member
+}
+
+// NewCache returns a cache that reads Clusters' credentials through karmada.
+func NewCache(karmada client.Reader, opts Options) *Cache {
+	return &Cache{karmada: karmada, opts: opts, members: map[string]*Member{}}
+}
+
+// Member holds the clients of one member cluster.
+type Member struct {
+	Name    string
+	Config  *rest.Config
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Mapper maps kinds to resources with the member's discovery, cached.
+	Mapper meta.ResettableRESTMapper
+
+	key string
+
+	informerOnce sync.Once
+	stop         chan struct{}
+	factory      informers.SharedInformerFactory
+	nodes        corelisters.NodeLister
+	pods         corelisters.PodLister
+	synced       []cache.InformerSynced
+}
+
+// Get returns the clients of a member, building them on first use or when
+// the Cluster's connection details changed.
+func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Member, error) {
+	cfg, err := RESTConfig(ctx, c.karmada, cluster, c.opts)
+	if err != nil {
+		return nil, err
+	}
+	key := configKey(cfg)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.members[cluster.Name]; ok {
+		if m.key == key {
+			return m, nil
+		}
+		m.close()
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
+	}
+	m := &Member{
+		Name: cluster.Name, Config: cfg, Kube: kc, Dynamic: dc,
+		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		key:    key, stop: make(chan struct{}),
+	}
+	c.members[cluster.Name] = m
+	return m, nil
+}
+
+// Forget stops and drops the clients of a member.
+func (c *Cache) Forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.members[name]; ok {
+		m.close()
+		delete(c.members, name)
+	}
+}
+
+func (m *Member) close() {
+	select {
+	case <-m.stop:
+	default:
+		close(m.stop)
+	}
+}
+
+// NodesAndPods returns listers of the member's nodes and pods, starting their
+// informers on first use. synced is false until both caches are filled.
+func (m *Member) NodesAndPods() (nodes corelisters.NodeLister, pods corelisters.PodLister, synced bool) {
+	m.informerOnce.Do(func() {
+		m.factory = informers.NewSharedInformerFactoryWithOptions(m.Kube, 0, informers.WithTransform(trimForSummary))
+		m.nodes = m.factory.Core().V1().Nodes().Lister()
+		m.pods = m.factory.Core().V1().Pods().Lister()
+		m.synced = []cache.InformerSynced{
+			m.factory.Core().V1().Nodes().Informer().HasSynced,
+			m.factory.Core().V1().Pods().Informer().HasSynced,
+		}
+		m.factory.Start(m.stop)
+	})
+	for _, s := range m.synced {
+		if !s() {
+			return m.nodes, m.pods, false
+		}
+	}
+	return m.nodes, m.pods, true
+}
+
+// trimForSummary keeps only what resource summaries need of nodes and pods,
+// so that caching every pod of a large member stays cheap.
+func trimForSummary(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		trimmed := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, UID: o.UID, ResourceVersion: o.ResourceVersion},
+			Spec: corev1.PodSpec{
+				NodeName: o.Spec.NodeName,
+				Overhead: o.Spec.Overhead,
+			},
+			Status: corev1.PodStatus{Phase: o.Status.Phase},
+		}
+		for _, c := range o.Spec.Containers {
+			trimmed.Spec.Containers = append(trimmed.Spec.Containers, corev1.Container{Name: c.Name, Resources: c.Resources})
+		}
+		for _, c := range o.Spec.InitContainers {
+			trimmed.Spec.InitContainers = append(trimmed.Spec.InitContainers, corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy})
+		}
+		return trimmed, nil
+	case *corev1.Node:
+		o.ManagedFields = nil
+		o.Status.Images = nil
+		return o, nil
+	}
+	return obj, nil
+}
+
+func configKey(cfg *rest.Config) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%t\x00", cfg.Host, cfg.BearerToken, cfg.Insecure)
+	h.Write(cfg.CAData)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ProbeTimeout bounds one health probe of a member.
+const ProbeTimeout = 5 * time.Second

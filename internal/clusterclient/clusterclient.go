@@ -1,0 +1,74 @@
+// Package clusterclient builds clients for member clusters from their Cluster
+// objects and the credentials Secret the Cluster refers to.
+package clusterclient
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+)
+
+// Keys of the credentials Secret, as karmadactl join writes them.
+const (
+	SecretTokenKey    = "token"
+	SecretCABundleKey = "caBundle"
+)
+
+// Options tune the clients built for members.
+type Options struct {
+	QPS     float32
+	Burst   int
+	Timeout time.Duration
+}
+
+// RESTConfig returns the configuration that reaches a push-mode member with
+// the token and CA bundle of its Secret, read through c (the control plane).
+func RESTConfig(ctx context.Context, c client.Reader, cluster *clusterv1alpha1.Cluster, opts Options) (*rest.Config, error) {
+	if cluster.Spec.APIEndpoint == "" {
+		return nil, fmt.Errorf("cluster %s has no spec.apiEndpoint", cluster.Name)
+	}
+	ref := cluster.Spec.SecretRef
+	if ref == nil {
+		return nil, fmt.Errorf("cluster %s has no spec.secretRef", cluster.Name)
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
+		return nil, fmt.Errorf("reading credentials %s/%s of cluster %s: %w", ref.Namespace, ref.Name, cluster.Name, err)
+	}
+	token := string(secret.Data[SecretTokenKey])
+	if token == "" {
+		return nil, fmt.Errorf("credentials %s/%s of cluster %s have no %q", ref.Namespace, ref.Name, cluster.Name, SecretTokenKey)
+	}
+	cfg := &rest.Config{
+		Host:        cluster.Spec.APIEndpoint,
+		BearerToken: token,
+		QPS:         opts.QPS,
+		Burst:       opts.Burst,
+		Timeout:     opts.Timeout,
+	}
+	if cluster.Spec.InsecureSkipTLSVerification {
+		cfg.TLSClientConfig.Insecure = true
+	} else {
+		ca := secret.Data[SecretCABundleKey]
+		if len(ca) == 0 {
+			return nil, fmt.Errorf("credentials %s/%s of cluster %s have no %q and the cluster does not skip TLS verification", ref.Namespace, ref.Name, cluster.Name, SecretCABundleKey)
+		}
+		cfg.TLSClientConfig.CAData = ca
+	}
+	if cluster.Spec.ProxyURL != "" {
+		u, err := url.Parse(cluster.Spec.ProxyURL)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s has an invalid spec.proxyURL %q: %w", cluster.Name, cluster.Spec.ProxyURL, err)
+		}
+		cfg.Proxy = http.ProxyURL(u)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,252 @@
+// Package app builds karmada-controller-manager: the controllers of the
+// Karmada control plane in one controller-runtime manager.
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/controllers/cluster"
+	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
+	"github.com/karmada-go/karmada/internal/controllers/execution"
+	"github.com/karmada-go/karmada/internal/controllers/namespace"
+	"github.com/karmada-go/karmada/internal/scheme"
+)
+
+// Options are the flags of karmada-controller-manager.
+type Options struct {
+	Kubeconfig              string
+	Controllers             []string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	MetricsBindAddress      string
+	HealthProbeBindAddress  string
+	PprofBindAddress        string
+
+	KubeAPIQPS      float32
+	KubeAPIBurst    int
+	ClusterAPIQPS   float32
+	ClusterAPIBurst int
+
+	ClusterStatusUpdateFrequency time.Duration
+	ClusterFailureThreshold      time.Duration
+	ClusterSuccessThreshold      time.Duration
+
+	ConcurrentClusterSyncs   int
+	ConcurrentWorkSyncs      int
+	ConcurrentNamespaceSyncs int
+}
+
+func (o *Options) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver (default: in-cluster, then $KUBECONFIG)")
+	f.StringSliceVar(&o.Controllers, "controllers", []string{"*"}, fmt.Sprintf("controllers to run: '*' for all, 'name' to enable, '-name' to disable; known: %s", strings.Join(controllerNames(), ", ")))
+	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader before running controllers, so that several replicas can run")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", "karmada-system", "namespace of the leader election lease")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
+	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":10357", "address of /healthz and /readyz")
+	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
+	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 40, "queries per second to the karmada-apiserver")
+	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 60, "burst of queries to the karmada-apiserver")
+	f.Float32Var(&o.ClusterAPIQPS, "cluster-api-qps", 40, "queries per second to each member cluster")
+	f.IntVar(&o.ClusterAPIBurst, "cluster-api-burst", 60, "burst of queries to each member cluster")
+	f.DurationVar(&o.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", 10*time.Second, "how often each push-mode cluster is probed and its status updated")
+	f.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a cluster must keep failing its probe before it is marked NotReady")
+	f.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a NotReady cluster must keep passing its probe before it is marked Ready")
+	f.IntVar(&o.ConcurrentClusterSyncs, "concurrent-cluster-syncs", 5, "clusters reconciled at once")
+	f.IntVar(&o.ConcurrentWorkSyncs, "concurrent-work-syncs", 5, "works applied at once")
+	f.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", 1, "namespaces propagated at once")
+}
+
+// Validate checks the flags, naming the bad one.
+func (o *Options) Validate() error {
+	if _, err := enabledControllers(o.Controllers); err != nil {
+		return err
+	}
+	switch {
+	case o.ClusterStatusUpdateFrequency <= 0:
+		return fmt.Errorf("--cluster-status-update-frequency=%s: must be positive", o.ClusterStatusUpdateFrequency)
+	case o.ClusterFailureThreshold < 0 || o.ClusterSuccessThreshold < 0:
+		return fmt.Errorf("--cluster-failure-threshold and --cluster-success-threshold must not be negative")
+	case o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 || o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
+		return fmt.Errorf("--kube-api-qps, --kube-api-burst, --cluster-api-qps and --cluster-api-burst must be positive")
+	}
+	return nil
+}
+
+// setupContext is what each controller's setup function gets.
+type setupContext struct {
+	mgr     manager.Manager
+	opts    *Options
+	members *clusterclient.Cache
+}
+
+// controllers registers every controller by its Karmada name.
+var controllers = map[string]func(c setupContext) error{
+	cluster.ControllerName: func(c setupContext) error {
+		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
+	},
+	clusterstatus.ControllerName: func(c setupContext) error {
+		return (&clusterstatus.Reconciler{
+			Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentClusterSyncs,
+			UpdateFrequency:  c.opts.ClusterStatusUpdateFrequency,
+			FailureThreshold: c.opts.ClusterFailureThreshold,
+			SuccessThreshold: c.opts.ClusterSuccessThreshold,
+		}).SetupWithManager(c.mgr)
+	},
+	namespace.ControllerName: func(c setupContext) error {
+		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+	},
+	execution.ControllerName: func(c setupContext) error {
+		return (&execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+	},
+}
+
+func controllerNames() []string {
+	names := make([]string, 0, len(controllers))
+	for n := range controllers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// enabledControllers resolves --controllers: '*' enables all, 'name' one,
+// '-name' disables one (which wins over '*').
+func enabledControllers(spec []string) ([]string, error) {
+	all, on, off := false, map[string]bool{}, map[string]bool{}
+	for _, s := range spec {
+		s = strings.TrimSpace(s)
+		name := strings.TrimPrefix(s, "-")
+		switch {
+		case s == "*":
+			all = true
+			continue
+		case controllers[name] == nil:
+			return nil, fmt.Errorf("--controllers: unknown controller %q; known: %s", name, strings.Join(controllerNames(), ", "))
+		case strings.HasPrefix(s, "-"):
+			off[name] = true
+		default:
+			on[name] = true
+		}
+	}
+	var out []string
+	for _, n := range controllerNames() {
+		if !off[n] && (all || on[n]) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// NewCommand returns the karmada-controller-manager command.
+func NewCommand() *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "karmada-controller-manager",
+		Short: "Run the controllers of the Karmada control plane",
+		Long: `karmada-controller-manager runs the controllers of the Karmada control plane:
+cluster (execution namespaces, readiness taints), clusterStatus (health, version,
+APIs and resources of push-mode members), namespace (namespace propagation) and
+execution (applying Works to push-mode members).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return Run(cmd.Context(), o)
+		},
+	}
+	o.addFlags(cmd)
+	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
+	klog.InitFlags(gofs)
+	cmd.Flags().AddGoFlagSet(gofs)
+	return cmd
+}
+
+// Run starts the manager and blocks until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	ctrl.SetLogger(klog.NewKlogr())
+	log := klog.FromContext(ctx)
+	cfg, err := loadConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme.Scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        "karmada-controller-manager",
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	// Credentials are read uncached: caching every Secret of the control
+	// plane to read a few would cost far more.
+	members := clusterclient.NewCache(mgr.GetAPIReader(), clusterclient.Options{QPS: o.ClusterAPIQPS, Burst: o.ClusterAPIBurst, Timeout: 30 * time.Second})
+	enabled, err := enabledControllers(o.Controllers)
+	if err != nil {
+		return err
+	}
+	for _, name := range enabled {
+		if err := controllers[name](setupContext{mgr: mgr, opts: o, members: members}); err != nil {
+			return fmt.Errorf("setting up controller %s: %w", name, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting karmada-controller-manager", "controllers", enabled)
+	return mgr.Start(ctx)
+}
+
+func loadConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no --kubeconfig and no in-cluster or $KUBECONFIG configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// Main runs the command and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := NewCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,338 @@
+// Package clusterstatus keeps the status of push-mode Clusters: health with a
+// threshold against flapping, Kubernetes version, served APIs, and node and
+// resource summaries from informers on the member.
+package clusterstatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
+)
+
+// ControllerName is the name of this controller in --controllers.
+const ControllerName = "clusterStatus"
+
+// Reasons of the Ready condition.
+const (
+	ReasonReady        = "ClusterReady"
+	ReasonNotReady     = "ClusterNotReady"
+	ReasonNotReachable = "ClusterNotReachable"
+)
+
+// Reconciler probes members and writes their Cluster status.
+type Reconciler struct {
+	Client  client.Client
+	Members *clusterclient.Cache
+	// UpdateFrequency is how often each cluster is probed.
+	UpdateFrequency time.Duration
+	// FailureThreshold is how long a cluster must keep failing before it is
+	// marked NotReady; SuccessThreshold how long it must keep succeeding
+	// before it is marked Ready again.
+	FailureThreshold time.Duration
+	SuccessThreshold time.Duration
+	Workers          int
+	// Now is the clock, replaceable in tests.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	pending map[string]observation
+}
+
+// observation is a health result that differs from the current condition and
+// since when it has been seen.
+type observation struct {
+	status metav1.ConditionStatus
+	since  time.Time
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	r.pending = map[string]observation{}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&clusterv1alpha1.Cluster{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		Complete(r)
+}
+
+// Reconcile probes one cluster and writes its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Members.Forget(req.Name)
+			r.forget(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		r.Members.Forget(cluster.Name)
+		r.forget(cluster.Name)
+		return ctrl.Result{}, nil
+	}
+	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+		// The agent of a pull-mode cluster reports its status.
+		return ctrl.Result{}, nil
+	}
+
+	status := cluster.Status.DeepCopy()
+	observed, reason, message, member := r.probe(ctx, cluster)
+	write, requeue := r.decide(cluster.Name, meta.FindStatusCondition(status.Conditions, clusterv1alpha1.ClusterConditionReady), observed)
+	if write {
+		// Keep the reason and message of the state we report, not of the
+		// observation still waiting for its threshold.
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+			Type: clusterv1alpha1.ClusterConditionReady, Status: observed, Reason: reason, Message: message,
+			ObservedGeneration: cluster.Generation,
+		})
+	}
+	if member != nil && observed == metav1.ConditionTrue {
+		if err := r.collect(ctx, member, status); err != nil {
+			log.V(2).Info("Collecting cluster status was incomplete", "cluster", cluster.Name, "err", err)
+		}
+	}
+	if !equality.Semantic.DeepEqual(status, &cluster.Status) {
+		patch := client.MergeFrom(cluster.DeepCopy())
+		cluster.Status = *status
+		if err := r.Client.Status().Patch(ctx, cluster, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)
+		}
+		if c := meta.FindStatusCondition(status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
+			log.V(2).Info("Updated cluster status", "cluster", cluster.Name, "ready", c.Status, "reason", c.Reason)
+		}
+	}
+	after := r.UpdateFrequency
+	if requeue > 0 && requeue < after {
+		after = requeue
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// decide says whether the observed status may be written now. A change
+// against the current condition must persist for the threshold first; when
+// it may not, requeue is the time left.
+func (r *Reconciler) decide(name string, current *metav1.Condition, observed metav1.ConditionStatus) (write bool, requeue time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if current == nil || current.Status == observed {
+		delete(r.pending, name)
+		return true, 0
+	}
+	now := r.Now()
+	p, ok := r.pending[name]
+	if !ok || p.status != observed {
+		p = observation{status: observed, since: now}
+		r.pending[name] = p
+	}
+	threshold := r.FailureThreshold
+	if observed == metav1.ConditionTrue {
+		threshold = r.SuccessThreshold
+	}
+	if waited := now.Sub(p.since); waited < threshold {
+		return false, threshold - waited
+	}
+	delete(r.pending, name)
+	return true, 0
+}
+
+func (r *Reconciler) forget(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.pending, name)
+}
+
+// probe checks the member's /readyz (or /healthz where /readyz is missing).
+func (r *Reconciler) probe(ctx context.Context, cluster *clusterv1alpha1.Cluster) (metav1.ConditionStatus, string, string, *clusterclient.Member) {
+	member, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return metav1.ConditionFalse, ReasonNotReachable, fmt.Sprintf("cannot build a client for the cluster: %v", err), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, clusterclient.ProbeTimeout)
+	defer cancel()
+	code, err := healthCode(ctx, member, "/readyz")
+	if err == nil && code == http.StatusNotFound {
+		code, err = healthCode(ctx, member, "/healthz")
+	}
+	switch {
+	case err != nil:
+		return metav1.ConditionFalse, ReasonNotReachable, fmt.Sprintf("cluster is not reachable: %v", err), member
+	case code != http.StatusOK:
+		return metav1.ConditionFalse, ReasonNotReady, fmt.Sprintf("cluster is not healthy: its health endpoint answered %d", code), member
+	}
+	return metav1.ConditionTrue, ReasonReady, "cluster is healthy and ready to accept workloads", member
+}
+
+func healthCode(ctx context.Context, m *clusterclient.Member, path string) (int, error) {
+	var code int
+	res := m.Kube.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).StatusCode(&code)
+	if code == 0 {
+		if err := res.Error(); err != nil {
+			return 0, err
+		}
+	}
+	return code, nil
+}
+
+// collect fills version, APIs and summaries. Parts that cannot be read keep
+// their previous values.
+func (r *Reconciler) collect(ctx context.Context, m *clusterclient.Member, status *clusterv1alpha1.ClusterStatus) error {
+	var errs []error
+	if v, err := m.Kube.Discovery().ServerVersion(); err == nil {
+		status.KubernetesVersion = v.GitVersion
+	} else {
+		errs = append(errs, fmt.Errorf("version: %w", err))
+	}
+	apis, complete, err := apiEnablements(m.Kube.Discovery())
+	if err != nil {
+		errs = append(errs, fmt.Errorf("api enablements: %w", err))
+	} else {
+		status.APIEnablements = apis
+		c := metav1.Condition{Type: clusterv1alpha1.ClusterConditionCompleteAPIEnablements, Status: metav1.ConditionTrue,
+			Reason: "AllAPIEnablementsReady", Message: "collected every API of the cluster"}
+		if !complete {
+			c.Status, c.Reason, c.Message = metav1.ConditionFalse, "PartialAPIEnablements", "some API groups of the cluster could not be discovered"
+		}
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+	nodes, pods, synced := m.NodesAndPods()
+	if synced {
+		nodeList, err := nodes.List(labels.Everything())
+		if err != nil {
+			errs = append(errs, err)
+		}
+		podList, err := pods.List(labels.Everything())
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) == 0 || (nodeList != nil && podList != nil) {
+			status.NodeSummary = NodeSummary(nodeList)
+			status.ResourceSummary = ResourceSummary(nodeList, podList)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// apiEnablements lists every group/version the member serves, sorted, and
+// whether discovery was complete.
+func apiEnablements(d discovery.DiscoveryInterface) ([]clusterv1alpha1.APIEnablement, bool, error) {
+	_, lists, err := d.ServerGroupsAndResources()
+	complete := err == nil
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, false, err
+	}
+	var out []clusterv1alpha1.APIEnablement
+	for _, l := range lists {
+		e := clusterv1alpha1.APIEnablement{GroupVersion: l.GroupVersion}
+		for _, res := range l.APIResources {
+			if strings.Contains(res.Name, "/") { // subresources
+				continue
+			}
+			e.Resources = append(e.Resources, clusterv1alpha1.APIResource{Name: res.Name, Kind: res.Kind})
+		}
+		sort.Slice(e.Resources, func(i, j int) bool { return e.Resources[i].Name < e.Resources[j].Name })
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GroupVersion < out[j].GroupVersion })
+	return out, complete, nil
+}
+
+// NodeSummary counts nodes and Ready nodes.
+func NodeSummary(nodes []*corev1.Node) *clusterv1alpha1.NodeSummary {
+	s := &clusterv1alpha1.NodeSummary{TotalNum: int32(len(nodes))}
+	for _, n := range nodes {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				s.ReadyNum++
+			}
+		}
+	}
+	return s
+}
+
+// ResourceSummary sums node allocatable, the requests of scheduled pods
+// (allocated) and of pods waiting for a node (allocating). Finished pods hold
+// nothing. The "pods" resource counts pods.
+func ResourceSummary(nodes []*corev1.Node, pods []*corev1.Pod) *clusterv1alpha1.ResourceSummary {
+	s := &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{}, Allocated: corev1.ResourceList{}, Allocating: corev1.ResourceList{}}
+	for _, n := range nodes {
+		addList(s.Allocatable, n.Status.Allocatable)
+	}
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		target := s.Allocated
+		if p.Spec.NodeName == "" {
+			target = s.Allocating
+		}
+		addList(target, PodRequests(p))
+		q := target[corev1.ResourcePods]
+		q.Add(resource.MustParse("1"))
+		target[corev1.ResourcePods] = q
+	}
+	return s
+}
+
+// PodRequests is what a pod asks of a node: the sum of its containers'
+// requests, at least each init container's, plus overhead.
+func PodRequests(p *corev1.Pod) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		addList(out, c.Resources.Requests)
+	}
+	// Sidecars (restartable init containers) run beside the containers.
+	sidecars := corev1.ResourceList{}
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			addList(sidecars, c.Resources.Requests)
+			addList(out, c.Resources.Requests)
+			continue
+		}
+		// A plain init container runs alone, beside the sidecars started
+		// before it.
+		for name, q := range c.Resources.Requests {
+			need := q.DeepCopy()
+			if s, ok := sidecars[name]; ok {
+				need.Add(s)
+			}
+			if cur, ok := out[name]; !ok || need.Cmp(cur) > 0 {
+				out[name] = need
+			}
+		}
+	}
+	addList(out, p.Spec.Overhead)
+	return out
+}
+
+func addList(into, add corev1.ResourceList) {
+	for name, q := range add {
+		cur := into[name]
+		cur.Add(q)
+		into[name] = cur
+	}
+}

@@ -1,0 +1,269 @@
+// Package execution applies the manifests of Works to push-mode member
+// clusters, and removes them from the member when the Work is deleted.
+package execution
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
+)
+
+// ControllerName is the name of this controller in --controllers.
+const ControllerName = "execution"
+
+// Finalizer holds a Work until its resources are removed from the member.
+const Finalizer = "karmada.io/execution-controller"
+
+// FieldManager owns the fields Karmada applies in members.
+const FieldManager = "karmada-execution-controller"
+
+// Reasons of the Applied condition.
+const (
+	ReasonApplySucceeded = "AppliedSuccessful"
+	ReasonApplyFailed    = "AppliedFailed"
+)
+
+// Reconciler reconciles Works.
+type Reconciler struct {
+	Client  client.Client
+	Members *clusterclient.Cache
+	Workers int
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&workv1alpha1.Work{}).
+		// A cluster turning Ready (or going away) may unblock its Works.
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		Complete(r)
+}
+
+// Reconcile applies or removes one Work.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	clusterName, ok := workv1alpha1.ClusterOfExecutionNamespace(req.Namespace)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	work := &workv1alpha1.Work{}
+	if err := r.Client.Get(ctx, req.NamespacedName, work); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		cluster = nil
+	}
+	if !work.DeletionTimestamp.IsZero() {
+		return r.remove(ctx, work, cluster)
+	}
+	if cluster == nil || cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+		// Nothing to push to: unknown cluster, or its agent applies.
+		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(work, Finalizer) {
+		if err := r.Client.Update(ctx, work); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	if work.Spec.SuspendDispatching != nil && *work.Spec.SuspendDispatching {
+		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkDispatching, Status: metav1.ConditionFalse, Reason: "SuspendDispatching", Message: "dispatching is suspended"})
+	}
+	if !clusterReady(cluster) {
+		// The Cluster watch brings the Work back when the cluster is Ready.
+		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, Reason: ReasonApplyFailed, Message: fmt.Sprintf("cluster %s is not ready", cluster.Name)})
+	}
+	member, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	applyErr := r.apply(ctx, member, work)
+	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonApplySucceeded, Message: "manifests applied"}
+	if applyErr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonApplyFailed, applyErr.Error()
+	}
+	if err := r.setCondition(ctx, work, cond); err != nil {
+		return ctrl.Result{}, err
+	}
+	if applyErr != nil {
+		return ctrl.Result{}, applyErr
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	works := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, works, client.InNamespace(workv1alpha1.ExecutionNamespace(obj.GetName()))); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing works of cluster", "cluster", obj.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(works.Items))
+	for _, w := range works.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&w)})
+	}
+	return out
+}
+
+// apply server-side applies every manifest, marked as coming from the Work.
+func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *workv1alpha1.Work) error {
+	var errs []error
+	for i, manifest := range work.Spec.Workload.Manifests {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
+			errs = append(errs, fmt.Errorf("manifest %d is not a valid object: %w", i, err))
+			continue
+		}
+		markFromWork(obj, work)
+		ri, err := resourceFor(m, obj)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		data, err := json.Marshal(obj.Object)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: ptrTrue()}); err != nil {
+			errs = append(errs, fmt.Errorf("applying %s %s: %w", obj.GetKind(), objectName(obj), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// remove deletes the Work's resources from the member, when the member can be
+// reached and the Work does not ask to preserve them, then lets the Work go.
+func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(work, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	preserve := work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion
+	if cluster != nil && !preserve && clusterReady(cluster) {
+		member, err := r.Members.Get(ctx, cluster)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		for _, manifest := range work.Spec.Workload.Manifests {
+			obj := &unstructured.Unstructured{}
+			if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
+				continue
+			}
+			if err := r.deleteIfOurs(ctx, member, obj, work); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	controllerutil.RemoveFinalizer(work, Finalizer)
+	if err := r.Client.Update(ctx, work); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// deleteIfOurs deletes the member's copy only when it carries this Work's
+// mark: nothing Karmada did not put there is deleted.
+func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, obj *unstructured.Unstructured, work *workv1alpha1.Work) error {
+	ri, err := resourceFor(m, obj)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil
+		}
+		return err
+	}
+	cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
+	}
+	a := cur.GetAnnotations()
+	if a[workv1alpha1.WorkNamespaceAnnotation] != work.Namespace || a[workv1alpha1.WorkNameAnnotation] != work.Name {
+		return nil
+	}
+	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), objectName(obj), err)
+	}
+	return nil
+}
+
+func markFromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[workv1alpha1.WorkNamespaceAnnotation] = work.Namespace
+	a[workv1alpha1.WorkNameAnnotation] = work.Name
+	obj.SetAnnotations(a)
+	l := obj.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[workv1alpha1.ManagedLabel] = "true"
+	obj.SetLabels(l)
+}
+
+func resourceFor(m *clusterclient.Member, obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		// The member may have gained the API since discovery was cached.
+		m.Mapper.Reset()
+		if mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			return nil, fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)
+		}
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return m.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), nil
+	}
+	return m.Dynamic.Resource(mapping.Resource), nil
+}
+
+func (r *Reconciler) setCondition(ctx context.Context, work *workv1alpha1.Work, cond metav1.Condition) error {
+	cond.ObservedGeneration = work.Generation
+	patch := client.MergeFrom(work.DeepCopy())
+	if !meta.SetStatusCondition(&work.Status.Conditions, cond) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, work, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return nil
+}
+
+func clusterReady(c *clusterv1alpha1.Cluster) bool {
+	return meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
+func objectName(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return ns + "/" + obj.GetName()
+	}
+	return obj.GetName()
+}
+
+func ptrTrue() *bool                { b := true; return &b }
+func ptrUID(u types.UID) *types.UID { return &u }

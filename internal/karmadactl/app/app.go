@@ -1,0 +1,56 @@
+// Package app builds the karmadactl command. The same binary installed as
+// kubectl-karmada works as a kubectl plugin: `kubectl karmada join ...`.
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karmada-go/karmada/internal/karmadactl/cordon"
+	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/karmadactl/taint"
+	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
+)
+
+// NewCommand returns the root command, named after how it was invoked.
+func NewCommand(name string) *cobra.Command {
+	g := &options.Global{}
+	use := "karmadactl"
+	if strings.HasPrefix(name, "kubectl-") {
+		use = "kubectl karmada"
+	}
+	cmd := &cobra.Command{
+		Use:           use,
+		Short:         "Manage the member clusters and policies of a Karmada control plane",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	g.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(
+		join.NewCommand(g),
+		unjoin.NewCommand(g),
+		cordon.NewCordonCommand(g),
+		cordon.NewUncordonCommand(g),
+		taint.NewCommand(g),
+	)
+	return cmd
+}
+
+// Run executes the command and returns the process exit code.
+func Run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := NewCommand(filepath.Base(os.Args[0])).ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	return 0
+}

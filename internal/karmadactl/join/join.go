@@ -1,0 +1,289 @@
+// Package join implements `karmadactl join`: register a member cluster with
+// the Karmada control plane in push mode.
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/karmadactl/options"
+)
+
+// Names of what join creates.
+const (
+	// DefaultClusterNamespace is the control plane namespace of member credentials.
+	DefaultClusterNamespace = "karmada-cluster"
+	// MemberNamespace holds, in the member, the identity Karmada acts as.
+	MemberNamespace = "karmada-cluster"
+	// ManagedByLabel marks member objects join created, for unjoin.
+	ManagedByLabel = "karmada.io/managed-by"
+	managedByValue = "karmadactl"
+	// ClusterNameLabel names the Cluster a member object belongs to.
+	ClusterNameLabel = "cluster.karmada.io/name"
+)
+
+// ServiceAccountName is the member ServiceAccount Karmada acts as.
+func ServiceAccountName(cluster string) string { return "karmada-" + cluster }
+
+// TokenSecretName is the member Secret holding that ServiceAccount's token.
+func TokenSecretName(cluster string) string { return "karmada-" + cluster + "-token" }
+
+// ClusterRoleName is the member ClusterRole (and binding) granted to it.
+func ClusterRoleName(cluster string) string { return "karmada-controller-manager:karmada-" + cluster }
+
+// Options is what join needs.
+type Options struct {
+	ClusterName      string
+	ClusterNamespace string
+	Provider         string
+	Region           string
+	Zone             string
+	Zones            []string
+	// TokenTimeout bounds the wait for the member to issue the token.
+	TokenTimeout time.Duration
+}
+
+// Validate checks the options before anything is touched.
+func (o *Options) Validate() error {
+	if errs := validation.IsDNS1123Label(o.ClusterName); len(errs) > 0 {
+		return fmt.Errorf("cluster name %q is invalid: %s", o.ClusterName, errs[0])
+	}
+	if o.ClusterNamespace == "" {
+		return errors.New("--cluster-namespace must not be empty")
+	}
+	return nil
+}
+
+// Run joins the member reached by member to the control plane reached by karmada.
+func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Options, out io.Writer) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.TokenTimeout == 0 {
+		o.TokenTimeout = 30 * time.Second
+	}
+	mc, err := kubernetes.NewForConfig(member)
+	if err != nil {
+		return err
+	}
+	ks, err := mc.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the member's kube-system namespace (is --cluster-kubeconfig right and the cluster up?): %w", err)
+	}
+	id := string(ks.UID)
+
+	// One member cluster joins under one name only.
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := karmada.List(ctx, clusters); err != nil {
+		return fmt.Errorf("listing clusters in the control plane (are the Karmada CRDs installed?): %w", err)
+	}
+	for _, c := range clusters.Items {
+		if c.Spec.ID == id && c.Name != o.ClusterName {
+			return fmt.Errorf("this member cluster is already joined as %q (Cluster %s has the same id %s); unjoin it first or use that name", c.Name, c.Name, id)
+		}
+	}
+
+	token, err := ensureMemberIdentity(ctx, mc, o)
+	if err != nil {
+		return err
+	}
+	ca := member.CAData
+	if len(ca) == 0 && member.CAFile != "" {
+		if ca, err = os.ReadFile(member.CAFile); err != nil {
+			return fmt.Errorf("reading the member's CA file %s: %w", member.CAFile, err)
+		}
+	}
+
+	if err := ensureNamespace(ctx, karmada, o.ClusterNamespace); err != nil {
+		return err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.ClusterNamespace, Name: o.ClusterName}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, karmada, secret, func() error {
+		secret.Labels = map[string]string{ClusterNameLabel: o.ClusterName}
+		secret.Data = map[string][]byte{clusterclient.SecretTokenKey: token}
+		if len(ca) > 0 {
+			secret.Data[clusterclient.SecretCABundleKey] = ca
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("writing credentials %s/%s: %w", o.ClusterNamespace, o.ClusterName, err)
+	}
+
+	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: o.ClusterName}}
+	op, err := controllerutil.CreateOrUpdate(ctx, karmada, cluster, func() error {
+		if cluster.Spec.ID != "" && cluster.Spec.ID != id {
+			return fmt.Errorf("cluster %s already exists for another member (id %s, this one is %s); unjoin it first or choose another name", o.ClusterName, cluster.Spec.ID, id)
+		}
+		s := &cluster.Spec
+		s.ID = id
+		s.SyncMode = clusterv1alpha1.Push
+		s.APIEndpoint = member.Host
+		s.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: o.ClusterNamespace, Name: o.ClusterName}
+		s.InsecureSkipTLSVerification = member.Insecure
+		if o.Provider != "" {
+			s.Provider = o.Provider
+		}
+		if o.Region != "" {
+			s.Region = o.Region
+		}
+		if o.Zone != "" {
+			s.Zone = o.Zone
+		}
+		if len(o.Zones) > 0 {
+			s.Zones = o.Zones
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("writing Cluster %s: %w", o.ClusterName, err)
+	}
+	verb := "joined"
+	if op == controllerutil.OperationResultNone || op == controllerutil.OperationResultUpdated {
+		verb = "is joined (already registered; brought up to date)"
+	}
+	fmt.Fprintf(out, "cluster(%s) %s\n", o.ClusterName, verb)
+	return nil
+}
+
+// ensureMemberIdentity creates, in the member, the ServiceAccount Karmada acts
+// as, its RBAC and a token Secret, and returns the token once issued.
+func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Options) ([]byte, error) {
+	labels := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: o.ClusterName}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MemberNamespace, Labels: map[string]string{ManagedByLabel: managedByValue}}}
+	if _, err := mc.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s in the member: %w", MemberNamespace, err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: ServiceAccountName(o.ClusterName), Labels: labels}}
+	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating ServiceAccount %s/%s in the member: %w", MemberNamespace, sa.Name, err)
+	}
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(o.ClusterName), Labels: labels},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+			{NonResourceURLs: []string{"*"}, Verbs: []string{"get"}},
+		},
+	}
+	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := mc.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", role.Name, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("creating ClusterRole %s in the member: %w", role.Name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(o.ClusterName), Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MemberNamespace, Name: sa.Name}},
+	}
+	if _, err := mc.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating ClusterRoleBinding %s in the member: %w", binding.Name, err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   MemberNamespace,
+			Name:        TokenSecretName(o.ClusterName),
+			Labels:      labels,
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: sa.Name},
+		},
+		Type: corev1.SecretTypeServiceAccountToken,
+	}
+	if _, err := mc.CoreV1().Secrets(MemberNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating token Secret %s/%s in the member: %w", MemberNamespace, secret.Name, err)
+	}
+	var token []byte
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, o.TokenTimeout, true, func(ctx context.Context) (bool, error) {
+		s, err := mc.CoreV1().Secrets(MemberNamespace).Get(ctx, secret.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		token = s.Data[corev1.ServiceAccountTokenKey]
+		return len(token) > 0, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the member did not issue a token into Secret %s/%s within %s (is its kube-controller-manager running?): %w", MemberNamespace, secret.Name, o.TokenTimeout, err)
+	}
+	return token, nil
+}
+
+func ensureNamespace(ctx context.Context, c client.Client, name string) error {
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s in the control plane: %w", name, err)
+	}
+	return nil
+}
+
+// NewCommand returns `karmadactl join`.
+func NewCommand(g *options.Global) *cobra.Command {
+	o := Options{}
+	var clusterKubeconfig, clusterContext string
+	cmd := &cobra.Command{
+		Use:   "join CLUSTER_NAME --cluster-kubeconfig=<member kubeconfig>",
+		Short: "Register a member cluster with the Karmada control plane (push mode)",
+		Long: `Register a member cluster with the Karmada control plane in push mode.
+
+In the member, join creates the namespace karmada-cluster, a ServiceAccount
+karmada-<name> with a token Secret, and a ClusterRole and ClusterRoleBinding
+granting it access. In the control plane, it stores the token and the member's
+CA in the Secret karmada-cluster/<name> and creates the Cluster <name>, whose
+spec.id is the UID of the member's kube-system namespace. A member can join
+under one name only; joining again under the same name updates the
+registration.`,
+		Example: `  # Join the cluster of context member1 in member.config as "member1"
+  karmadactl join member1 --kubeconfig ~/.kube/karmada.config --karmada-context karmada-apiserver \
+    --cluster-kubeconfig member.config --cluster-context member1
+
+  # With its topology
+  karmadactl join member1 --cluster-kubeconfig member.config --cluster-provider aws --cluster-region us-east-1 --cluster-zone us-east-1a`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("expected the name of the cluster to join (one argument), got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ClusterName = args[0]
+			if clusterKubeconfig == "" {
+				return errors.New("--cluster-kubeconfig is required: the kubeconfig of the member cluster to join")
+			}
+			member, err := options.LoadConfig(clusterKubeconfig, clusterContext)
+			if err != nil {
+				return fmt.Errorf("reaching the member cluster (--cluster-kubeconfig %s, --cluster-context %q): %w", clusterKubeconfig, clusterContext, err)
+			}
+			karmada, err := g.KarmadaClient()
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), karmada, member, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&clusterKubeconfig, "cluster-kubeconfig", "", "kubeconfig of the member cluster (required)")
+	f.StringVar(&clusterContext, "cluster-context", "", "context of --cluster-kubeconfig (default: its current context)")
+	f.StringVar(&o.ClusterNamespace, "cluster-namespace", DefaultClusterNamespace, "control plane namespace that stores the member's credentials")
+	f.StringVar(&o.Provider, "cluster-provider", "", "cloud provider of the member cluster")
+	f.StringVar(&o.Region, "cluster-region", "", "region of the member cluster")
+	f.StringVar(&o.Zone, "cluster-zone", "", "zone of the member cluster")
+	f.StringSliceVar(&o.Zones, "cluster-zones", nil, "zones the member cluster spans")
+	f.DurationVar(&o.TokenTimeout, "token-timeout", 30*time.Second, "how long to wait for the member to issue the ServiceAccount token")
+	return cmd
+}

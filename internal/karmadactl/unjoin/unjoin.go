@@ -1,0 +1,187 @@
+// Package unjoin implements `karmadactl unjoin`: remove a member cluster from
+// the control plane and the credentials join created in it.
+package unjoin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/karmadactl/options"
+)
+
+// Options is what unjoin needs.
+type Options struct {
+	ClusterName string
+	// Force removes the Cluster even when the member cannot be reached; its
+	// credentials are then left in the member.
+	Force bool
+	// Wait bounds the wait for the Cluster (and its Works) to be gone.
+	Wait time.Duration
+}
+
+// Run unjoins. member may be nil when no member kubeconfig was given; then
+// only --force proceeds.
+func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Options, out io.Writer) error {
+	if o.Wait == 0 {
+		o.Wait = 2 * time.Minute
+	}
+	cluster := &clusterv1alpha1.Cluster{}
+	err := karmada.Get(ctx, client.ObjectKey{Name: o.ClusterName}, cluster)
+	if apierrors.IsNotFound(err) {
+		cluster = nil
+	} else if err != nil {
+		return fmt.Errorf("reading Cluster %s: %w", o.ClusterName, err)
+	}
+
+	var mc kubernetes.Interface
+	if member != nil {
+		if mc, err = kubernetes.NewForConfig(member); err != nil {
+			return err
+		}
+		if _, err := mc.Discovery().ServerVersion(); err != nil {
+			if !o.Force {
+				return fmt.Errorf("member cluster %s is unreachable (%v): its credentials cannot be removed; retry when it is back, or pass --force to remove it from Karmada anyway and leave them behind", o.ClusterName, err)
+			}
+			fmt.Fprintf(out, "warning: member %s is unreachable; its Karmada credentials stay in it\n", o.ClusterName)
+			mc = nil
+		}
+	} else if !o.Force {
+		return errors.New("--cluster-kubeconfig is required to remove the credentials from the member; pass --force to skip that")
+	}
+
+	if cluster != nil {
+		if err := karmada.Delete(ctx, cluster); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting Cluster %s: %w", o.ClusterName, err)
+		}
+		// The cluster controller removes the Cluster's Works and execution
+		// namespace before the Cluster itself goes.
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.Wait, true, func(ctx context.Context) (bool, error) {
+			err := karmada.Get(ctx, client.ObjectKey{Name: o.ClusterName}, &clusterv1alpha1.Cluster{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			return fmt.Errorf("cluster %s is still being removed after %s (its Works are being cleaned up; is karmada-controller-manager running?): %w", o.ClusterName, o.Wait, err)
+		}
+		if cluster.Spec.SecretRef != nil {
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Spec.SecretRef.Namespace, Name: cluster.Spec.SecretRef.Name}}
+			if err := karmada.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting credentials %s/%s: %w", s.Namespace, s.Name, err)
+			}
+		}
+	}
+
+	if mc != nil {
+		if err := removeMemberIdentity(ctx, mc, o.ClusterName); err != nil {
+			return err
+		}
+	}
+	if cluster == nil {
+		fmt.Fprintf(out, "cluster(%s) was not joined; its member credentials are removed\n", o.ClusterName)
+		return nil
+	}
+	fmt.Fprintf(out, "cluster(%s) is unjoined\n", o.ClusterName)
+	return nil
+}
+
+// removeMemberIdentity deletes what join created in the member for this
+// cluster name, and the namespace when nothing else of Karmada is left in it.
+func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name string) error {
+	ns := join.MemberNamespace
+	notFoundOK := func(what string, err error) error {
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s in the member: %w", what, err)
+		}
+		return nil
+	}
+	del := metav1.DeleteOptions{}
+	if err := notFoundOK("ClusterRoleBinding", mc.RbacV1().ClusterRoleBindings().Delete(ctx, join.ClusterRoleName(name), del)); err != nil {
+		return err
+	}
+	if err := notFoundOK("ClusterRole", mc.RbacV1().ClusterRoles().Delete(ctx, join.ClusterRoleName(name), del)); err != nil {
+		return err
+	}
+	if err := notFoundOK("token Secret", mc.CoreV1().Secrets(ns).Delete(ctx, join.TokenSecretName(name), del)); err != nil {
+		return err
+	}
+	if err := notFoundOK("ServiceAccount", mc.CoreV1().ServiceAccounts(ns).Delete(ctx, join.ServiceAccountName(name), del)); err != nil {
+		return err
+	}
+	// Another registration of the same member (after a rename) may still use
+	// the namespace; only remove it once no Karmada identity is left there.
+	left, err := mc.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{join.ManagedByLabel: "karmadactl"}).String()})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("listing ServiceAccounts in the member: %w", err)
+	}
+	if err == nil && len(left.Items) == 0 {
+		n, err := mc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err == nil && n.Labels[join.ManagedByLabel] == "karmadactl" {
+			if err := notFoundOK("namespace "+ns, mc.CoreV1().Namespaces().Delete(ctx, ns, del)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// NewCommand returns `karmadactl unjoin`.
+func NewCommand(g *options.Global) *cobra.Command {
+	o := Options{}
+	var clusterKubeconfig, clusterContext string
+	cmd := &cobra.Command{
+		Use:   "unjoin CLUSTER_NAME --cluster-kubeconfig=<member kubeconfig>",
+		Short: "Remove a member cluster from the Karmada control plane",
+		Long: `Remove a push-mode member cluster: delete its Cluster (after the controller
+has removed its Works and execution namespace), its credentials Secret in the
+control plane, and the ServiceAccount, token and RBAC that join created in the
+member. When the member cannot be reached, unjoin refuses unless --force, which
+removes it from Karmada and leaves its credentials in the member.`,
+		Example: `  karmadactl unjoin member1 --kubeconfig ~/.kube/karmada.config --karmada-context karmada-apiserver \
+    --cluster-kubeconfig member.config --cluster-context member1
+
+  # The member is gone for good
+  karmadactl unjoin member1 --force`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("expected the name of the cluster to unjoin (one argument), got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ClusterName = args[0]
+			var member *rest.Config
+			if clusterKubeconfig != "" {
+				var err error
+				if member, err = options.LoadConfig(clusterKubeconfig, clusterContext); err != nil {
+					return fmt.Errorf("loading the member cluster's kubeconfig (--cluster-kubeconfig %s, --cluster-context %q): %w", clusterKubeconfig, clusterContext, err)
+				}
+				member.Timeout = 5 * time.Second
+			}
+			karmada, err := g.KarmadaClient()
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), karmada, member, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&clusterKubeconfig, "cluster-kubeconfig", "", "kubeconfig of the member cluster, to remove the credentials join created there")
+	f.StringVar(&clusterContext, "cluster-context", "", "context of --cluster-kubeconfig (default: its current context)")
+	f.BoolVar(&o.Force, "force", false, "remove the cluster from Karmada even if the member cannot be reached")
+	f.DurationVar(&o.Wait, "wait", 2*time.Minute, "how long to wait for the cluster's Works to be removed")
+	return cmd
+}
