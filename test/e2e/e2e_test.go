@@ -201,7 +201,12 @@ func TestFleet(t *testing.T) {
 		waitAvailable(ctx, t, kc, "nginx", 4)
 	})
 
-	t.Run("member stop makes member2 unreachable; start brings it back intact", func(t *testing.T) {
+	t.Run("every member is joined and Ready with its status", func(t *testing.T) { testJoinedClusters(ctx, t) })
+	t.Run("a member joins under one name only; re-joining is idempotent", func(t *testing.T) { testJoinRules(t) })
+	t.Run("namespaces propagate to every member", func(t *testing.T) { testNamespacePropagation(ctx, t) })
+	t.Run("cordon, uncordon and taint change exactly the right taints", func(t *testing.T) { testTaintCommands(ctx, t) })
+
+	t.Run("member stop makes member2 unreachable and NotReady; start brings it back intact and Ready", func(t *testing.T) {
 		out, err := karmadaLocal("member", "stop", "member2")
 		if err != nil {
 			t.Fatalf("member stop: %v\n%s", err, out)
@@ -220,6 +225,7 @@ func TestFleet(t *testing.T) {
 		if !lineHas(status, "member2/kube-apiserver", "stopped") {
 			t.Errorf("status does not show member2's apiserver stopped:\n%s", status)
 		}
+		testMemberNotReady(ctx, t)
 
 		out, err = karmadaLocal("member", "start", "member2")
 		if err != nil {
@@ -233,7 +239,10 @@ func TestFleet(t *testing.T) {
 			t.Errorf("replicas = %d after restart, want 4", *got.Spec.Replicas)
 		}
 		waitAvailable(ctx, t, kc, "nginx", 4)
+		testMemberReadyAgain(ctx, t)
 	})
+
+	t.Run("unjoin removes the cluster and its credentials, refusing while unreachable", func(t *testing.T) { testUnjoin(ctx, t) })
 
 	t.Run("up again changes nothing", func(t *testing.T) {
 		before := pids(t)
@@ -263,16 +272,16 @@ func TestFleet(t *testing.T) {
 				}
 			}
 		}
-		// etcd, 2 control plane components, 4 per member.
-		if lines != 3+3*4 {
-			t.Errorf("status lists %d components, want %d:\n%s", lines, 3+3*4, out)
+		// etcd, 3 control plane components, 4 per member.
+		if lines != 4+3*4 {
+			t.Errorf("status lists %d components, want %d:\n%s", lines, 4+3*4, out)
 		}
 	})
 
 	t.Run("down leaves no process of the fleet running", func(t *testing.T) {
 		running := pids(t)
-		if len(running) != 15 {
-			t.Fatalf("found %d fleet processes before down, want 15: %v", len(running), running)
+		if len(running) != 16 {
+			t.Fatalf("found %d fleet processes before down, want 16: %v", len(running), running)
 		}
 		out, err := karmadaLocal("down")
 		if err != nil {

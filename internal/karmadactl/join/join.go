@@ -167,9 +167,8 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 // as, its RBAC and a token Secret, and returns the token once issued.
 func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Options) ([]byte, error) {
 	labels := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: o.ClusterName}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MemberNamespace, Labels: map[string]string{ManagedByLabel: managedByValue}}}
-	if _, err := mc.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating namespace %s in the member: %w", MemberNamespace, err)
+	if err := ensureMemberNamespace(ctx, mc, o.TokenTimeout); err != nil {
+		return nil, err
 	}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: ServiceAccountName(o.ClusterName), Labels: labels}}
 	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -222,6 +221,36 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 		return nil, fmt.Errorf("the member did not issue a token into Secret %s/%s within %s (is its kube-controller-manager running?): %w", MemberNamespace, secret.Name, o.TokenTimeout, err)
 	}
 	return token, nil
+}
+
+// ensureMemberNamespace creates the member namespace, first waiting out an
+// earlier unjoin that is still deleting it.
+func ensureMemberNamespace(ctx context.Context, mc kubernetes.Interface, timeout time.Duration) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MemberNamespace, Labels: map[string]string{ManagedByLabel: managedByValue}}}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		cur, err := mc.CoreV1().Namespaces().Get(ctx, MemberNamespace, metav1.GetOptions{})
+		switch {
+		case err == nil && cur.DeletionTimestamp.IsZero():
+			return true, nil
+		case err == nil:
+			last = fmt.Errorf("namespace %s is still being deleted", MemberNamespace)
+			return false, nil
+		case !apierrors.IsNotFound(err):
+			last = err
+			return false, nil
+		}
+		_, err = mc.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return err == nil, nil
+		}
+		last = err
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("creating namespace %s in the member: %w (last: %v)", MemberNamespace, err, last)
+	}
+	return nil
 }
 
 func ensureNamespace(ctx context.Context, c client.Client, name string) error {

@@ -1,0 +1,140 @@
+package clusterstatus
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestDecideWaitsForThresholds(t *testing.T) {
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	r := &Reconciler{FailureThreshold: 30 * time.Second, SuccessThreshold: 20 * time.Second, Now: func() time.Time { return now }, pending: map[string]observation{}}
+	ready := &metav1.Condition{Status: metav1.ConditionTrue}
+	notReady := &metav1.Condition{Status: metav1.ConditionFalse}
+	step := func(d time.Duration) { now = now.Add(d) }
+
+	if write, _ := r.decide("m", nil, metav1.ConditionFalse); !write {
+		t.Fatal("a cluster without a condition must get one at once")
+	}
+	if write, _ := r.decide("m", ready, metav1.ConditionTrue); !write {
+		t.Fatal("an unchanged status must be written (message refresh)")
+	}
+	// Failing: held for the failure threshold.
+	write, requeue := r.decide("m", ready, metav1.ConditionFalse)
+	if write || requeue != 30*time.Second {
+		t.Fatalf("first failure: write=%v requeue=%s, want false, 30s", write, requeue)
+	}
+	step(10 * time.Second)
+	if write, requeue = r.decide("m", ready, metav1.ConditionFalse); write || requeue != 20*time.Second {
+		t.Fatalf("failing 10s: write=%v requeue=%s, want false, 20s", write, requeue)
+	}
+	// One success resets the failure streak: no flapping on a slow probe.
+	step(10 * time.Second)
+	if write, _ = r.decide("m", ready, metav1.ConditionTrue); !write {
+		t.Fatal("success while Ready must be written")
+	}
+	step(10 * time.Second)
+	if write, _ = r.decide("m", ready, metav1.ConditionFalse); write {
+		t.Fatal("a new failure streak must start from zero")
+	}
+	step(30 * time.Second)
+	if write, _ = r.decide("m", ready, metav1.ConditionFalse); !write {
+		t.Fatal("failing for the whole threshold must be written")
+	}
+	// Recovering: held for the success threshold.
+	if write, requeue = r.decide("m", notReady, metav1.ConditionTrue); write || requeue != 20*time.Second {
+		t.Fatalf("first success: write=%v requeue=%s, want false, 20s", write, requeue)
+	}
+	step(20 * time.Second)
+	if write, _ = r.decide("m", notReady, metav1.ConditionTrue); !write {
+		t.Fatal("succeeding for the whole threshold must be written")
+	}
+}
+
+func TestDecideWithZeroThresholdsIsImmediate(t *testing.T) {
+	r := &Reconciler{Now: time.Now, pending: map[string]observation{}}
+	if write, _ := r.decide("m", &metav1.Condition{Status: metav1.ConditionTrue}, metav1.ConditionFalse); !write {
+		t.Fatal("with no threshold a change is written at once")
+	}
+}
+
+func node(ready bool, cpu, mem string) *corev1.Node {
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	return &corev1.Node{Status: corev1.NodeStatus{
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourcePods: resource.MustParse("110")},
+		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}},
+	}}
+}
+
+func pod(nodeName string, phase corev1.PodPhase, cpu string) *corev1.Pod {
+	return &corev1.Pod{
+		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+		}}}},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+}
+
+func TestSummaries(t *testing.T) {
+	nodes := []*corev1.Node{node(true, "8", "32Gi"), node(false, "4", "16Gi")}
+	ns := NodeSummary(nodes)
+	if ns.TotalNum != 2 || ns.ReadyNum != 1 {
+		t.Errorf("node summary %+v, want 2 total 1 ready", ns)
+	}
+	pods := []*corev1.Pod{
+		pod("n1", corev1.PodRunning, "500m"),
+		pod("n1", corev1.PodRunning, "250m"),
+		pod("", corev1.PodPending, "1"),
+		pod("n1", corev1.PodSucceeded, "4"), // finished: holds nothing
+	}
+	rs := ResourceSummary(nodes, pods)
+	checks := []struct {
+		name string
+		list corev1.ResourceList
+		res  corev1.ResourceName
+		want string
+	}{
+		{"allocatable cpu", rs.Allocatable, corev1.ResourceCPU, "12"},
+		{"allocatable memory", rs.Allocatable, corev1.ResourceMemory, "48Gi"},
+		{"allocated cpu", rs.Allocated, corev1.ResourceCPU, "750m"},
+		{"allocated pods", rs.Allocated, corev1.ResourcePods, "2"},
+		{"allocating cpu", rs.Allocating, corev1.ResourceCPU, "1"},
+		{"allocating pods", rs.Allocating, corev1.ResourcePods, "1"},
+	}
+	for _, c := range checks {
+		got := c.list[c.res]
+		if got.Cmp(resource.MustParse(c.want)) != 0 {
+			t.Errorf("%s = %s, want %s", c.name, got.String(), c.want)
+		}
+	}
+}
+
+func TestPodRequestsCountsInitContainersAndOverhead(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	req := func(cpu string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	cases := []struct {
+		name string
+		pod  corev1.PodSpec
+		want string
+	}{
+		{"containers add up", corev1.PodSpec{Containers: []corev1.Container{{Resources: req("1")}, {Resources: req("500m")}}}, "1500m"},
+		{"a larger init container wins", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: req("3")}}, Containers: []corev1.Container{{Resources: req("1")}}}, "3"},
+		{"a smaller init container does not count", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: req("100m")}}, Containers: []corev1.Container{{Resources: req("1")}}}, "1"},
+		{"sidecars add to containers", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: req("200m"), RestartPolicy: &always}}, Containers: []corev1.Container{{Resources: req("1")}}}, "1200m"},
+		{"overhead adds", corev1.PodSpec{Containers: []corev1.Container{{Resources: req("1")}}, Overhead: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}, "1250m"},
+	}
+	for _, c := range cases {
+		got := PodRequests(&corev1.Pod{Spec: c.pod})[corev1.ResourceCPU]
+		if got.Cmp(resource.MustParse(c.want)) != 0 {
+			t.Errorf("%s: cpu = %s, want %s", c.name, got.String(), c.want)
+		}
+	}
+}

@@ -1,0 +1,320 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/scheme"
+)
+
+func karmadaClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(restConfig(t, "karmada-apiserver"), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// karmadactl runs the real binary against the fleet's control plane.
+func karmadactl(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "karmadactl"),
+		append(args, "--kubeconfig", fleet.kubeconfig, "--karmada-context", "karmada-apiserver")...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func getCluster(ctx context.Context, t *testing.T, c client.Client, name string) *clusterv1alpha1.Cluster {
+	t.Helper()
+	cl := &clusterv1alpha1.Cluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+		t.Fatalf("cluster %s: %v", name, err)
+	}
+	return cl
+}
+
+func readyStatus(cl *clusterv1alpha1.Cluster) metav1.ConditionStatus {
+	if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
+		return c.Status
+	}
+	return ""
+}
+
+// waitClusterReady polls until the cluster's Ready condition is want.
+func waitClusterReady(ctx context.Context, t *testing.T, c client.Client, name string, want metav1.ConditionStatus, timeout time.Duration) *clusterv1alpha1.Cluster {
+	t.Helper()
+	var cl *clusterv1alpha1.Cluster
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		cl = &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			return false, nil
+		}
+		return readyStatus(cl) == want, nil
+	})
+	if err != nil {
+		t.Fatalf("cluster %s Ready is %q, want %q after %s", name, readyStatus(cl), want, timeout)
+	}
+	return cl
+}
+
+func taintKeys(cl *clusterv1alpha1.Cluster) []string {
+	var out []string
+	for _, t := range cl.Spec.Taints {
+		s := t.Key
+		if t.Value != "" {
+			s += "=" + t.Value
+		}
+		out = append(out, s+":"+string(t.Effect))
+	}
+	return out
+}
+
+func testJoinedClusters(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	for _, name := range []string{"member1", "member2", "member3"} {
+		cl := waitClusterReady(ctx, t, c, name, metav1.ConditionTrue, 30*time.Second)
+		ks, err := kube(t, name).CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.Spec.ID != string(ks.UID) {
+			t.Errorf("%s: spec.id %q, want the member's kube-system UID %q", name, cl.Spec.ID, ks.UID)
+		}
+		if cl.Spec.SyncMode != clusterv1alpha1.Push || cl.Spec.SecretRef == nil {
+			t.Errorf("%s: syncMode %q secretRef %v, want Push with credentials", name, cl.Spec.SyncMode, cl.Spec.SecretRef)
+		}
+		if !strings.HasPrefix(cl.Status.KubernetesVersion, "v1.33.") {
+			t.Errorf("%s: kubernetesVersion %q", name, cl.Status.KubernetesVersion)
+		}
+		if ns := cl.Status.NodeSummary; ns == nil || ns.TotalNum != 3 || ns.ReadyNum != 3 {
+			t.Errorf("%s: nodeSummary %+v, want 3 total, 3 ready", name, ns)
+		}
+		rs := cl.Status.ResourceSummary
+		if rs == nil {
+			t.Fatalf("%s: no resourceSummary", name)
+		}
+		for res, want := range map[corev1.ResourceName]string{corev1.ResourceCPU: "24", corev1.ResourceMemory: "96Gi", corev1.ResourcePods: "330"} {
+			if got := rs.Allocatable[res]; got.Cmp(resource.MustParse(want)) != 0 {
+				t.Errorf("%s: allocatable %s = %s, want %s (3 nodes)", name, res, got.String(), want)
+			}
+		}
+		found := false
+		for _, e := range cl.Status.APIEnablements {
+			for _, r := range e.Resources {
+				if e.GroupVersion == "apps/v1" && r.Name == "deployments" && r.Kind == "Deployment" {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: apiEnablements lack apps/v1 deployments", name)
+		}
+	}
+	// member2 runs the 4-replica nginx of the earlier step: its pods are allocated.
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, cl); err != nil || cl.Status.ResourceSummary == nil {
+			return false, nil
+		}
+		pods := cl.Status.ResourceSummary.Allocated[corev1.ResourcePods]
+		return pods.Value() >= 4, nil
+	})
+	if err != nil {
+		t.Errorf("member2's resourceSummary.allocated never counted its nginx pods: %v", err)
+	}
+}
+
+func testJoinRules(t *testing.T) {
+	out, err := karmadactl("join", "member1-again", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member1")
+	if err == nil {
+		t.Fatalf("joining member1 a second time under another name was accepted:\n%s", out)
+	}
+	if !strings.Contains(out, `already joined as "member1"`) {
+		t.Errorf("refusal does not name the existing Cluster:\n%s", out)
+	}
+	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member1")
+	if err != nil {
+		t.Fatalf("joining member1 again under its own name failed:\n%s", out)
+	}
+	out, err = karmadactl("join", "member1", "--cluster-context", "member1")
+	if err == nil || !strings.Contains(out, "--cluster-kubeconfig") {
+		t.Errorf("join without --cluster-kubeconfig should name the flag:\n%s", out)
+	}
+}
+
+func testNamespacePropagation(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	for _, ns := range []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-propagated"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-private", Labels: map[string]string{"namespace.karmada.io/skip-auto-propagation": "true"}}},
+	} {
+		if err := c.Create(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := []string{"member1", "member2", "member3"}
+	for _, m := range members {
+		kc := kube(t, m)
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := kc.CoreV1().Namespaces().Get(ctx, "e2e-propagated", metav1.GetOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("namespace e2e-propagated did not reach %s: %v", m, err)
+		}
+	}
+	// By now the opted-out namespace would have been propagated too.
+	for _, m := range members {
+		if _, err := kube(t, m).CoreV1().Namespaces().Get(ctx, "e2e-private", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("namespace labelled skip-auto-propagation reached %s (err %v)", m, err)
+		}
+	}
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-propagated"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		kc := kube(t, m)
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			ns, err := kc.CoreV1().Namespaces().Get(ctx, "e2e-propagated", metav1.GetOptions{})
+			return apierrors.IsNotFound(err) || (err == nil && !ns.DeletionTimestamp.IsZero()), nil
+		})
+		if err != nil {
+			t.Errorf("namespace e2e-propagated was not deleted from %s: %v", m, err)
+		}
+	}
+}
+
+func testTaintCommands(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := karmadactl(args...); err != nil {
+			t.Fatalf("karmadactl %v: %v\n%s", args, err, out)
+		}
+	}
+	expect := func(want ...string) {
+		t.Helper()
+		got := strings.Join(taintKeys(getCluster(ctx, t, c, "member1")), ",")
+		if got != strings.Join(want, ",") {
+			t.Errorf("member1 taints = [%s], want [%s]", got, strings.Join(want, ","))
+		}
+	}
+	run("cordon", "member1")
+	expect("cluster.karmada.io/unschedulable:NoSchedule")
+	run("cordon", "member1")
+	expect("cluster.karmada.io/unschedulable:NoSchedule")
+	run("taint", "clusters", "member1", "dedicated=gpu:NoSchedule", "maint:NoExecute")
+	expect("cluster.karmada.io/unschedulable:NoSchedule", "dedicated=gpu:NoSchedule", "maint:NoExecute")
+	if out, err := karmadactl("taint", "clusters", "member1", "dedicated=cpu:NoSchedule"); err == nil || !strings.Contains(out, "--overwrite") {
+		t.Errorf("changing a taint's value without --overwrite should fail naming the flag:\n%s", out)
+	}
+	run("taint", "clusters", "member1", "dedicated=cpu:NoSchedule", "--overwrite")
+	run("uncordon", "member1")
+	expect("dedicated=cpu:NoSchedule", "maint:NoExecute")
+	run("taint", "clusters", "member1", "dedicated-", "maint:NoExecute-")
+	expect()
+	for _, other := range []string{"member2", "member3"} {
+		if ts := taintKeys(getCluster(ctx, t, c, other)); len(ts) != 0 {
+			t.Errorf("%s got taints %v from commands on member1", other, ts)
+		}
+	}
+}
+
+// testFailureDetection runs while member2 is stopped, then after it is started.
+func testMemberNotReady(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	cl := waitClusterReady(ctx, t, c, "member2", metav1.ConditionFalse, 90*time.Second)
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		cl = getCluster(ctx, t, c, "member2")
+		return strings.Contains(strings.Join(taintKeys(cl), ","), "cluster.karmada.io/not-ready:NoSchedule"), nil
+	})
+	if err != nil {
+		t.Errorf("member2 NotReady without the not-ready taint: %v", taintKeys(cl))
+	}
+}
+
+func testMemberReadyAgain(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	cl := waitClusterReady(ctx, t, c, "member2", metav1.ConditionTrue, 90*time.Second)
+	since := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady).LastTransitionTime
+	// No flapping: it stays Ready through more than one probe period.
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		cl = getCluster(ctx, t, c, "member2")
+		cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		if cond.Status != metav1.ConditionTrue || !cond.LastTransitionTime.Equal(&since) {
+			t.Fatalf("member2 flapped after coming back: %+v", cond)
+		}
+		time.Sleep(time.Second)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		return len(taintKeys(getCluster(ctx, t, c, "member2"))) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("member2 is Ready but keeps taints %v", taintKeys(getCluster(ctx, t, c, "member2")))
+	}
+}
+
+func testUnjoin(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	out, err := karmadaLocal("member", "stop", "member3")
+	if err != nil {
+		t.Fatalf("member stop: %v\n%s", err, out)
+	}
+	out, err = karmadactl("unjoin", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3")
+	if err == nil || !strings.Contains(out, "unreachable") || !strings.Contains(out, "--force") {
+		t.Errorf("unjoin of an unreachable member should refuse and mention --force:\n%s", out)
+	}
+	getCluster(ctx, t, c, "member3") // still there
+	if out, err := karmadaLocal("member", "start", "member3"); err != nil {
+		t.Fatalf("member start: %v\n%s", err, out)
+	}
+	out, err = karmadactl("unjoin", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3")
+	if err != nil {
+		t.Fatalf("unjoin: %v\n%s", err, out)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "member3"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Cluster member3 still exists after unjoin (err %v)", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "karmada-es-member3"}, &corev1.Namespace{}); err == nil {
+		t.Errorf("execution namespace karmada-es-member3 still exists after unjoin")
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member3"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("credentials karmada-cluster/member3 still exist after unjoin (err %v)", err)
+	}
+	kc := kube(t, "member3")
+	if _, err := kc.CoreV1().ServiceAccounts("karmada-cluster").Get(ctx, "karmada-member3", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ServiceAccount karmada-member3 still in the member (err %v)", err)
+	}
+	if _, err := kc.CoreV1().Secrets("karmada-cluster").Get(ctx, "karmada-member3-token", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("token Secret still in the member (err %v)", err)
+	}
+	if _, err := kc.RbacV1().ClusterRoles().Get(ctx, "karmada-controller-manager:karmada-member3", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ClusterRole still in the member (err %v)", err)
+	}
+	if _, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, "karmada-controller-manager:karmada-member3", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ClusterRoleBinding still in the member (err %v)", err)
+	}
+
+	// Joining again works, and the member is Ready again.
+	out, err = karmadactl("join", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3")
+	if err != nil {
+		t.Fatalf("re-join: %v\n%s", err, out)
+	}
+	waitClusterReady(ctx, t, c, "member3", metav1.ConditionTrue, 30*time.Second)
+}
