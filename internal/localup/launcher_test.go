@@ -97,9 +97,9 @@ func testConfig(t *testing.T, binDir string) Config {
 		Members: 1, NodesPerMember: 1, PortBase: freePortBase(t)}
 }
 
-// freePortBase finds a block of 20 free ports.
+// freePortBase finds a block of 20 free ports below the ephemeral range.
 func freePortBase(t *testing.T) int {
-	for base := 45000; base < 60000; base += 100 {
+	for base := 21000; base < 23000; base += 100 {
 		ok := true
 		for p := base; p < base+20; p++ {
 			if checkPortFree(p, "") != nil {
@@ -252,5 +252,21 @@ func TestProcMemoryReadsOwnProcess(t *testing.T) {
 	}
 	if rss <= 0 || peak < rss {
 		t.Fatalf("rss=%d peak=%d: want 0 < rss <= peak", rss, peak)
+	}
+}
+
+func TestPortBaseInEphemeralRangeIsRefused(t *testing.T) {
+	lo, hi, err := ephemeralRange()
+	if err != nil {
+		t.Fatalf("reading the ephemeral port range: %v", err)
+	}
+	cfg := testConfig(t, t.TempDir())
+	cfg.PortBase = lo + 100
+	err = Up(context.Background(), cfg, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "ephemeral") || !strings.Contains(err.Error(), "--port-base") {
+		t.Fatalf("want an error about the ephemeral range naming --port-base, got %v", err)
+	}
+	if checkOutsideEphemeral(lo-100, lo-1) != nil || checkOutsideEphemeral(hi+1, hi+10) != nil {
+		t.Fatal("ports outside the ephemeral range were refused")
 	}
 }

@@ -156,6 +156,9 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := checkOutsideEphemeral(cfg.PortBase, cfg.PortBase+10*(cfg.Members+1)-1); err != nil {
+		return err
+	}
 	if err := checkBinaries(cfg.BinDir); err != nil {
 		return err
 	}

@@ -83,3 +83,30 @@ func listenerPID(port int) int {
 	}
 	return 0
 }
+
+// ephemeralRange reads the kernel's range of ports handed out to outgoing
+// connections.
+func ephemeralRange() (lo, hi int, err error) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := fmt.Sscanf(string(data), "%d %d", &lo, &hi); err != nil {
+		return 0, 0, fmt.Errorf("parsing ip_local_port_range %q: %w", strings.TrimSpace(string(data)), err)
+	}
+	return lo, hi, nil
+}
+
+// checkOutsideEphemeral refuses a port block that overlaps the ephemeral
+// range: any outgoing connection could take one of its ports just before a
+// component binds it, and the fleet would fail to start at random.
+func checkOutsideEphemeral(first, last int) error {
+	lo, hi, err := ephemeralRange()
+	if err != nil {
+		return nil // not Linux, or unreadable: nothing to check against
+	}
+	if last < lo || first > hi {
+		return nil
+	}
+	return fmt.Errorf("--port-base: the fleet's ports %d-%d overlap the kernel's ephemeral port range %d-%d, which outgoing connections take at random; choose a --port-base so that the fleet stays below %d", first, last, lo, hi, lo)
+}

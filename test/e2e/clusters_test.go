@@ -161,6 +161,8 @@ func testNamespacePropagation(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
 	for _, ns := range []*corev1.Namespace{
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-propagated"}},
+		// Deleted later, while member2 is down.
+		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-doomed"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-private", Labels: map[string]string{"namespace.karmada.io/skip-auto-propagation": "true"}}},
 	} {
 		if err := c.Create(ctx, ns); err != nil {
@@ -169,13 +171,8 @@ func testNamespacePropagation(ctx context.Context, t *testing.T) {
 	}
 	members := []string{"member1", "member2", "member3"}
 	for _, m := range members {
-		kc := kube(t, m)
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			_, err := kc.CoreV1().Namespaces().Get(ctx, "e2e-propagated", metav1.GetOptions{})
-			return err == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("namespace e2e-propagated did not reach %s: %v", m, err)
+		for _, name := range []string{"e2e-propagated", "e2e-doomed"} {
+			waitNamespace(ctx, t, m, name, true)
 		}
 	}
 	// By now the opted-out namespace would have been propagated too.
@@ -188,15 +185,46 @@ func testNamespacePropagation(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range members {
-		kc := kube(t, m)
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-			ns, err := kc.CoreV1().Namespaces().Get(ctx, "e2e-propagated", metav1.GetOptions{})
-			return apierrors.IsNotFound(err) || (err == nil && !ns.DeletionTimestamp.IsZero()), nil
-		})
-		if err != nil {
-			t.Errorf("namespace e2e-propagated was not deleted from %s: %v", m, err)
-		}
+		waitNamespace(ctx, t, m, "e2e-propagated", false)
 	}
+}
+
+// waitNamespace waits until a member has the namespace (present) or has it
+// gone or terminating (!present).
+func waitNamespace(ctx context.Context, t *testing.T, member, name string, present bool) {
+	t.Helper()
+	kc := kube(t, member)
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		ns, err := kc.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if present {
+			return err == nil && ns.DeletionTimestamp.IsZero(), nil
+		}
+		return apierrors.IsNotFound(err) || (err == nil && !ns.DeletionTimestamp.IsZero()), nil
+	})
+	if err != nil {
+		t.Errorf("namespace %s present=%v never held in %s: %v", name, present, member, err)
+	}
+}
+
+// changeNamespacesWhileDown deletes one propagated namespace and creates
+// another while member2 is stopped.
+func changeNamespacesWhileDown(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-doomed"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-born"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The members that are up follow at once.
+	waitNamespace(ctx, t, "member1", "e2e-doomed", false)
+	waitNamespace(ctx, t, "member1", "e2e-born", true)
+}
+
+// namespacesConvergedAfterOutage checks member2 caught up once Ready.
+func namespacesConvergedAfterOutage(ctx context.Context, t *testing.T) {
+	waitNamespace(ctx, t, "member2", "e2e-doomed", false)
+	waitNamespace(ctx, t, "member2", "e2e-born", true)
 }
 
 func testTaintCommands(ctx context.Context, t *testing.T) {
@@ -317,4 +345,6 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 		t.Fatalf("re-join: %v\n%s", err, out)
 	}
 	waitClusterReady(ctx, t, c, "member3", metav1.ConditionTrue, 30*time.Second)
+	// A cluster that joins gets the namespaces that already exist.
+	waitNamespace(ctx, t, "member3", "e2e-born", true)
 }

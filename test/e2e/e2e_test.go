@@ -62,8 +62,9 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	fleet.stateDir = filepath.Join(dir, "state")
 	fleet.kubeconfig = filepath.Join(dir, "kubeconfig")
-	// Ports apart from a developer's default fleet (31000).
-	fleet.portBase = 42000
+	// Ports apart from a developer's default fleet (31000), and below the
+	// kernel's ephemeral range.
+	fleet.portBase = 24000
 	if v := os.Getenv("E2E_PORT_BASE"); v != "" {
 		if fleet.portBase, err = strconv.Atoi(v); err != nil {
 			fmt.Fprintf(os.Stderr, "E2E_PORT_BASE=%q: %v\n", v, err)
@@ -226,6 +227,7 @@ func TestFleet(t *testing.T) {
 			t.Errorf("status does not show member2's apiserver stopped:\n%s", status)
 		}
 		testMemberNotReady(ctx, t)
+		changeNamespacesWhileDown(ctx, t)
 
 		out, err = karmadaLocal("member", "start", "member2")
 		if err != nil {
@@ -240,6 +242,7 @@ func TestFleet(t *testing.T) {
 		}
 		waitAvailable(ctx, t, kc, "nginx", 4)
 		testMemberReadyAgain(ctx, t)
+		namespacesConvergedAfterOutage(ctx, t)
 	})
 
 	t.Run("unjoin removes the cluster and its credentials, refusing while unreachable", func(t *testing.T) { testUnjoin(ctx, t) })

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -160,7 +161,15 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		return ctrl.Result{}, nil
 	}
 	preserve := work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion
-	if cluster != nil && !preserve && clusterReady(cluster) {
+	leaving := cluster == nil || !cluster.DeletionTimestamp.IsZero()
+	if !preserve && !leaving && !clusterReady(cluster) {
+		// Deleting now would orphan the member's copy: wait for the cluster
+		// (the Cluster watch brings the Work back when it is Ready). A cluster
+		// that is gone or being removed cannot be waited for.
+		ctrl.LoggerFrom(ctx).Info("Waiting for cluster to be Ready to remove work resources", "work", klog.KObj(work), "cluster", cluster.Name)
+		return ctrl.Result{}, nil
+	}
+	if !preserve && clusterReady(cluster) {
 		member, err := r.Members.Get(ctx, cluster)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -255,7 +264,7 @@ func (r *Reconciler) setCondition(ctx context.Context, work *workv1alpha1.Work, 
 }
 
 func clusterReady(c *clusterv1alpha1.Cluster) bool {
-	return meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	return c != nil && meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 }
 
 func objectName(obj *unstructured.Unstructured) string {
