@@ -23,15 +23,16 @@ import (
 // NewCommand returns the root command, named after how it was invoked.
 func NewCommand(name string) *cobra.Command {
 	g := &options.Global{}
-	use := "karmadactl"
-	if strings.HasPrefix(name, "kubectl-") {
-		use = "kubectl karmada"
-	}
 	cmd := &cobra.Command{
-		Use:           use,
+		Use:           "karmadactl",
 		Short:         "Manage the member clusters and policies of a Karmada control plane",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	if strings.HasPrefix(name, "kubectl-") {
+		// Invoked as a kubectl plugin: show usage as `kubectl karmada ...`.
+		cmd.Use = name
+		cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl karmada"}
 	}
 	g.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
