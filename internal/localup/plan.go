@@ -80,6 +80,8 @@ type cluster struct {
 	serving, servingKey     string
 	admin, adminKey         string
 	saKey, saPub            string
+	frontProxyCA            string
+	proxyClient, proxyKey   string
 	kcmConfig, schedConfig  string
 	kwokConfig, adminConfig string
 }
@@ -199,6 +201,15 @@ func (f *fleet) prepareCluster(c *cluster) error {
 	if c.saKey, c.saPub, err = EnsureServiceAccountKey(pki); err != nil {
 		return err
 	}
+	// The aggregation layer's front proxy: its own CA, as kubeadm sets it up.
+	fp, err := LoadOrCreateCA(filepath.Join(pki, "front-proxy"), c.name+"-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	c.frontProxyCA = filepath.Join(fp.Dir, "ca.crt")
+	if c.proxyClient, c.proxyKey, err = fp.Ensure(CertSpec{Name: "front-proxy-client", CommonName: "front-proxy-client", Client: true}); err != nil {
+		return err
+	}
 	type identity struct {
 		file, user string
 		orgs       []string
@@ -313,6 +324,13 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-cluster-ip-range=10.96.0.0/16",
 			"--endpoint-reconciler-type=none",
+			"--requestheader-client-ca-file=" + c.frontProxyCA,
+			"--requestheader-allowed-names=front-proxy-client",
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--proxy-client-cert-file=" + c.proxyClient,
+			"--proxy-client-key-file=" + c.proxyKey,
 			"--allow-privileged=true",
 			"--enable-priority-and-fairness=false",
 			"--profiling=false",

@@ -155,11 +155,11 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	if err != nil {
 		return fmt.Errorf("writing Cluster %s: %w", o.ClusterName, err)
 	}
-	verb := "joined"
-	if op == controllerutil.OperationResultNone || op == controllerutil.OperationResultUpdated {
-		verb = "is joined (already registered; brought up to date)"
+	if op == controllerutil.OperationResultCreated {
+		fmt.Fprintf(out, "cluster(%s) is joined successfully\n", o.ClusterName)
+	} else {
+		fmt.Fprintf(out, "cluster(%s) is joined successfully (it was already registered; its registration is up to date)\n", o.ClusterName)
 	}
-	fmt.Fprintf(out, "cluster(%s) %s\n", o.ClusterName, verb)
 	return nil
 }
 

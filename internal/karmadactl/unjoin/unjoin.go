@@ -94,7 +94,7 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		fmt.Fprintf(out, "cluster(%s) was not joined; its member credentials are removed\n", o.ClusterName)
 		return nil
 	}
-	fmt.Fprintf(out, "cluster(%s) is unjoined\n", o.ClusterName)
+	fmt.Fprintf(out, "cluster(%s) is unjoined successfully\n", o.ClusterName)
 	return nil
 }
 
