@@ -3,16 +3,13 @@
 package app
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/karmadactl/cordon"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
@@ -46,12 +43,4 @@ func NewCommand(name string) *cobra.Command {
 }
 
 // Run executes the command and returns the process exit code.
-func Run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := NewCommand(filepath.Base(os.Args[0])).ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	return 0
-}
+func Run() int { return cli.Run(NewCommand(filepath.Base(os.Args[0]))) }

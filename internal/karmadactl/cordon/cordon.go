@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/taint"
 )
@@ -19,13 +20,6 @@ const UnschedulableTaintKey = "cluster.karmada.io/unschedulable"
 
 var unschedulable = corev1.Taint{Key: UnschedulableTaintKey, Effect: corev1.TaintEffectNoSchedule}
 
-func oneCluster(cmd *cobra.Command, args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("expected one cluster name, got %d arguments", len(args))
-	}
-	return nil
-}
-
 // NewCordonCommand returns `karmadactl cordon`.
 func NewCordonCommand(g *options.Global) *cobra.Command {
 	return &cobra.Command{
@@ -33,7 +27,7 @@ func NewCordonCommand(g *options.Global) *cobra.Command {
 		Short:   "Mark a cluster unschedulable",
 		Long:    "Add the taint " + UnschedulableTaintKey + ":NoSchedule so that no new workload is scheduled to the cluster. Workloads already there stay.",
 		Example: "  karmadactl cordon member1",
-		Args:    oneCluster,
+		Args:    cli.OneName("the name of the cluster to cordon"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.KarmadaClient()
 			if err != nil {
@@ -52,7 +46,7 @@ func NewUncordonCommand(g *options.Global) *cobra.Command {
 		Short:   "Mark a cluster schedulable again",
 		Long:    "Remove the taint " + UnschedulableTaintKey + ":NoSchedule. Uncordoning a cluster that is not cordoned changes nothing.",
 		Example: "  karmadactl uncordon member1",
-		Args:    oneCluster,
+		Args:    cli.OneName("the name of the cluster to uncordon"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.KarmadaClient()
 			if err != nil {

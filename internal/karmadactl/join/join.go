@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 )
@@ -283,12 +284,7 @@ registration.`,
 
   # With its topology
   karmadactl join member1 --cluster-kubeconfig member.config --cluster-provider aws --cluster-region us-east-1 --cluster-zone us-east-1a`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("expected the name of the cluster to join (one argument), got %d", len(args))
-			}
-			return nil
-		},
+		Args: cli.OneName("the name of the cluster to join"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ClusterName = args[0]
 			if clusterKubeconfig == "" {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 )
@@ -155,12 +156,7 @@ removes it from Karmada and leaves its credentials in the member.`,
 
   # The member is gone for good
   karmadactl unjoin member1 --force`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("expected the name of the cluster to unjoin (one argument), got %d", len(args))
-			}
-			return nil
-		},
+		Args: cli.OneName("the name of the cluster to unjoin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ClusterName = args[0]
 			var member *rest.Config

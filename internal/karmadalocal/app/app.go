@@ -3,15 +3,12 @@
 package app
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
 )
 
@@ -68,15 +65,7 @@ func defaultBinDir() string {
 }
 
 // Run executes the command and returns the process exit code.
-func Run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := NewCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	return 0
-}
+func Run() int { return cli.Run(NewCommand()) }
 
 func newUpCommand(g *globalOptions) *cobra.Command {
 	cfg := localup.Config{}
@@ -150,7 +139,7 @@ func newMemberCommand(g *globalOptions) *cobra.Command {
 		Use:     "stop NAME",
 		Short:   "Stop a member's processes, keeping its data",
 		Example: `  karmada-local member stop member2`,
-		Args:    exactlyOneMember,
+		Args:    cli.OneName("the name of a member, such as member1"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return localup.MemberStop(g.stateDir, g.binDir, args[0], cmd.OutOrStdout())
 		},
@@ -158,17 +147,10 @@ func newMemberCommand(g *globalOptions) *cobra.Command {
 		Use:     "start NAME",
 		Short:   "Start a stopped member again and wait until it is ready",
 		Example: `  karmada-local member start member2`,
-		Args:    exactlyOneMember,
+		Args:    cli.OneName("the name of a member, such as member1"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return localup.MemberStart(cmd.Context(), g.stateDir, g.binDir, args[0], cmd.OutOrStdout())
 		},
 	})
 	return cmd
-}
-
-func exactlyOneMember(_ *cobra.Command, args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("expected one member name, such as member1; got %d arguments", len(args))
-	}
-	return nil
 }
