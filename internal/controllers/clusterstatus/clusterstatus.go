@@ -27,6 +27,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/interpreter"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -280,7 +281,7 @@ func NodeSummary(nodes []*corev1.Node) *clusterv1alpha1.NodeSummary {
 func ResourceSummary(nodes []*corev1.Node, pods []*corev1.Pod) *clusterv1alpha1.ResourceSummary {
 	s := &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{}, Allocated: corev1.ResourceList{}, Allocating: corev1.ResourceList{}}
 	for _, n := range nodes {
-		addList(s.Allocatable, n.Status.Allocatable)
+		interpreter.AddResources(s.Allocatable, n.Status.Allocatable)
 	}
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -290,49 +291,10 @@ func ResourceSummary(nodes []*corev1.Node, pods []*corev1.Pod) *clusterv1alpha1.
 		if p.Spec.NodeName == "" {
 			target = s.Allocating
 		}
-		addList(target, PodRequests(p))
+		interpreter.AddResources(target, interpreter.PodRequests(&p.Spec))
 		q := target[corev1.ResourcePods]
 		q.Add(resource.MustParse("1"))
 		target[corev1.ResourcePods] = q
 	}
 	return s
-}
-
-// PodRequests is what a pod asks of a node: the sum of its containers'
-// requests, at least each init container's, plus overhead.
-func PodRequests(p *corev1.Pod) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		addList(out, c.Resources.Requests)
-	}
-	// Sidecars (restartable init containers) run beside the containers.
-	sidecars := corev1.ResourceList{}
-	for _, c := range p.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addList(sidecars, c.Resources.Requests)
-			addList(out, c.Resources.Requests)
-			continue
-		}
-		// A plain init container runs alone, beside the sidecars started
-		// before it.
-		for name, q := range c.Resources.Requests {
-			need := q.DeepCopy()
-			if s, ok := sidecars[name]; ok {
-				need.Add(s)
-			}
-			if cur, ok := out[name]; !ok || need.Cmp(cur) > 0 {
-				out[name] = need
-			}
-		}
-	}
-	addList(out, p.Spec.Overhead)
-	return out
-}
-
-func addList(into, add corev1.ResourceList) {
-	for name, q := range add {
-		cur := into[name]
-		cur.Add(q)
-		into[name] = cur
-	}
 }

@@ -114,27 +114,3 @@ func TestSummaries(t *testing.T) {
 		}
 	}
 }
-
-func TestPodRequestsCountsInitContainersAndOverhead(t *testing.T) {
-	always := corev1.ContainerRestartPolicyAlways
-	req := func(cpu string) corev1.ResourceRequirements {
-		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
-	}
-	cases := []struct {
-		name string
-		pod  corev1.PodSpec
-		want string
-	}{
-		{"containers add up", corev1.PodSpec{Containers: []corev1.Container{{Resources: req("1")}, {Resources: req("500m")}}}, "1500m"},
-		{"a larger init container wins", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: req("3")}}, Containers: []corev1.Container{{Resources: req("1")}}}, "3"},
-		{"a smaller init container does not count", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: req("100m")}}, Containers: []corev1.Container{{Resources: req("1")}}}, "1"},
-		{"sidecars add to containers", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: req("200m"), RestartPolicy: &always}}, Containers: []corev1.Container{{Resources: req("1")}}}, "1200m"},
-		{"overhead adds", corev1.PodSpec{Containers: []corev1.Container{{Resources: req("1")}}, Overhead: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}, "1250m"},
-	}
-	for _, c := range cases {
-		got := PodRequests(&corev1.Pod{Spec: c.pod})[corev1.ResourceCPU]
-		if got.Cmp(resource.MustParse(c.want)) != 0 {
-			t.Errorf("%s: cpu = %s, want %s", c.name, got.String(), c.want)
-		}
-	}
-}

@@ -1,0 +1,200 @@
+package interpreter
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+func TestPrune(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"metadata, status and claims go; the rest stays", `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  uid: 1234
+  resourceVersion: "99"
+  generation: 3
+  creationTimestamp: "2026-01-01T00:00:00Z"
+  managedFields: [{manager: kubectl}]
+  ownerReferences: [{apiVersion: v1, kind: X, name: y, uid: z}]
+  finalizers: [karmada.io/x]
+  labels: {app: web, propagationpolicy.karmada.io/permanent-id: abc}
+  annotations: {note: keep, clusterpropagationpolicy.karmada.io/name: cpp}
+spec: {replicas: 2}
+status: {replicas: 2}
+`, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, labels: {app: web}, annotations: {note: keep}}
+spec: {replicas: 2}
+`},
+		{"service loses assigned IPs", `
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {clusterIP: 10.0.0.1, clusterIPs: [10.0.0.1], healthCheckNodePort: 30001, ports: [{port: 80, nodePort: 30080}]}
+`, `
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {ports: [{port: 80, nodePort: 30080}]}
+`},
+		{"headless service keeps clusterIP None", `
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {clusterIP: None, clusterIPs: [None]}
+`, `
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {clusterIP: None, clusterIPs: [None]}
+`},
+		{"job loses its generated selector and labels", `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  selector: {matchLabels: {controller-uid: u1}}
+  template: {metadata: {labels: {controller-uid: u1, batch.kubernetes.io/controller-uid: u1, job-name: j, batch.kubernetes.io/job-name: j, app: x}}}
+`, `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec: {template: {metadata: {labels: {app: x}}}}
+`},
+		{"job with a manual selector keeps it", `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec: {manualSelector: true, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}}}
+`, `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec: {manualSelector: true, selector: {matchLabels: {app: x}}, template: {metadata: {labels: {app: x}}}}
+`},
+		{"service account loses token secrets", `
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: sa}
+secrets: [{name: sa-token-x}]
+imagePullSecrets: [{name: reg}]
+`, `
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: sa}
+imagePullSecrets: [{name: reg}]
+`},
+	}
+	for _, c := range cases {
+		in := obj(t, c.in)
+		before := in.DeepCopy()
+		got := Prune(in)
+		if diff := cmp.Diff(obj(t, c.want).Object, got.Object); diff != "" {
+			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
+		}
+		if !equality.Semantic.DeepEqual(before, in) {
+			t.Errorf("%s: the input was modified", c.name)
+		}
+	}
+}
+
+func TestRetain(t *testing.T) {
+	cases := []struct {
+		name, desired, observed, want string
+	}{
+		{"member-added labels and annotations stay; desired values win", `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, labels: {app: web, tier: new}, annotations: {a: desired}}
+spec: {replicas: 2}
+`, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, labels: {tier: old, mesh: injected}, annotations: {a: observed, deployment.kubernetes.io/revision: "3"}}
+spec: {replicas: 5}
+`, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, labels: {app: web, tier: new, mesh: injected}, annotations: {a: desired, deployment.kubernetes.io/revision: "3"}}
+spec: {replicas: 2}
+`},
+		{"service keeps assigned IPs and node ports", `
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {type: NodePort, ports: [{name: http, port: 80}, {name: admin, port: 81, nodePort: 30081}]}
+`, `
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {type: NodePort, clusterIP: 10.1.0.9, clusterIPs: [10.1.0.9], ports: [{name: http, port: 80, nodePort: 31000}, {name: admin, port: 81, nodePort: 31001}]}
+`, `
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {type: NodePort, clusterIP: 10.1.0.9, clusterIPs: [10.1.0.9], ports: [{name: http, port: 80, nodePort: 31000}, {name: admin, port: 81, nodePort: 30081}]}
+`},
+		{"pvc keeps its volume", `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: p}
+spec: {resources: {requests: {storage: 1Gi}}}
+`, `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: p}
+spec: {volumeName: pv-7, resources: {requests: {storage: 1Gi}}}
+`, `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: p}
+spec: {volumeName: pv-7, resources: {requests: {storage: 1Gi}}}
+`},
+		{"job keeps the member's selector and labels", `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec: {template: {metadata: {labels: {app: x}}}}
+`, `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec: {selector: {matchLabels: {controller-uid: m1}}, template: {metadata: {labels: {app: x, controller-uid: m1}}}}
+`, `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec: {selector: {matchLabels: {controller-uid: m1}}, template: {metadata: {labels: {app: x, controller-uid: m1}}}}
+`},
+		{"service account keeps its secrets; pod keeps its node", `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {containers: [{name: c}]}
+`, `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {nodeName: member1-node2, containers: [{name: c}]}
+`, `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {nodeName: member1-node2, containers: [{name: c}]}
+`},
+	}
+	for _, c := range cases {
+		got := Retain(obj(t, c.desired), obj(t, c.observed))
+		if diff := cmp.Diff(obj(t, c.want).Object, got.Object); diff != "" {
+			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+)
+
+func raw(t *testing.T, v any) *runtime.RawExtension {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runtime.RawExtension{Raw: b}
+}
+
+func TestReflectStatus(t *testing.T) {
+	got, err := ReflectStatus(obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, generation: 4, annotations: {resourcetemplate.karmada.io/generation: "2"}}
+status: {replicas: 3, readyReplicas: 3, availableReplicas: 3, updatedReplicas: 3, observedGeneration: 4, conditions: [{type: Available}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(got.Raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"replicas": 3.0, "readyReplicas": 3.0, "availableReplicas": 3.0, "updatedReplicas": 3.0,
+		"observedGeneration": 4.0, "generation": 4.0, "resourceTemplateGeneration": 2.0}
+	if diff := cmp.Diff(want, m); diff != "" {
+		t.Errorf("deployment (-want,+got):\n%s", diff)
+	}
+
+	svc, err := ReflectStatus(obj(t, `{apiVersion: v1, kind: Service, metadata: {name: s}, status: {loadBalancer: {ingress: [{ip: 1.2.3.4}]}}}`))
+	if err != nil || string(svc.Raw) != `{"loadBalancer":{"ingress":[{"ip":"1.2.3.4"}]}}` {
+		t.Errorf("service status reflected as %s (%v), want the whole status", svc.Raw, err)
+	}
+	none, err := ReflectStatus(obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`))
+	if err != nil || none != nil {
+		t.Errorf("configmap reflected %v (%v), want nil", none, err)
+	}
+}
+
+func TestAggregateDeployment(t *testing.T) {
+	tmpl := `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, generation: 2}
+spec: {replicas: 5}
+status: {observedGeneration: 1}
+`
+	member := func(replicas, gen, observed, tmplGen int) map[string]any {
+		return map[string]any{"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas, "updatedReplicas": replicas,
+			"generation": gen, "observedGeneration": observed, "resourceTemplateGeneration": tmplGen}
+	}
+	cases := []struct {
+		name    string
+		items   []map[string]any
+		wantGen int64
+	}{
+		{"every member caught up", []map[string]any{member(3, 7, 7, 2), member(2, 1, 1, 2)}, 2},
+		{"a member still runs the old template", []map[string]any{member(3, 7, 7, 2), member(2, 1, 1, 1)}, 1},
+		{"a member has not observed its copy", []map[string]any{member(3, 7, 6, 2), member(2, 1, 1, 2)}, 1},
+	}
+	for _, c := range cases {
+		var items []workv1alpha2.AggregatedStatusItem
+		for i, s := range c.items {
+			items = append(items, workv1alpha2.AggregatedStatusItem{ClusterName: string(rune('a' + i)), Status: raw(t, s)})
+		}
+		got, err := AggregateStatus(obj(t, tmpl), items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"replicas", "readyReplicas", "availableReplicas", "updatedReplicas"} {
+			if v, _, _ := nestedInt(got.Object, "status", f); v != 5 {
+				t.Errorf("%s: %s = %d, want 5", c.name, f, v)
+			}
+		}
+		if v, _, _ := nestedInt(got.Object, "status", "observedGeneration"); v != c.wantGen {
+			t.Errorf("%s: observedGeneration = %d, want %d", c.name, v, c.wantGen)
+		}
+	}
+}
+
+func TestAggregateJobServicePod(t *testing.T) {
+	complete := map[string]any{"succeeded": 2, "startTime": "2026-01-01T00:00:05Z", "completionTime": "2026-01-01T00:01:00Z",
+		"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}
+	running := map[string]any{"active": 1, "startTime": "2026-01-01T00:00:01Z"}
+	job := `{apiVersion: batch/v1, kind: Job, metadata: {name: j}}`
+	got, err := AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, running)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _, _ := nestedInt(got.Object, "status", "succeeded"); s != 2 {
+		t.Errorf("job succeeded = %d, want 2", s)
+	}
+	if a, _, _ := nestedInt(got.Object, "status", "active"); a != 1 {
+		t.Errorf("job active = %d, want 1", a)
+	}
+	if st := got.Object["status"].(map[string]any)["startTime"]; st != "2026-01-01T00:00:01Z" {
+		t.Errorf("job startTime = %v, want the earliest", st)
+	}
+	if _, found := got.Object["status"].(map[string]any)["conditions"]; found {
+		t.Error("job marked with conditions while one cluster still runs it")
+	}
+	got, _ = AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, complete)}})
+	conds, _ := got.Object["status"].(map[string]any)["conditions"].([]any)
+	if len(conds) != 1 || conds[0].(map[string]any)["type"] != "Complete" {
+		t.Errorf("job complete everywhere: conditions %v, want Complete", conds)
+	}
+
+	lb := func(ip string) map[string]any {
+		return map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": ip}}}}
+	}
+	svc := `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: LoadBalancer}}`
+	got, _ = AggregateStatus(obj(t, svc), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, lb("2.2.2.2"))}, {ClusterName: "b", Status: raw(t, lb("1.1.1.1"))}, {ClusterName: "c", Status: raw(t, lb("1.1.1.1"))}})
+	ing, _, _ := unstructured.NestedSlice(got.Object, "status", "loadBalancer", "ingress")
+	if len(ing) != 2 {
+		t.Errorf("service ingress %v, want the two distinct addresses", ing)
+	}
+
+	for _, c := range []struct {
+		phases []string
+		want   string
+	}{
+		{[]string{"Running", "Running"}, "Running"},
+		{[]string{"Running", "Pending"}, "Pending"},
+		{[]string{"Succeeded", "Failed"}, "Failed"},
+		{[]string{"Succeeded", "Succeeded"}, "Succeeded"},
+	} {
+		var items []workv1alpha2.AggregatedStatusItem
+		for i, p := range c.phases {
+			items = append(items, workv1alpha2.AggregatedStatusItem{ClusterName: string(rune('a' + i)), Status: raw(t, map[string]any{"phase": p})})
+		}
+		got, _ := AggregateStatus(obj(t, `{apiVersion: v1, kind: Pod, metadata: {name: p}}`), items)
+		if phase := got.Object["status"].(map[string]any)["phase"]; phase != c.want {
+			t.Errorf("pod phases %v aggregate to %v, want %s", c.phases, phase, c.want)
+		}
+	}
+}
+
+func TestHealth(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		want       workv1alpha1.ResourceHealth
+	}{
+		{"deployment rolled out", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, generation: 2}, spec: {replicas: 3}, status: {observedGeneration: 2, updatedReplicas: 3, availableReplicas: 3}}`, workv1alpha1.ResourceHealthy},
+		{"deployment not observed yet", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, generation: 3}, spec: {replicas: 3}, status: {observedGeneration: 2, updatedReplicas: 3, availableReplicas: 3}}`, workv1alpha1.ResourceUnhealthy},
+		{"deployment short of available", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, generation: 2}, spec: {replicas: 3}, status: {observedGeneration: 2, updatedReplicas: 3, availableReplicas: 1}}`, workv1alpha1.ResourceUnhealthy},
+		{"statefulset ready", `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: s, generation: 1}, spec: {replicas: 2}, status: {observedGeneration: 1, updatedReplicas: 2, readyReplicas: 2}}`, workv1alpha1.ResourceHealthy},
+		{"replicaset short", `{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: r, generation: 1}, spec: {replicas: 2}, status: {observedGeneration: 1, availableReplicas: 1}}`, workv1alpha1.ResourceUnhealthy},
+		{"daemonset everywhere", `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: ds, generation: 1}, status: {observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3}}`, workv1alpha1.ResourceHealthy},
+		{"pod running", `{apiVersion: v1, kind: Pod, metadata: {name: p}, status: {phase: Running}}`, workv1alpha1.ResourceHealthy},
+		{"pod pending", `{apiVersion: v1, kind: Pod, metadata: {name: p}, status: {phase: Pending}}`, workv1alpha1.ResourceUnhealthy},
+		{"cluster-ip service", `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: ClusterIP}}`, workv1alpha1.ResourceHealthy},
+		{"load balancer without address", `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: LoadBalancer}}`, workv1alpha1.ResourceUnhealthy},
+		{"load balancer with address", `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: LoadBalancer}, status: {loadBalancer: {ingress: [{ip: 1.1.1.1}]}}}`, workv1alpha1.ResourceHealthy},
+		{"pvc bound", `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: p}, status: {phase: Bound}}`, workv1alpha1.ResourceHealthy},
+		{"pvc pending", `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: p}, status: {phase: Pending}}`, workv1alpha1.ResourceUnhealthy},
+		{"configmap unknown", `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`, workv1alpha1.ResourceUnknownHealth},
+	}
+	for _, c := range cases {
+		if got := Health(obj(t, c.yaml)); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
