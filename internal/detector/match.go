@@ -1,0 +1,229 @@
+// Package detector matches resource templates with propagation policies and
+// keeps one binding per claimed template.
+package detector
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+)
+
+// Labels and annotations with which a policy claims a template (and its
+// binding), as Karmada writes them.
+const (
+	PropagationPolicyNamespaceAnnotation = "propagationpolicy.karmada.io/namespace"
+	PropagationPolicyNameAnnotation      = "propagationpolicy.karmada.io/name"
+	PropagationPolicyPermanentIDLabel    = "propagationpolicy.karmada.io/permanent-id"
+
+	ClusterPropagationPolicyAnnotation       = "clusterpropagationpolicy.karmada.io/name"
+	ClusterPropagationPolicyPermanentIDLabel = "clusterpropagationpolicy.karmada.io/permanent-id"
+)
+
+// Specificity ranks how precisely a selector picks a template: a name beats a
+// label selector, which beats the whole kind.
+type Specificity int
+
+// Specificities, lowest first; NoMatch means the selector does not match.
+const (
+	NoMatch Specificity = iota
+	MatchKind
+	MatchLabelSelector
+	MatchName
+)
+
+// SelectorMatches says how specifically sel picks obj. A selector without a
+// namespace matches, for a PropagationPolicy, only its own namespace (the
+// caller passes it as defaultNamespace) and, for a ClusterPropagationPolicy,
+// every namespace (defaultNamespace "").
+func SelectorMatches(sel policyv1alpha1.ResourceSelector, obj *unstructured.Unstructured, defaultNamespace string) (Specificity, error) {
+	if sel.APIVersion != obj.GetAPIVersion() || sel.Kind != obj.GetKind() {
+		return NoMatch, nil
+	}
+	ns := sel.Namespace
+	if ns == "" {
+		ns = defaultNamespace
+	}
+	if ns != "" && ns != obj.GetNamespace() {
+		return NoMatch, nil
+	}
+	if sel.Name != "" {
+		if sel.Name == obj.GetName() {
+			return MatchName, nil
+		}
+		return NoMatch, nil
+	}
+	if sel.LabelSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(sel.LabelSelector)
+		if err != nil {
+			return NoMatch, fmt.Errorf("invalid labelSelector: %w", err)
+		}
+		if s.Matches(labels.Set(obj.GetLabels())) {
+			return MatchLabelSelector, nil
+		}
+		return NoMatch, nil
+	}
+	return MatchKind, nil
+}
+
+// bestSpecificity is the most specific match among a policy's selectors.
+func bestSpecificity(spec *policyv1alpha1.PropagationSpec, obj *unstructured.Unstructured, defaultNamespace string) (Specificity, error) {
+	best := NoMatch
+	for _, sel := range spec.ResourceSelectors {
+		s, err := SelectorMatches(sel, obj, defaultNamespace)
+		if err != nil {
+			return NoMatch, err
+		}
+		if s > best {
+			best = s
+		}
+	}
+	return best, nil
+}
+
+// Candidate is a policy that matches a template.
+type Candidate struct {
+	// Namespaced is true for a PropagationPolicy, false for a
+	// ClusterPropagationPolicy.
+	Namespaced  bool
+	Namespace   string
+	Name        string
+	Priority    int32
+	Specificity Specificity
+	Preemption  policyv1alpha1.PreemptionBehavior
+	Spec        *policyv1alpha1.PropagationSpec
+}
+
+// Key names the policy, "namespace/name" or "name".
+func (c Candidate) Key() string {
+	if c.Namespaced {
+		return c.Namespace + "/" + c.Name
+	}
+	return c.Name
+}
+
+// Candidates returns the policies that match obj. Namespaced policies only
+// see templates of their own namespace; cluster-scoped templates only match
+// ClusterPropagationPolicies. Policies being deleted are left out.
+func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.PropagationPolicy, cpps []policyv1alpha1.ClusterPropagationPolicy) []Candidate {
+	var out []Candidate
+	if obj.GetNamespace() != "" {
+		for i := range pps {
+			p := &pps[i]
+			if p.Namespace != obj.GetNamespace() || !p.DeletionTimestamp.IsZero() {
+				continue
+			}
+			if s, err := bestSpecificity(&p.Spec, obj, p.Namespace); err == nil && s != NoMatch {
+				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+			}
+		}
+	}
+	for i := range cpps {
+		p := &cpps[i]
+		if !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if s, err := bestSpecificity(&p.Spec, obj, ""); err == nil && s != NoMatch {
+			out = append(out, Candidate{Name: p.Name, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+		}
+	}
+	return out
+}
+
+func priority(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// Better reports whether a should win over b: a namespaced policy over a
+// cluster one, then the higher priority, then the more specific selector,
+// then the name in alphabetical order.
+func Better(a, b Candidate) bool {
+	if a.Namespaced != b.Namespaced {
+		return a.Namespaced
+	}
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if a.Specificity != b.Specificity {
+		return a.Specificity > b.Specificity
+	}
+	return a.Key() < b.Key()
+}
+
+// Best returns the winning candidate, or false when there is none.
+func Best(cands []Candidate) (Candidate, bool) {
+	if len(cands) == 0 {
+		return Candidate{}, false
+	}
+	sorted := append([]Candidate(nil), cands...)
+	sort.SliceStable(sorted, func(i, j int) bool { return Better(sorted[i], sorted[j]) })
+	return sorted[0], true
+}
+
+// Claim names the policy that currently holds a template, read from the
+// template's annotations.
+type Claim struct {
+	Namespaced bool
+	Namespace  string
+	Name       string
+}
+
+// ClaimOf reads the claim recorded on a template, if any.
+func ClaimOf(obj *unstructured.Unstructured) (Claim, bool) {
+	a := obj.GetAnnotations()
+	if name := a[PropagationPolicyNameAnnotation]; name != "" {
+		return Claim{Namespaced: true, Namespace: a[PropagationPolicyNamespaceAnnotation], Name: name}, true
+	}
+	if name := a[ClusterPropagationPolicyAnnotation]; name != "" {
+		return Claim{Name: name}, true
+	}
+	return Claim{}, false
+}
+
+// Choose decides which policy holds a template, given the current claim (if
+// any) and the matching candidates. A claim stays while its policy still
+// matches: a template is not taken from one policy merely because another
+// appeared. Only a candidate with preemption Always takes it, and only from
+// a ClusterPropagationPolicy (when the candidate is namespaced) or from a
+// policy of its own kind with lower priority. A claim whose policy no longer
+// matches is released, and the best candidate takes the template.
+func Choose(current Claim, claimed bool, cands []Candidate) (Candidate, bool) {
+	best, ok := Best(cands)
+	if !claimed || !ok {
+		return best, ok
+	}
+	var holder *Candidate
+	for i := range cands {
+		c := cands[i]
+		if c.Namespaced == current.Namespaced && c.Name == current.Name && (!c.Namespaced || c.Namespace == current.Namespace) {
+			holder = &c
+			break
+		}
+	}
+	switch {
+	case holder == nil:
+		return best, true
+	case best.Key() == holder.Key() && best.Namespaced == holder.Namespaced:
+		return *holder, true
+	case best.Preemption != policyv1alpha1.PreemptAlways:
+		return *holder, true
+	case best.Namespaced && !holder.Namespaced:
+		return best, true
+	case best.Namespaced == holder.Namespaced && best.Priority > holder.Priority:
+		return best, true
+	}
+	return *holder, true
+}
+
+// BindingName is the name of a template's binding: <name>-<kind lowercased>.
+func BindingName(kind, name string) string {
+	return name + "-" + strings.ToLower(kind)
+}
