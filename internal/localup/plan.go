@@ -20,6 +20,8 @@ const (
 	// Karmada components, control plane block only.
 	slotKarmadaControllerManagerMetrics = 4
 	slotKarmadaControllerManagerHealth  = 5
+	slotKarmadaSchedulerMetrics         = 6
+	slotKarmadaSchedulerHealth          = 7
 	slotEtcdClient                      = 8 // control plane block only
 	slotEtcdPeer                        = 9 // control plane block only
 )
@@ -127,7 +129,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -463,6 +465,23 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
 		ReadyTimeout: 30 * time.Second,
 	}
+	schedHealth := c.ports[slotKarmadaSchedulerHealth]
+	sched := &Step{
+		Name:    "karmada/karmada-scheduler",
+		Cluster: c.name,
+		After:   []string{setup.Name},
+		Binary:  f.bin("karmada-scheduler"),
+		Args: []string{
+			"--kubeconfig=" + c.adminConfig,
+			"--leader-elect=false",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[slotKarmadaSchedulerMetrics]),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", schedHealth),
+			"--v=2",
+		},
+		Ports:        []int{c.ports[slotKarmadaSchedulerMetrics], schedHealth},
+		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", schedHealth)},
+		ReadyTimeout: 30 * time.Second,
+	}
 	ready := &Step{
 		Name:    "karmada/clusters-ready",
 		Cluster: c.name,
@@ -472,5 +491,5 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 	for i := 1; i <= f.cfg.Members; i++ {
 		ready.After = append(ready.After, MemberName(i)+"/join")
 	}
-	return []*Step{setup, kcm, ready}
+	return []*Step{setup, kcm, sched, ready}
 }

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -347,4 +349,47 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 	waitClusterReady(ctx, t, c, "member3", metav1.ConditionTrue, 30*time.Second)
 	// A cluster that joins gets the namespaces that already exist.
 	waitNamespace(ctx, t, "member3", "e2e-born", true)
+}
+
+func testSchedulerPlacesBinding(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-web-deployment"},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "e2e-web"},
+			Replicas: 5,
+			Placement: &policyv1alpha1.Placement{
+				ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+					ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+					WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 2},
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 3},
+					}},
+				},
+			},
+		},
+	}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return false, nil
+		}
+		return meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.Scheduled), nil
+	})
+	if err != nil {
+		t.Fatalf("karmada-scheduler did not schedule the binding: %+v", rb.Status)
+	}
+	got := map[string]int32{}
+	for _, tc := range rb.Spec.Clusters {
+		got[tc.Name] = tc.Replicas
+	}
+	if len(got) != 2 || got["member1"] != 2 || got["member2"] != 3 {
+		t.Errorf("placement %v, want member1=2 member2=3", got)
+	}
+	if err := c.Delete(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
 }

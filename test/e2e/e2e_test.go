@@ -204,6 +204,7 @@ func TestFleet(t *testing.T) {
 
 	t.Run("every member is joined and Ready with its status", func(t *testing.T) { testJoinedClusters(ctx, t) })
 	t.Run("a member joins under one name only; re-joining is idempotent", func(t *testing.T) { testJoinRules(t) })
+	t.Run("karmada-scheduler places a binding by static weight", func(t *testing.T) { testSchedulerPlacesBinding(ctx, t) })
 	t.Run("namespaces propagate to every member", func(t *testing.T) { testNamespacePropagation(ctx, t) })
 	t.Run("cordon, uncordon and taint change exactly the right taints", func(t *testing.T) { testTaintCommands(ctx, t) })
 
@@ -275,16 +276,16 @@ func TestFleet(t *testing.T) {
 				}
 			}
 		}
-		// etcd, 3 control plane components, 4 per member.
-		if lines != 4+3*4 {
-			t.Errorf("status lists %d components, want %d:\n%s", lines, 4+3*4, out)
+		// etcd, 4 control plane components, 4 per member.
+		if lines != 5+3*4 {
+			t.Errorf("status lists %d components, want %d:\n%s", lines, 5+3*4, out)
 		}
 	})
 
 	t.Run("down leaves no process of the fleet running", func(t *testing.T) {
 		running := pids(t)
-		if len(running) != 16 {
-			t.Fatalf("found %d fleet processes before down, want 16: %v", len(running), running)
+		if len(running) != 17 {
+			t.Fatalf("found %d fleet processes before down, want 17: %v", len(running), running)
 		}
 		out, err := karmadaLocal("down")
 		if err != nil {

@@ -1,0 +1,195 @@
+// Package framework defines the scheduler's extension points. Each is one
+// small interface; a plugin implements the ones it needs and is registered
+// by name.
+package framework
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+)
+
+// Code is the outcome of a plugin call.
+type Code int
+
+// Codes of a Status.
+const (
+	// Success: the cluster passes.
+	Success Code = iota
+	// Unschedulable: the cluster cannot take the workload now; it may once
+	// the cluster or the placement changes.
+	Unschedulable
+	// Error: the plugin failed; the binding is retried.
+	Error
+)
+
+// Status is a plugin's verdict with the reasons behind it. A nil Status is
+// Success.
+type Status struct {
+	code    Code
+	reasons []string
+	plugin  string
+}
+
+// NewStatus returns a status with reasons.
+func NewStatus(code Code, reasons ...string) *Status {
+	return &Status{code: code, reasons: reasons}
+}
+
+// Code returns the code; nil is Success.
+func (s *Status) Code() Code {
+	if s == nil {
+		return Success
+	}
+	return s.code
+}
+
+// IsSuccess reports whether the status is Success.
+func (s *Status) IsSuccess() bool { return s.Code() == Success }
+
+// Reasons returns why the status is not Success.
+func (s *Status) Reasons() []string {
+	if s == nil {
+		return nil
+	}
+	return s.reasons
+}
+
+// Plugin names the plugin that returned the status.
+func (s *Status) Plugin() string {
+	if s == nil {
+		return ""
+	}
+	return s.plugin
+}
+
+// WithPlugin records which plugin returned the status.
+func (s *Status) WithPlugin(name string) *Status {
+	if s != nil {
+		s.plugin = name
+	}
+	return s
+}
+
+// Message is the reasons joined.
+func (s *Status) Message() string { return strings.Join(s.Reasons(), "; ") }
+
+// Plugin is what every plugin is.
+type Plugin interface {
+	// Name is the plugin's name in --plugins and in diagnoses.
+	Name() string
+}
+
+// FilterPlugin rules out clusters that cannot take a binding. Filter is
+// called once per binding and cluster; it must not modify its arguments and
+// must be safe to call concurrently.
+type FilterPlugin interface {
+	Plugin
+	Filter(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *Status
+}
+
+// ScorePlugin ranks the clusters that passed the filters; a higher score is
+// better, within [MinScore, MaxScore].
+type ScorePlugin interface {
+	Plugin
+	Score(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) (int64, *Status)
+}
+
+// Score bounds.
+const (
+	MinScore int64 = 0
+	MaxScore int64 = 100
+)
+
+// Factory builds a plugin.
+type Factory func() (Plugin, error)
+
+// Registry maps plugin names to factories.
+type Registry map[string]Factory
+
+// Framework runs the enabled plugins.
+type Framework struct {
+	filters []FilterPlugin
+	scores  []ScorePlugin
+}
+
+// New builds the plugins of the registry that enabled selects, in name order.
+// enabled follows the --plugins syntax: "*" for all, "name", "-name".
+func New(r Registry, enabled []string) (*Framework, error) {
+	names, err := Enabled(r, enabled)
+	if err != nil {
+		return nil, err
+	}
+	f := &Framework{}
+	for _, n := range names {
+		p, err := r[n]()
+		if err != nil {
+			return nil, fmt.Errorf("building plugin %s: %w", n, err)
+		}
+		if fp, ok := p.(FilterPlugin); ok {
+			f.filters = append(f.filters, fp)
+		}
+		if sp, ok := p.(ScorePlugin); ok {
+			f.scores = append(f.scores, sp)
+		}
+	}
+	return f, nil
+}
+
+// Enabled resolves a --plugins list against the registry.
+func Enabled(r Registry, spec []string) ([]string, error) {
+	known := make([]string, 0, len(r))
+	for n := range r {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	all, on, off := false, map[string]bool{}, map[string]bool{}
+	for _, s := range spec {
+		name := strings.TrimPrefix(strings.TrimSpace(s), "-")
+		switch {
+		case s == "*":
+			all = true
+		case r[name] == nil:
+			return nil, fmt.Errorf("--plugins: unknown plugin %q; known: %s", name, strings.Join(known, ", "))
+		case strings.HasPrefix(strings.TrimSpace(s), "-"):
+			off[name] = true
+		default:
+			on[name] = true
+		}
+	}
+	var out []string
+	for _, n := range known {
+		if !off[n] && (all || on[n]) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// RunFilters returns nil when every filter passes the cluster, else the
+// first failing plugin's status.
+func (f *Framework) RunFilters(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *Status {
+	for _, p := range f.filters {
+		if s := p.Filter(ctx, spec, cluster); !s.IsSuccess() {
+			return s.WithPlugin(p.Name())
+		}
+	}
+	return nil
+}
+
+// RunScores sums the scores of every score plugin for a cluster.
+func (f *Framework) RunScores(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) (int64, *Status) {
+	var total int64
+	for _, p := range f.scores {
+		s, st := p.Score(ctx, spec, cluster)
+		if !st.IsSuccess() {
+			return 0, st.WithPlugin(p.Name())
+		}
+		total += s
+	}
+	return total, nil
+}

@@ -1,0 +1,54 @@
+// Package tainttoleration is the TaintToleration filter: a cluster's
+// NoSchedule and NoExecute taints must be tolerated by the placement.
+package tainttoleration
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/scheduler/framework"
+)
+
+// Name of the plugin.
+const Name = "TaintToleration"
+
+// TaintToleration filters clusters with untolerated taints.
+type TaintToleration struct{}
+
+var _ framework.FilterPlugin = &TaintToleration{}
+
+// New returns the plugin.
+func New() (framework.Plugin, error) { return &TaintToleration{}, nil }
+
+// Name returns the plugin's name.
+func (p *TaintToleration) Name() string { return Name }
+
+// Filter passes clusters whose every NoSchedule and NoExecute taint is
+// tolerated; PreferNoSchedule never filters.
+func (p *TaintToleration) Filter(_ context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *framework.Status {
+	var tolerations []corev1.Toleration
+	if spec.Placement != nil {
+		tolerations = spec.Placement.ClusterTolerations
+	}
+	for i := range cluster.Spec.Taints {
+		taint := &cluster.Spec.Taints[i]
+		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		tolerated := false
+		for j := range tolerations {
+			if tolerations[j].ToleratesTaint(taint) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("cluster had untolerated taint {%s}", taint.ToString()))
+		}
+	}
+	return nil
+}

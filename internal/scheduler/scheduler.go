@@ -1,0 +1,235 @@
+// Package scheduler places bindings on clusters: it filters the clusters
+// with the framework's plugins, assigns replicas to those that fit, writes
+// spec.clusters, and records the outcome in the Scheduled condition.
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/scheduler/core"
+	"github.com/karmada-go/karmada/internal/scheduler/framework"
+)
+
+// DefaultSchedulerName is the scheduler of bindings that name none.
+const DefaultSchedulerName = "default-scheduler"
+
+// Reasons of the Scheduled condition.
+const (
+	ReasonSuccess      = "Success"
+	ReasonNoClusterFit = "NoClusterFit"
+)
+
+// Scheduler reconciles ResourceBindings and ClusterResourceBindings.
+type Scheduler struct {
+	Client    client.Client
+	Framework *framework.Framework
+	// SchedulerName is the name bindings must carry (or leave empty) to be
+	// scheduled here.
+	SchedulerName string
+	Workers       int
+	Now           func() time.Time
+}
+
+// SetupWithManager registers one controller per binding kind.
+func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.SchedulerName == "" {
+		s.SchedulerName = DefaultSchedulerName
+	}
+	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1)}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-resourcebinding").
+		For(&workv1alpha2.ResourceBinding{}).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(false))).
+		WithOptions(opts).
+		Complete(reconcile.Func(s.reconcileResourceBinding)); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("scheduler-clusterresourcebinding").
+		For(&workv1alpha2.ClusterResourceBinding{}).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(true))).
+		WithOptions(opts).
+		Complete(reconcile.Func(s.reconcileClusterResourceBinding))
+}
+
+func (s *Scheduler) reconcileResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := s.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{}, s.scheduleOne(ctx, rb, &rb.Spec, &rb.Status)
+}
+
+func (s *Scheduler) reconcileClusterResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	crb := &workv1alpha2.ClusterResourceBinding{}
+	if err := s.Client.Get(ctx, req.NamespacedName, crb); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{}, s.scheduleOne(ctx, crb, &crb.Spec, &crb.Status)
+}
+
+// scheduleOne schedules a binding whose spec changed since it was last
+// scheduled, or that did not fit last time.
+func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) error {
+	log := klog.FromContext(ctx)
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	if name := spec.SchedulerName; name != "" && name != s.SchedulerName {
+		return nil
+	}
+	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
+		return nil
+	}
+	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+	if status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue {
+		return nil
+	}
+
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := s.Client.List(ctx, clusters); err != nil {
+		return err
+	}
+	targets, diagnosis, err := s.Schedule(ctx, spec, clusters.Items)
+	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, Message: "Binding has been scheduled successfully."}
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, err.Error()
+		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "diagnosis", diagnosis)
+	} else if !equality.Semantic.DeepEqual(spec.Clusters, targets) {
+		spec.Clusters = targets
+		if err := s.Client.Update(ctx, obj); err != nil {
+			return fmt.Errorf("writing the placement: %w", err)
+		}
+		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(targets))
+	}
+
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	status.SchedulerObservedGeneration = obj.GetGeneration()
+	if err == nil {
+		now := metav1.NewTime(s.Now())
+		status.LastScheduledTime = &now
+	}
+	cond.ObservedGeneration = obj.GetGeneration()
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if perr := s.Client.Status().Patch(ctx, obj, patch); perr != nil {
+		return fmt.Errorf("writing the Scheduled condition: %w", perr)
+	}
+	return nil
+}
+
+// Schedule filters the clusters and assigns the binding's replicas to those
+// that fit. When none fits, the error says why for each group of clusters,
+// and diagnosis maps each cluster to its reason.
+func (s *Scheduler) Schedule(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) ([]workv1alpha2.TargetCluster, map[string]string, error) {
+	diagnosis := map[string]string{}
+	var feasible []*clusterv1alpha1.Cluster
+	for i := range clusters {
+		c := &clusters[i]
+		if !c.DeletionTimestamp.IsZero() {
+			diagnosis[c.Name] = "cluster is being removed"
+			continue
+		}
+		if st := s.Framework.RunFilters(ctx, spec, c); !st.IsSuccess() {
+			diagnosis[c.Name] = fmt.Sprintf("%s (%s)", st.Message(), st.Plugin())
+			continue
+		}
+		feasible = append(feasible, c)
+	}
+	if len(feasible) == 0 {
+		return nil, diagnosis, fmt.Errorf("0/%d clusters are available: %s", len(clusters), summarize(diagnosis))
+	}
+	var strategy *policyv1alpha1.ReplicaSchedulingStrategy
+	if spec.Placement != nil {
+		strategy = spec.Placement.ReplicaScheduling
+	}
+	targets, err := core.Assign(spec.Replicas, strategy, feasible)
+	if err != nil {
+		return nil, diagnosis, err
+	}
+	if len(targets) == 0 {
+		return nil, diagnosis, fmt.Errorf("no replica could be assigned to the %d feasible clusters", len(feasible))
+	}
+	return targets, diagnosis, nil
+}
+
+// summarize groups clusters by reason: "2 clusters: reason; 1 cluster: ...".
+func summarize(diagnosis map[string]string) string {
+	if len(diagnosis) == 0 {
+		return "there are no clusters"
+	}
+	byReason := map[string][]string{}
+	for c, r := range diagnosis {
+		byReason[r] = append(byReason[r], c)
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		names := byReason[r]
+		sort.Strings(names)
+		parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(names, ", "), r))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func targetNames(ts []workv1alpha2.TargetCluster) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, fmt.Sprintf("%s=%d", t.Name, t.Replicas))
+	}
+	return out
+}
+
+// unscheduledBindings maps a Cluster change to the bindings that did not fit
+// last time: a new or changed cluster may take them now.
+func (s *Scheduler) unscheduledBindings(clusterScoped bool) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		var out []reconcile.Request
+		add := func(obj client.Object, status *workv1alpha2.ResourceBindingStatus) {
+			if c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled); c == nil || c.Status != metav1.ConditionTrue {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+			}
+		}
+		if clusterScoped {
+			list := &workv1alpha2.ClusterResourceBindingList{}
+			if err := s.Client.List(ctx, list); err != nil {
+				klog.FromContext(ctx).Error(err, "Listing cluster resource bindings")
+				return nil
+			}
+			for i := range list.Items {
+				add(&list.Items[i], &list.Items[i].Status)
+			}
+			return out
+		}
+		list := &workv1alpha2.ResourceBindingList{}
+		if err := s.Client.List(ctx, list); err != nil {
+			klog.FromContext(ctx).Error(err, "Listing resource bindings")
+			return nil
+		}
+		for i := range list.Items {
+			add(&list.Items[i], &list.Items[i].Status)
+		}
+		return out
+	}
+}
