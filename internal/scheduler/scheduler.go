@@ -99,14 +99,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return nil
 	}
-	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
-	if status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue {
-		return nil
-	}
-
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := s.Client.List(ctx, clusters); err != nil {
 		return err
+	}
+	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+	if status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue && !placedOnLeavingCluster(spec, clusters.Items) {
+		return nil
 	}
 	targets, diagnosis, err := s.Schedule(ctx, spec, clusters.Items)
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, Message: "Binding has been scheduled successfully."}
@@ -170,6 +169,21 @@ func (s *Scheduler) Schedule(ctx context.Context, spec *workv1alpha2.ResourceBin
 	return targets, diagnosis, nil
 }
 
+// placedOnLeavingCluster reports whether the binding is placed on a cluster
+// that is gone or being removed.
+func placedOnLeavingCluster(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) bool {
+	live := map[string]bool{}
+	for i := range clusters {
+		live[clusters[i].Name] = clusters[i].DeletionTimestamp.IsZero()
+	}
+	for _, t := range spec.Clusters {
+		if !live[t.Name] {
+			return true
+		}
+	}
+	return false
+}
+
 // summarize groups clusters by reason: "2 clusters: reason; 1 cluster: ...".
 func summarize(diagnosis map[string]string) string {
 	if len(diagnosis) == 0 {
@@ -202,12 +216,19 @@ func targetNames(ts []workv1alpha2.TargetCluster) []string {
 }
 
 // unscheduledBindings maps a Cluster change to the bindings that did not fit
-// last time: a new or changed cluster may take them now.
+// last time (a new or changed cluster may take them now) and, when the
+// cluster is leaving, to the bindings placed on it.
 func (s *Scheduler) unscheduledBindings(clusterScoped bool) handler.MapFunc {
-	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+	return func(ctx context.Context, cl client.Object) []reconcile.Request {
 		var out []reconcile.Request
-		add := func(obj client.Object, status *workv1alpha2.ResourceBindingStatus) {
-			if c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled); c == nil || c.Status != metav1.ConditionTrue {
+		leaving := !cl.GetDeletionTimestamp().IsZero()
+		add := func(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) {
+			c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+			placedThere := false
+			for _, t := range spec.Clusters {
+				placedThere = placedThere || t.Name == cl.GetName()
+			}
+			if c == nil || c.Status != metav1.ConditionTrue || (leaving && placedThere) {
 				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 			}
 		}
@@ -218,7 +239,7 @@ func (s *Scheduler) unscheduledBindings(clusterScoped bool) handler.MapFunc {
 				return nil
 			}
 			for i := range list.Items {
-				add(&list.Items[i], &list.Items[i].Status)
+				add(&list.Items[i], &list.Items[i].Spec, &list.Items[i].Status)
 			}
 			return out
 		}
@@ -228,7 +249,7 @@ func (s *Scheduler) unscheduledBindings(clusterScoped bool) handler.MapFunc {
 			return nil
 		}
 		for i := range list.Items {
-			add(&list.Items[i], &list.Items[i].Status)
+			add(&list.Items[i], &list.Items[i].Spec, &list.Items[i].Status)
 		}
 		return out
 	}

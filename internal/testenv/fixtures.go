@@ -207,7 +207,8 @@ func CoreObjects(namespace, suffix string) []client.Object {
 }
 
 // RoundTrip creates every object, reads it back, and fails the test when any
-// field of the spec differs from what was sent.
+// field of the spec differs from what was sent. The objects are deleted when
+// the test ends, so that they do not act on a live control plane.
 func RoundTrip(ctx context.Context, t *testing.T, c client.Client, objs []client.Object) {
 	t.Helper()
 	for _, want := range objs {
@@ -215,6 +216,11 @@ func RoundTrip(ctx context.Context, t *testing.T, c client.Client, objs []client
 		if err := c.Create(ctx, want); err != nil {
 			t.Fatalf("creating %T %s: %v", want, want.GetName(), err)
 		}
+		t.Cleanup(func() {
+			if err := c.Delete(context.Background(), sent.DeepCopyObject().(client.Object)); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting %T %s: %v", sent, sent.GetName(), err)
+			}
+		})
 		got := sent.DeepCopyObject().(client.Object)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(sent), got); err != nil {
 			t.Fatalf("reading back %T %s: %v", sent, sent.GetName(), err)

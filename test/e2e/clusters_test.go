@@ -127,7 +127,7 @@ func testJoinedClusters(ctx context.Context, t *testing.T) {
 			t.Errorf("%s: apiEnablements lack apps/v1 deployments", name)
 		}
 	}
-	// member2 runs the 4-replica nginx of the earlier step: its pods are allocated.
+	// member2 runs the 4-replica Deployment of the earlier step: its pods are allocated.
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		cl := &clusterv1alpha1.Cluster{}
 		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, cl); err != nil || cl.Status.ResourceSummary == nil {

@@ -183,12 +183,12 @@ func TestFleet(t *testing.T) {
 	})
 
 	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: "direct", Namespace: "default"},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](4),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "direct"}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "direct"}},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
 			},
 		},
@@ -199,13 +199,15 @@ func TestFleet(t *testing.T) {
 		if _, err := kc.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitAvailable(ctx, t, kc, "nginx", 4)
+		waitAvailable(ctx, t, kc, "direct", 4)
 	})
 
 	t.Run("every member is joined and Ready with its status", func(t *testing.T) { testJoinedClusters(ctx, t) })
 	t.Run("a member joins under one name only; re-joining is idempotent", func(t *testing.T) { testJoinRules(t) })
 	t.Run("karmada-scheduler places a binding by static weight", func(t *testing.T) { testSchedulerPlacesBinding(ctx, t) })
 	t.Run("namespaces propagate to every member", func(t *testing.T) { testNamespacePropagation(ctx, t) })
+	t.Run("the seeds' nginx example propagates as written", func(t *testing.T) { testSeedsExample(ctx, t) })
+	t.Run("an object Karmada did not create is left alone under Abort", func(t *testing.T) { testConflictAbort(ctx, t) })
 	t.Run("cordon, uncordon and taint change exactly the right taints", func(t *testing.T) { testTaintCommands(ctx, t) })
 
 	t.Run("member stop makes member2 unreachable and NotReady; start brings it back intact and Ready", func(t *testing.T) {
@@ -234,14 +236,14 @@ func TestFleet(t *testing.T) {
 		if err != nil {
 			t.Fatalf("member start: %v\n%s", err, out)
 		}
-		got, err := kc.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+		got, err := kc.AppsV1().Deployments("default").Get(ctx, "direct", metav1.GetOptions{})
 		if err != nil {
 			t.Fatalf("the Deployment is gone after member start: %v", err)
 		}
 		if *got.Spec.Replicas != 4 {
 			t.Errorf("replicas = %d after restart, want 4", *got.Spec.Replicas)
 		}
-		waitAvailable(ctx, t, kc, "nginx", 4)
+		waitAvailable(ctx, t, kc, "direct", 4)
 		testMemberReadyAgain(ctx, t)
 		namespacesConvergedAfterOutage(ctx, t)
 	})

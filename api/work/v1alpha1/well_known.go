@@ -14,6 +14,12 @@ const (
 	WorkNameAnnotation      = "work.karmada.io/name"
 	// ManagedLabel marks member objects that Karmada manages.
 	ManagedLabel = "karmada.io/managed"
+	// ConflictResolutionAnnotation, on a manifest, says whether an object
+	// already in the member that Karmada did not create may be taken over
+	// ("overwrite") or must be left alone ("abort", the default).
+	ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
+	ConflictOverwrite            = "overwrite"
+	ConflictAbort                = "abort"
 )
 
 // ExecutionNamespace is the execution namespace of a member cluster.

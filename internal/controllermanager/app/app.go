@@ -21,10 +21,12 @@ import (
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/controllers/binding"
 	"github.com/karmada-go/karmada/internal/controllers/cluster"
 	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
+	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -50,6 +52,9 @@ type Options struct {
 	ConcurrentClusterSyncs   int
 	ConcurrentWorkSyncs      int
 	ConcurrentNamespaceSyncs int
+	// ConcurrentResourceTemplateSyncs are detector workers.
+	ConcurrentResourceTemplateSyncs int
+	ConcurrentBindingSyncs          int
 }
 
 func (o *Options) addFlags(cmd *cobra.Command) {
@@ -71,6 +76,8 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.ConcurrentClusterSyncs, "concurrent-cluster-syncs", 5, "clusters reconciled at once")
 	f.IntVar(&o.ConcurrentWorkSyncs, "concurrent-work-syncs", 5, "works applied at once")
 	f.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", 1, "namespaces propagated at once")
+	f.IntVar(&o.ConcurrentResourceTemplateSyncs, "concurrent-resource-template-syncs", 5, "resource templates matched with policies at once")
+	f.IntVar(&o.ConcurrentBindingSyncs, "concurrent-resourcebinding-syncs", 5, "bindings turned into works at once")
 }
 
 // Validate checks the flags, naming the bad one.
@@ -91,6 +98,7 @@ func (o *Options) Validate() error {
 
 // setupContext is what each controller's setup function gets.
 type setupContext struct {
+	ctx     context.Context
 	mgr     manager.Manager
 	opts    *Options
 	members *clusterclient.Cache
@@ -111,6 +119,12 @@ var controllers = map[string]func(c setupContext) error{
 	},
 	namespace.ControllerName: func(c setupContext) error {
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+	},
+	detector.ControllerName: func(c setupContext) error {
+		return (&detector.Detector{Client: c.mgr.GetClient(), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs}).SetupWithManager(c.ctx, c.mgr)
+	},
+	binding.ControllerName: func(c setupContext) error {
+		return (&binding.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
 		return (&execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
@@ -162,8 +176,10 @@ func NewCommand() *cobra.Command {
 		Short: "Run the controllers of the Karmada control plane",
 		Long: `karmada-controller-manager runs the controllers of the Karmada control plane:
 cluster (execution namespaces, readiness taints), clusterStatus (health, version,
-APIs and resources of push-mode members), namespace (namespace propagation) and
-execution (applying Works to push-mode members).`,
+APIs and resources of push-mode members), namespace (namespace propagation),
+detector (matching templates with propagation policies, keeping bindings),
+binding (Works from scheduled bindings) and execution (applying Works to
+push-mode members).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -209,7 +225,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	for _, name := range enabled {
-		if err := controllers[name](setupContext{mgr: mgr, opts: o, members: members}); err != nil {
+		if err := controllers[name](setupContext{ctx: ctx, mgr: mgr, opts: o, members: members}); err != nil {
 			return fmt.Errorf("setting up controller %s: %w", name, err)
 		}
 	}

@@ -11,9 +11,9 @@ func TestEnabledControllers(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{spec: []string{"*"}, want: "cluster,clusterStatus,execution,namespace"},
-		{spec: []string{"*", "-namespace"}, want: "cluster,clusterStatus,execution"},
-		{spec: []string{"-namespace", "*"}, want: "cluster,clusterStatus,execution"},
+		{spec: []string{"*"}, want: "binding,cluster,clusterStatus,detector,execution,namespace"},
+		{spec: []string{"*", "-namespace"}, want: "binding,cluster,clusterStatus,detector,execution"},
+		{spec: []string{"-namespace", "*"}, want: "binding,cluster,clusterStatus,detector,execution"},
 		{spec: []string{"cluster", "clusterStatus"}, want: "cluster,clusterStatus"},
 		{spec: []string{"cluster", "-cluster"}, want: ""},
 		{spec: []string{"*", "bogus"}, wantErr: `unknown controller "bogus"`},

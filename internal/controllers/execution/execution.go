@@ -136,11 +136,23 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			errs = append(errs, fmt.Errorf("manifest %d is not a valid object: %w", i, err))
 			continue
 		}
+		overwrite := obj.GetAnnotations()[workv1alpha1.ConflictResolutionAnnotation] == workv1alpha1.ConflictOverwrite
 		markFromWork(obj, work)
 		ri, err := resourceFor(m, obj)
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if !overwrite {
+			cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err))
+				continue
+			}
+			if err == nil && !fromWork(cur, work) {
+				errs = append(errs, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name))
+				continue
+			}
 		}
 		data, err := json.Marshal(obj.Object)
 		if err != nil {
@@ -208,8 +220,7 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 	if err != nil {
 		return fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
 	}
-	a := cur.GetAnnotations()
-	if a[workv1alpha1.WorkNamespaceAnnotation] != work.Namespace || a[workv1alpha1.WorkNameAnnotation] != work.Name {
+	if !fromWork(cur, work) {
 		return nil
 	}
 	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})
@@ -217,6 +228,12 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 		return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), objectName(obj), err)
 	}
 	return nil
+}
+
+// fromWork reports whether a member object carries this Work's mark.
+func fromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) bool {
+	a := obj.GetAnnotations()
+	return a[workv1alpha1.WorkNamespaceAnnotation] == work.Namespace && a[workv1alpha1.WorkNameAnnotation] == work.Name
 }
 
 func markFromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) {

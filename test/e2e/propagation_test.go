@@ -1,0 +1,240 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// kubectlApply applies a file of examples/ to the control plane with the
+// project's kubectl, as the README tells users to.
+func kubectlApply(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "kubectl"), append([]string{"--kubeconfig", fleet.kubeconfig, "--context", "karmada-apiserver"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+	}
+}
+
+// waitMemberDeployment waits until the member has the Deployment with the
+// given available replicas, or (want < 0) has none.
+func waitMemberDeployment(ctx context.Context, t *testing.T, member, name string, want int32) {
+	t.Helper()
+	kc := kube(t, member)
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		d, err := kc.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if want < 0 {
+			last = "still there"
+			return apierrors.IsNotFound(err), nil
+		}
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = d.Status.String()
+		return *d.Spec.Replicas == want && d.Status.AvailableReplicas == want, nil
+	})
+	if err != nil {
+		t.Fatalf("deployment %s in %s never had %d available replicas: %s", name, member, want, last)
+	}
+}
+
+func testSeedsExample(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	examples := filepath.Join(testenv.RepoRoot(), "examples")
+	kubectlApply(t, "apply", "-f", filepath.Join(examples, "nginx-deployment.yaml"))
+	kubectlApply(t, "apply", "-f", filepath.Join(examples, "propagation-policy.yaml"))
+
+	rb := &workv1alpha2.ResourceBinding{}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-deployment"}, rb); err != nil {
+			return false, nil
+		}
+		return meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.Scheduled), nil
+	})
+	if err != nil {
+		t.Fatalf("binding nginx-deployment was not created and scheduled: %+v", rb.Status)
+	}
+	if rb.Spec.Resource.Kind != "Deployment" || rb.Spec.Resource.Name != "nginx" || rb.Spec.Replicas != 1 || len(rb.OwnerReferences) != 1 {
+		t.Errorf("binding spec %+v owners %v, want the nginx Deployment with 1 replica as owner", rb.Spec.Resource, rb.OwnerReferences)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		works := &workv1alpha1.WorkList{}
+		if err := c.List(ctx, works, client.InNamespace("karmada-es-"+m), client.MatchingLabels{"resourcebinding.karmada.io/name": "nginx-deployment"}); err != nil || len(works.Items) != 1 {
+			t.Errorf("karmada-es-%s holds %d works of the binding (%v), want 1", m, len(works.Items), err)
+		}
+		waitMemberDeployment(ctx, t, m, "nginx", 1)
+	}
+	if _, err := kube(t, "member3").AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("nginx reached member3, which the policy does not name (err %v)", err)
+	}
+
+	t.Run("scaling the template updates the members", func(t *testing.T) {
+		kubectlApply(t, "scale", "deployment", "nginx", "--replicas=3")
+		for _, m := range []string{"member1", "member2"} {
+			waitMemberDeployment(ctx, t, m, "nginx", 3)
+		}
+	})
+
+	t.Run("narrowing the policy removes the workload from the dropped cluster", func(t *testing.T) {
+		pp := &policyv1alpha1.PropagationPolicy{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-propagation"}, pp); err != nil {
+			t.Fatal(err)
+		}
+		pp.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member2"}
+		if err := c.Update(ctx, pp); err != nil {
+			t.Fatal(err)
+		}
+		waitMemberDeployment(ctx, t, "member1", "nginx", -1)
+		waitMemberDeployment(ctx, t, "member2", "nginx", 3)
+	})
+
+	t.Run("a ConfigMap selected by labels propagates too", func(t *testing.T) {
+		pp := &policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "config"},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}}}},
+				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member3"}}},
+			},
+		}
+		if err := c.Create(ctx, pp); err != nil {
+			t.Fatal(err)
+		}
+		for _, cm := range []*corev1.ConfigMap{
+			{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx-conf", Labels: map[string]string{"app": "nginx"}}, Data: map[string]string{"port": "80"}},
+			{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "unrelated", Labels: map[string]string{"app": "other"}}},
+		} {
+			if err := c.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, m := range []string{"member1", "member3"} {
+			kc := kube(t, m)
+			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				got, err := kc.CoreV1().ConfigMaps("default").Get(ctx, "nginx-conf", metav1.GetOptions{})
+				return err == nil && got.Data["port"] == "80", nil
+			})
+			if err != nil {
+				t.Errorf("ConfigMap nginx-conf did not reach %s", m)
+			}
+			if _, err := kc.CoreV1().ConfigMaps("default").Get(ctx, "unrelated", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("a ConfigMap the selector does not match reached %s (err %v)", m, err)
+			}
+		}
+	})
+
+	t.Run("deleting the template cleans every member", func(t *testing.T) {
+		kubectlApply(t, "delete", "deployment", "nginx")
+		for _, m := range []string{"member1", "member2", "member3"} {
+			waitMemberDeployment(ctx, t, m, "nginx", -1)
+		}
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			works := &workv1alpha1.WorkList{}
+			if err := c.List(ctx, works, client.MatchingLabels{"resourcebinding.karmada.io/name": "nginx-deployment"}); err != nil {
+				return false, nil
+			}
+			err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-deployment"}, &workv1alpha2.ResourceBinding{})
+			return len(works.Items) == 0 && apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("the binding or its works outlived the template")
+		}
+	})
+}
+
+func testConflictAbort(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	kc := kube(t, "member1")
+	// The member already runs a Deployment of its own with the template's name.
+	mine := deploymentNamed("theirs", 2)
+	if _, err := kc.AppsV1().Deployments("default").Create(ctx, mine, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, deploymentNamed("theirs", 5)); err != nil {
+		t.Fatal(err)
+	}
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "theirs"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "theirs"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		works := &workv1alpha1.WorkList{}
+		if err := c.List(ctx, works, client.InNamespace("karmada-es-member1"), client.MatchingLabels{"resourcebinding.karmada.io/name": "theirs-deployment"}); err != nil || len(works.Items) != 1 {
+			return false, nil
+		}
+		cond := meta.FindStatusCondition(works.Items[0].Status.Conditions, workv1alpha1.WorkApplied)
+		if cond == nil || cond.Status != metav1.ConditionFalse {
+			return false, nil
+		}
+		msg = cond.Message
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the work was never reported as not applied")
+	}
+	if !strings.Contains(msg, "not created by Karmada") || !strings.Contains(msg, "conflictResolution: Overwrite") {
+		t.Errorf("Applied message %q does not explain the conflict and the way out", msg)
+	}
+	got, err := kc.AppsV1().Deployments("default").Get(ctx, "theirs", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got.Spec.Replicas != 2 || got.Annotations[workv1alpha1.WorkNameAnnotation] != "" {
+		t.Errorf("the member's own Deployment was changed: replicas %d, annotations %v", *got.Spec.Replicas, got.Annotations)
+	}
+	// Deleting the template must not delete what Karmada never owned.
+	if err := c.Delete(ctx, deploymentNamed("theirs", 5)); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		works := &workv1alpha1.WorkList{}
+		err := c.List(ctx, works, client.MatchingLabels{"resourcebinding.karmada.io/name": "theirs-deployment"})
+		return err == nil && len(works.Items) == 0, nil
+	})
+	if err != nil {
+		t.Fatal("the template's works were not removed")
+	}
+	if _, err := kc.AppsV1().Deployments("default").Get(ctx, "theirs", metav1.GetOptions{}); err != nil {
+		t.Errorf("the member's own Deployment was deleted with the template: %v", err)
+	}
+}
+
+func deploymentNamed(name string, replicas int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}
+}
