@@ -11,9 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -23,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 // Cache keeps one set of clients per member cluster, rebuilt when the
@@ -58,6 +63,10 @@ type Member struct {
 	nodes        corelisters.NodeLister
 	pods         corelisters.PodLister
 	synced       []cache.InformerSynced
+
+	managedMu      sync.Mutex
+	managedFactory dynamicinformer.DynamicSharedInformerFactory
+	managedTypes   map[schema.GroupVersionResource]bool
 }
 
 // Get returns the clients of a member, building them on first use or when
@@ -173,3 +182,43 @@ func configKey(cfg *rest.Config) string {
 
 // ProbeTimeout bounds one health probe of a member.
 const ProbeTimeout = 5 * time.Second
+
+// Managed returns a lister of the objects of one resource type that Karmada
+// manages in the member (label karmada.io/managed=true), starting a shared
+// informer for the type on first use. onChange is called with the Work that
+// an added, changed or deleted object came from; it is registered once per
+// type, with the first caller's function.
+func (m *Member) Managed(gvr schema.GroupVersionResource, onChange func(work types.NamespacedName)) (cache.GenericLister, bool) {
+	m.managedMu.Lock()
+	defer m.managedMu.Unlock()
+	if m.managedFactory == nil {
+		m.managedFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.Dynamic, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
+			o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
+		})
+		m.managedTypes = map[schema.GroupVersionResource]bool{}
+	}
+	inf := m.managedFactory.ForResource(gvr)
+	if !m.managedTypes[gvr] {
+		m.managedTypes[gvr] = true
+		notify := func(o any) {
+			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = t.Obj
+			}
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok {
+				return
+			}
+			a := u.GetAnnotations()
+			if a[workv1alpha1.WorkNamespaceAnnotation] != "" && a[workv1alpha1.WorkNameAnnotation] != "" {
+				onChange(types.NamespacedName{Namespace: a[workv1alpha1.WorkNamespaceAnnotation], Name: a[workv1alpha1.WorkNameAnnotation]})
+			}
+		}
+		_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    notify,
+			UpdateFunc: func(_, o any) { notify(o) },
+			DeleteFunc: notify,
+		})
+		m.managedFactory.Start(m.stop)
+	}
+	return inf.Lister(), inf.Informer().HasSynced()
+}

@@ -113,7 +113,44 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 			return err
 		}
 	}
+	// A binding that goes while its template stays (the template was
+	// re-created under the same name while the old binding was collected)
+	// must be made again.
+	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		inf, err := mgr.GetCache().GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: d.bindingDeleted}); err != nil {
+			return err
+		}
+	}
 	return mgr.Add(d)
+}
+
+func (d *Detector) bindingDeleted(o any) {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	var ref workv1alpha2.ObjectReference
+	switch b := o.(type) {
+	case *workv1alpha2.ResourceBinding:
+		ref = b.Spec.Resource
+	case *workv1alpha2.ClusterResourceBinding:
+		ref = b.Spec.Resource
+	default:
+		return
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return
+	}
+	d.mu.RLock()
+	gvr, ok := d.kinds[gv.WithKind(ref.Kind)]
+	d.mu.RUnlock()
+	if ok && !IgnoredNamespace(ref.Namespace) {
+		d.queue.Add(key{gvr: gvr, namespace: ref.Namespace, name: ref.Name})
+	}
 }
 
 // Start runs discovery, the informers and the workers until ctx ends.
@@ -412,11 +449,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	name := BindingName(obj.GetKind(), obj.GetName())
 	if obj.GetNamespace() == "" {
 		crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		_, err := controllerutil.CreateOrUpdate(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
+		_, err := controllerutil.CreateOrPatch(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
 		return err
 	}
 	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: name}}
-	op, err := controllerutil.CreateOrUpdate(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
+	op, err := controllerutil.CreateOrPatch(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
 	if err == nil && op != controllerutil.OperationResultNone {
 		klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KObj(rb), "policy", c.Key(), "operation", op)
 	}

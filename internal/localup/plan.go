@@ -374,8 +374,11 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		ReadyTimeout: 60 * time.Second,
 	}
 	if c.index == 0 {
-		// Only what Karmada relies on in its control plane.
+		// Only what Karmada relies on in its control plane. It starts after
+		// the CRDs are installed, so that its garbage collector watches
+		// bindings from the start instead of after its next discovery resync.
 		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller")
+		kcm.After = []string{"karmada/setup"}
 	}
 	steps := []*Step{apiserver, kcm}
 	if c.index == 0 {

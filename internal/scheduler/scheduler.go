@@ -113,8 +113,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, err.Error()
 		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "diagnosis", diagnosis)
 	} else if !equality.Semantic.DeepEqual(spec.Clusters, targets) {
+		// A merge patch of spec.clusters only: the detector writes other
+		// fields of the same binding.
+		before := obj.DeepCopyObject().(client.Object)
 		spec.Clusters = targets
-		if err := s.Client.Update(ctx, obj); err != nil {
+		if err := s.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 			return fmt.Errorf("writing the placement: %w", err)
 		}
 		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(targets))

@@ -88,10 +88,51 @@ func testSeedsExample(ctx context.Context, t *testing.T) {
 		t.Errorf("nginx reached member3, which the policy does not name (err %v)", err)
 	}
 
+	// The status comes back: per cluster on the binding, and summed on the
+	// template itself, with observedGeneration following the template.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-deployment"}, rb); err != nil {
+			return false, nil
+		}
+		if !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied) || len(rb.Status.AggregatedStatus) != 2 {
+			return false, nil
+		}
+		for _, it := range rb.Status.AggregatedStatus {
+			if !it.Applied || it.Health != workv1alpha1.ResourceHealthy {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("binding never FullyApplied with two healthy clusters: %+v", rb.Status)
+	}
+	tmpl := &appsv1.Deployment{}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, tmpl); err != nil {
+			return false, nil
+		}
+		s := tmpl.Status
+		return s.Replicas == 2 && s.AvailableReplicas == 2 && s.ReadyReplicas == 2 && s.UpdatedReplicas == 2 && s.ObservedGeneration == tmpl.Generation, nil
+	})
+	if err != nil {
+		t.Errorf("the template's status is %+v (generation %d), want 2 replicas available in all and observedGeneration = generation", tmpl.Status, tmpl.Generation)
+	}
+
 	t.Run("scaling the template updates the members", func(t *testing.T) {
 		kubectlApply(t, "scale", "deployment", "nginx", "--replicas=3")
 		for _, m := range []string{"member1", "member2"} {
 			waitMemberDeployment(ctx, t, m, "nginx", 3)
+		}
+		tmpl := &appsv1.Deployment{}
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, tmpl); err != nil {
+				return false, nil
+			}
+			return tmpl.Status.AvailableReplicas == 6 && tmpl.Status.ObservedGeneration == tmpl.Generation, nil
+		})
+		if err != nil {
+			t.Errorf("after scaling, template status %+v (generation %d), want 6 available and observedGeneration = generation", tmpl.Status, tmpl.Generation)
 		}
 	})
 

@@ -22,10 +22,12 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/controllers/binding"
+	"github.com/karmada-go/karmada/internal/controllers/bindingstatus"
 	"github.com/karmada-go/karmada/internal/controllers/cluster"
 	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
+	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
@@ -126,6 +128,12 @@ var controllers = map[string]func(c setupContext) error{
 	binding.ControllerName: func(c setupContext) error {
 		return (&binding.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
+	workstatus.ControllerName: func(c setupContext) error {
+		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+	},
+	bindingstatus.ControllerName: func(c setupContext) error {
+		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+	},
 	execution.ControllerName: func(c setupContext) error {
 		return (&execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
 	},
@@ -178,8 +186,9 @@ func NewCommand() *cobra.Command {
 cluster (execution namespaces, readiness taints), clusterStatus (health, version,
 APIs and resources of push-mode members), namespace (namespace propagation),
 detector (matching templates with propagation policies, keeping bindings),
-binding (Works from scheduled bindings) and execution (applying Works to
-push-mode members).`,
+binding (Works from scheduled bindings), execution (applying Works to
+push-mode members), workStatus (member state into Works) and bindingStatus
+(aggregated status into bindings and templates).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

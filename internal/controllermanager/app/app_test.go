@@ -11,9 +11,9 @@ func TestEnabledControllers(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{spec: []string{"*"}, want: "binding,cluster,clusterStatus,detector,execution,namespace"},
-		{spec: []string{"*", "-namespace"}, want: "binding,cluster,clusterStatus,detector,execution"},
-		{spec: []string{"-namespace", "*"}, want: "binding,cluster,clusterStatus,detector,execution"},
+		{spec: []string{"*"}, want: "binding,bindingStatus,cluster,clusterStatus,detector,execution,namespace,workStatus"},
+		{spec: []string{"*", "-namespace"}, want: "binding,bindingStatus,cluster,clusterStatus,detector,execution,workStatus"},
+		{spec: []string{"-namespace", "*"}, want: "binding,bindingStatus,cluster,clusterStatus,detector,execution,workStatus"},
 		{spec: []string{"cluster", "clusterStatus"}, want: "cluster,clusterStatus"},
 		{spec: []string{"cluster", "-cluster"}, want: ""},
 		{spec: []string{"*", "bogus"}, wantErr: `unknown controller "bogus"`},

@@ -104,17 +104,22 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 			return nil
 		}
 		left, err := r.deleteWorks(ctx, labels, nil)
-		if err != nil || left > 0 {
-			if err == nil {
-				err = fmt.Errorf("%d works of %s still being deleted", left, klog.KObj(obj))
-			}
+		if err != nil {
 			return err
 		}
+		if left > 0 {
+			// The Work watch brings the binding back as they go.
+			return nil
+		}
+		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 		controllerutil.RemoveFinalizer(obj, Finalizer)
-		return client.IgnoreNotFound(r.Client.Update(ctx, obj))
+		return client.IgnoreNotFound(r.Client.Patch(ctx, obj, patch))
 	}
+	// Patches, not updates: the detector and the scheduler write the same
+	// binding, and optimistic-lock conflicts would only cost retries.
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	if controllerutil.AddFinalizer(obj, Finalizer) {
-		if err := r.Client.Update(ctx, obj); err != nil {
+		if err := r.Client.Patch(ctx, obj, patch); err != nil {
 			return err
 		}
 	}
@@ -146,7 +151,7 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 			return err
 		}
 		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: WorkName(obj.GetNamespace(), obj.GetName())}}
-		op, err := controllerutil.CreateOrUpdate(ctx, r.Client, work, func() error {
+		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
 			}

@@ -90,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			continue
 		}
 		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(c.Name), Name: WorkName(ns.Name)}}
-		op, err := controllerutil.CreateOrUpdate(ctx, r.Client, work, func() error {
+		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
 			}

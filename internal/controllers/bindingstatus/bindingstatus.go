@@ -1,0 +1,174 @@
+// Package bindingstatus aggregates the status of a binding's Works into the
+// binding (aggregatedStatus, FullyApplied) and into the template's own
+// status in the control plane.
+package bindingstatus
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/controllers/binding"
+	"github.com/karmada-go/karmada/internal/interpreter"
+)
+
+// ControllerName is the name of this controller in --controllers.
+const ControllerName = "bindingStatus"
+
+// Reasons of the FullyApplied condition.
+const (
+	ReasonFullyApplied    = "FullyAppliedSuccess"
+	ReasonNotFullyApplied = "FullyAppliedFailed"
+)
+
+// Reconciler aggregates binding status.
+type Reconciler struct {
+	Client  client.Client
+	Workers int
+}
+
+// SetupWithManager registers one controller per binding kind.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
+	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
+		For(&workv1alpha2.ResourceBinding{}).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			l := o.GetLabels()
+			if n := l[binding.BindingNameLabel]; n != "" {
+				return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: l[binding.BindingNamespaceLabel], Name: n}}}
+			}
+			return nil
+		})).
+		WithOptions(opts).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			rb := &workv1alpha2.ResourceBinding{}
+			if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			return reconcile.Result{}, r.sync(ctx, rb, &rb.Spec, &rb.Status, map[string]string{binding.BindingNamespaceLabel: rb.Namespace, binding.BindingNameLabel: rb.Name})
+		})); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("cluster-binding-status").
+		For(&workv1alpha2.ClusterResourceBinding{}).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if n := o.GetLabels()[binding.ClusterBindingNameLabel]; n != "" {
+				return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: n}}}
+			}
+			return nil
+		})).
+		WithOptions(opts).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			crb := &workv1alpha2.ClusterResourceBinding{}
+			if err := r.Client.Get(ctx, req.NamespacedName, crb); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			return reconcile.Result{}, r.sync(ctx, crb, &crb.Spec, &crb.Status, map[string]string{binding.ClusterBindingNameLabel: crb.Name})
+		}))
+}
+
+// sync writes the binding's aggregated status, then the template's.
+func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, labels map[string]string) error {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	works := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, works, client.MatchingLabels(labels)); err != nil {
+		return err
+	}
+	items, fully := Aggregate(spec.Clusters, works.Items)
+	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: ReasonFullyApplied, Message: "All works have been successfully applied"}
+	if !fully {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNotFullyApplied, "Failed to apply all works, see status.aggregatedStatus for details"
+	}
+	cond.ObservedGeneration = obj.GetGeneration()
+	next := status.DeepCopy()
+	next.AggregatedStatus = items
+	if len(spec.Clusters) > 0 {
+		meta.SetStatusCondition(&next.Conditions, cond)
+	}
+	if !equality.Semantic.DeepEqual(next, status) {
+		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+		*status = *next
+		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	return r.updateTemplate(ctx, spec.Resource, items)
+}
+
+// Aggregate lists, per scheduled cluster in order, whether its Work was
+// applied (and why not), and the reflected status and health of its first
+// manifest; fully is true when every scheduled cluster applied its Work.
+func Aggregate(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work) ([]workv1alpha2.AggregatedStatusItem, bool) {
+	byCluster := map[string]*workv1alpha1.Work{}
+	for i := range works {
+		if c, ok := workv1alpha1.ClusterOfExecutionNamespace(works[i].Namespace); ok {
+			byCluster[c] = &works[i]
+		}
+	}
+	fully := len(targets) > 0
+	items := make([]workv1alpha2.AggregatedStatusItem, 0, len(targets))
+	for _, t := range targets {
+		item := workv1alpha2.AggregatedStatusItem{ClusterName: t.Name, Health: workv1alpha1.ResourceUnknownHealth}
+		if w := byCluster[t.Name]; w != nil {
+			if c := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied); c != nil {
+				item.Applied = c.Status == metav1.ConditionTrue
+				if !item.Applied {
+					item.AppliedMessage = c.Message
+				}
+			}
+			if len(w.Status.ManifestStatuses) > 0 {
+				ms := w.Status.ManifestStatuses[0]
+				item.Status = ms.Status
+				if ms.Health != "" {
+					item.Health = ms.Health
+				}
+			}
+		}
+		fully = fully && item.Applied
+		items = append(items, item)
+	}
+	return items, fully
+}
+
+// updateTemplate writes the aggregate into the template's status, for kinds
+// that have one.
+func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.ObjectReference, items []workv1alpha2.AggregatedStatusItem) error {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil
+	}
+	tmpl := &unstructured.Unstructured{}
+	tmpl.SetGroupVersionKind(gv.WithKind(ref.Kind))
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, tmpl); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if ref.UID != "" && tmpl.GetUID() != ref.UID {
+		return nil
+	}
+	next, err := interpreter.AggregateStatus(tmpl, items)
+	if err != nil {
+		return fmt.Errorf("aggregating status of %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	if equality.Semantic.DeepEqual(next.Object["status"], tmpl.Object["status"]) {
+		return nil
+	}
+	if err := r.Client.Status().Update(ctx, next); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("updating status of %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	return nil
+}
