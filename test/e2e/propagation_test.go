@@ -4,9 +4,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -277,5 +281,101 @@ func deploymentNamed(name string, replicas int32) *appsv1.Deployment {
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
 			},
 		},
+	}
+}
+
+// testRestartMidPropagation kills karmada-controller-manager while 50
+// Deployments are being propagated, lets `karmada-local up` restart it, and
+// checks that every one ends up correct in both members with exactly one Work
+// per cluster.
+func testRestartMidPropagation(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	const n = 50
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bulk"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"bulk": "yes"}}}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		d := deploymentNamed(fmt.Sprintf("bulk-%02d", i), 1)
+		d.Labels = map[string]string{"bulk": "yes"}
+		if err := c.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if i == n/2 {
+			// Halfway through: kill the controller manager where it stands.
+			rec, err := os.ReadFile(filepath.Join(fleet.stateDir, "run", "karmada", "karmada-controller-manager.pid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			if _, err := fmt.Sscanf(string(rec), "%d", &pid); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// up restarts what is not running.
+	if out, err := karmadaLocal("up", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase)); err != nil {
+		t.Fatalf("up after the kill: %v\n%s", err, out)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		kc := kube(t, m)
+		var have int
+		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			list, err := kc.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "bulk=yes"})
+			if err != nil {
+				return false, nil
+			}
+			have = 0
+			for _, d := range list.Items {
+				if *d.Spec.Replicas == 1 && d.Status.AvailableReplicas == 1 {
+					have++
+				}
+			}
+			return have == n, nil
+		})
+		if err != nil {
+			t.Fatalf("%s has %d of %d bulk Deployments available", m, have, n)
+		}
+		works := &workv1alpha1.WorkList{}
+		if err := c.List(ctx, works, client.InNamespace("karmada-es-"+m)); err != nil {
+			t.Fatal(err)
+		}
+		perBinding := map[string]int{}
+		for _, w := range works.Items {
+			if name := w.Labels["resourcebinding.karmada.io/name"]; strings.HasPrefix(name, "bulk-") {
+				perBinding[name]++
+			}
+		}
+		if len(perBinding) != n {
+			t.Errorf("%s has works for %d bindings, want %d", m, len(perBinding), n)
+		}
+		for b, count := range perBinding {
+			if count != 1 {
+				t.Errorf("%s has %d works for binding %s, want 1", m, count, b)
+			}
+		}
+	}
+	// Clean up: deleting the templates removes them from the members.
+	if err := c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{"bulk": "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		kc := kube(t, m)
+		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			list, err := kc.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "bulk=yes"})
+			return err == nil && len(list.Items) == 0, nil
+		})
+		if err != nil {
+			t.Errorf("bulk Deployments left in %s after their templates were deleted", m)
+		}
 	}
 }
