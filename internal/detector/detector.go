@@ -72,6 +72,8 @@ type Detector struct {
 	watching   map[schema.GroupVersionResource]schema.GroupVersionKind
 	kinds      map[schema.GroupVersionKind]schema.GroupVersionResource
 	namespaced map[schema.GroupVersionResource]bool
+	// rediscover asks for discovery now, as when a CRD changes.
+	rediscover chan struct{}
 }
 
 type key struct {
@@ -96,6 +98,7 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 		return err
 	}
 	d.factory = metadatainformer.NewSharedInformerFactory(mc, 0)
+	d.rediscover = make(chan struct{}, 1)
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](), workqueue.TypedRateLimitingQueueConfig[key]{Name: ControllerName})
 	d.watching = map[schema.GroupVersionResource]schema.GroupVersionKind{}
 	d.kinds = map[schema.GroupVersionKind]schema.GroupVersionResource{}
@@ -158,7 +161,19 @@ func (d *Detector) Start(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithName(ControllerName)
 	ctx = klog.NewContext(ctx, log)
 	defer d.queue.ShutDown()
-	go wait.UntilWithContext(ctx, d.discover, d.RediscoverEvery)
+	go func() {
+		tick := time.NewTicker(d.RediscoverEvery)
+		defer tick.Stop()
+		for {
+			d.discover(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			case <-d.rediscover:
+			}
+		}
+	}()
 	for i := 0; i < max(d.Workers, 1); i++ {
 		go wait.UntilWithContext(ctx, d.work, time.Second)
 	}
@@ -205,8 +220,8 @@ func (d *Detector) discover(ctx context.Context) {
 			}
 			inf := d.factory.ForResource(gvr).Informer()
 			_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(o any) { d.enqueue(gvr, o) },
-				UpdateFunc: func(old, o any) { d.enqueueUpdate(gvr, old, o) },
+				AddFunc:    func(o any) { d.kickIfCRD(gvr); d.enqueue(gvr, o) },
+				UpdateFunc: func(old, o any) { d.kickIfCRD(gvr); d.enqueueUpdate(gvr, old, o) },
 			})
 			started++
 		}
@@ -231,6 +246,20 @@ func hasVerbs(have metav1.Verbs, want ...string) bool {
 		}
 	}
 	return true
+}
+
+var crdResource = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+
+// kickIfCRD asks for discovery when a CRD appears or changes (including its
+// Established status): it may bring a type to watch.
+func (d *Detector) kickIfCRD(gvr schema.GroupVersionResource) {
+	if gvr.GroupResource() != crdResource {
+		return
+	}
+	select {
+	case d.rediscover <- struct{}{}:
+	default:
+	}
 }
 
 func (d *Detector) enqueue(gvr schema.GroupVersionResource, o any) {

@@ -104,7 +104,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 		return err
 	}
 	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
-	if status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue && !placedOnLeavingCluster(spec, clusters.Items) {
+	if status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
+		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, spec, clusters.Items) {
 		return nil
 	}
 	targets, diagnosis, err := s.Schedule(ctx, spec, clusters.Items)
@@ -172,6 +173,27 @@ func (s *Scheduler) Schedule(ctx context.Context, spec *workv1alpha2.ResourceBin
 	return targets, diagnosis, nil
 }
 
+// newlyFeasible reports whether a duplicated binding now fits a cluster it is
+// not placed on (one that joined, or gained the API, or lost a taint).
+// Divided bindings are not re-divided on every cluster change.
+func (s *Scheduler) newlyFeasible(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) bool {
+	if spec.Placement != nil && spec.Placement.ReplicaScheduling != nil &&
+		spec.Placement.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && spec.Replicas > 0 {
+		return false
+	}
+	placed := map[string]bool{}
+	for _, t := range spec.Clusters {
+		placed[t.Name] = true
+	}
+	for i := range clusters {
+		c := &clusters[i]
+		if !placed[c.Name] && c.DeletionTimestamp.IsZero() && s.Framework.RunFilters(ctx, spec, c).IsSuccess() {
+			return true
+		}
+	}
+	return false
+}
+
 // placedOnLeavingCluster reports whether the binding is placed on a cluster
 // that is gone or being removed.
 func placedOnLeavingCluster(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) bool {
@@ -219,8 +241,8 @@ func targetNames(ts []workv1alpha2.TargetCluster) []string {
 }
 
 // unscheduledBindings maps a Cluster change to the bindings that did not fit
-// last time (a new or changed cluster may take them now) and, when the
-// cluster is leaving, to the bindings placed on it.
+// last time or are not placed on it (a new or changed cluster may take them
+// now) and, when the cluster is leaving, to the bindings placed on it.
 func (s *Scheduler) unscheduledBindings(clusterScoped bool) handler.MapFunc {
 	return func(ctx context.Context, cl client.Object) []reconcile.Request {
 		var out []reconcile.Request
@@ -231,7 +253,9 @@ func (s *Scheduler) unscheduledBindings(clusterScoped bool) handler.MapFunc {
 			for _, t := range spec.Clusters {
 				placedThere = placedThere || t.Name == cl.GetName()
 			}
-			if c == nil || c.Status != metav1.ConditionTrue || (leaving && placedThere) {
+			// Every binding not placed there may fit it now; the binding's own
+			// reconcile decides cheaply whether anything changes.
+			if c == nil || c.Status != metav1.ConditionTrue || (leaving && placedThere) || !placedThere {
 				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 			}
 		}

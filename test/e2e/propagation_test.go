@@ -16,10 +16,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -377,5 +382,79 @@ func testRestartMidPropagation(ctx context.Context, t *testing.T) {
 		if err != nil {
 			t.Errorf("bulk Deployments left in %s after their templates were deleted", m)
 		}
+	}
+}
+
+// testCRDAndInstance propagates a CRD with a ClusterPropagationPolicy and one
+// of its objects with a PropagationPolicy.
+func testCRDAndInstance(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+	if err := c.Create(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	targets := policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
+	if err := c.Create(ctx, &policyv1alpha1.ClusterPropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets-crd"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com"}},
+			Placement:         targets,
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "widgets"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "example.com/v1", Kind: "Widget"}},
+			Placement:         targets,
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	widget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "gear", "namespace": "default"},
+		"spec":     map[string]any{"teeth": int64(12)},
+	}}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return c.Create(ctx, widget.DeepCopy()) == nil, nil // the API is served once the CRD is Established
+	})
+	if err != nil {
+		t.Fatal("could not create the Widget in the control plane")
+	}
+	for _, m := range []string{"member1", "member2"} {
+		dc, err := dynamic.NewForConfig(restConfig(t, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+		var last error
+		err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+			got, err := dc.Resource(gvr).Namespace("default").Get(ctx, "gear", metav1.GetOptions{})
+			if err != nil {
+				last = err
+				return false, nil
+			}
+			teeth, _, _ := unstructured.NestedInt64(got.Object, "spec", "teeth")
+			return teeth == 12, nil
+		})
+		if err != nil {
+			t.Errorf("the Widget did not reach %s (last: %v)", m, last)
+		}
+	}
+	crb := &workv1alpha2.ClusterResourceBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "widgets.example.com-customresourcedefinition"}, crb); err != nil {
+		t.Errorf("no ClusterResourceBinding for the CRD: %v", err)
 	}
 }

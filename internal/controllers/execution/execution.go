@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -109,9 +110,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if applyErr != nil {
+		if soonResolved(applyErr) {
+			// The type or namespace is on its way (a CRD or namespace
+			// propagating alongside): poll steadily instead of backing off
+			// for minutes.
+			return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+		}
 		return ctrl.Result{}, applyErr
 	}
 	return ctrl.Result{}, nil
+}
+
+// notServedError says a member does not serve a manifest's type (yet).
+type notServedError struct{ err error }
+
+func (e *notServedError) Error() string { return e.err.Error() }
+func (e *notServedError) Unwrap() error { return e.err }
+
+// soonResolved reports whether every apply error is of the kind that goes
+// away by itself: a type not served yet, or a namespace not created yet.
+func soonResolved(err error) bool {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		var ns *notServedError
+		if !errors.As(e, &ns) && !apierrors.IsNotFound(e) {
+			return false
+		}
+	}
+	return len(errs) > 0
 }
 
 func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -259,7 +290,7 @@ func resourceFor(m *clusterclient.Member, obj *unstructured.Unstructured) (dynam
 		// The member may have gained the API since discovery was cached.
 		m.Mapper.Reset()
 		if mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			return nil, fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)
+			return nil, &notServedError{fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)}
 		}
 	}
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
