@@ -442,6 +442,29 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	return append(steps, scheduler, kwok, nodes, join), nil
 }
 
+// karmadaComponent is one of our control plane binaries: one replica
+// without leader election, on the admin kubeconfig, with its metrics and
+// health endpoints on two ports of the control plane's block.
+func (f *fleet) karmadaComponent(c *cluster, name string, metricsSlot, healthSlot int, after ...string) *Step {
+	health := c.ports[healthSlot]
+	return &Step{
+		Name:    "karmada/" + name,
+		Cluster: c.name,
+		After:   after,
+		Binary:  f.bin(name),
+		Args: []string{
+			"--kubeconfig=" + c.adminConfig,
+			"--leader-elect=false",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[metricsSlot]),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
+			"--v=2",
+		},
+		Ports:        []int{c.ports[metricsSlot], health},
+		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
+		ReadyTimeout: 30 * time.Second,
+	}
+}
+
 // karmadaSteps are the control plane's own: setup, the Karmada components,
 // and the wait for every member to be joined and Ready.
 func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
@@ -451,40 +474,8 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 		After:   []string{apiserver},
 		Run:     f.setupControlPlane(c),
 	}
-	health := c.ports[slotKarmadaControllerManagerHealth]
-	kcm := &Step{
-		Name:    "karmada/karmada-controller-manager",
-		Cluster: c.name,
-		After:   []string{setup.Name},
-		Binary:  f.bin("karmada-controller-manager"),
-		Args: []string{
-			"--kubeconfig=" + c.adminConfig,
-			"--leader-elect=false",
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[slotKarmadaControllerManagerMetrics]),
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
-			"--v=2",
-		},
-		Ports:        []int{c.ports[slotKarmadaControllerManagerMetrics], health},
-		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
-		ReadyTimeout: 30 * time.Second,
-	}
-	schedHealth := c.ports[slotKarmadaSchedulerHealth]
-	sched := &Step{
-		Name:    "karmada/karmada-scheduler",
-		Cluster: c.name,
-		After:   []string{setup.Name},
-		Binary:  f.bin("karmada-scheduler"),
-		Args: []string{
-			"--kubeconfig=" + c.adminConfig,
-			"--leader-elect=false",
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[slotKarmadaSchedulerMetrics]),
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", schedHealth),
-			"--v=2",
-		},
-		Ports:        []int{c.ports[slotKarmadaSchedulerMetrics], schedHealth},
-		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", schedHealth)},
-		ReadyTimeout: 30 * time.Second,
-	}
+	kcm := f.karmadaComponent(c, "karmada-controller-manager", slotKarmadaControllerManagerMetrics, slotKarmadaControllerManagerHealth, setup.Name)
+	sched := f.karmadaComponent(c, "karmada-scheduler", slotKarmadaSchedulerMetrics, slotKarmadaSchedulerHealth, setup.Name)
 	ready := &Step{
 		Name:    "karmada/clusters-ready",
 		Cluster: c.name,
