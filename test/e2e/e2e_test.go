@@ -209,6 +209,7 @@ func TestFleet(t *testing.T) {
 	t.Run("the seeds' nginx example propagates as written", func(t *testing.T) { testSeedsExample(ctx, t) })
 	t.Run("an object Karmada did not create is left alone under Abort", func(t *testing.T) { testConflictAbort(ctx, t) })
 	t.Run("a CRD and an object of it propagate", func(t *testing.T) { testCRDAndInstance(ctx, t) })
+	t.Run("deleting a policy keeps what it propagated and releases the template", func(t *testing.T) { testPolicyDeletionReleasesClaim(ctx, t) })
 	t.Run("killing karmada-controller-manager while 50 Deployments propagate loses and duplicates nothing", func(t *testing.T) { testRestartMidPropagation(ctx, t) })
 	t.Run("cordon, uncordon and taint change exactly the right taints", func(t *testing.T) { testTaintCommands(ctx, t) })
 

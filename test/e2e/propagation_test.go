@@ -458,3 +458,61 @@ func testCRDAndInstance(ctx context.Context, t *testing.T) {
 		t.Errorf("no ClusterResourceBinding for the CRD: %v", err)
 	}
 }
+
+// testPolicyDeletionReleasesClaim deletes a policy: what it propagated stays,
+// the claim is released, and a new policy takes the template over.
+func testPolicyDeletionReleasesClaim(ctx context.Context, t *testing.T) {
+	c := karmadaClient(t)
+	policy := func(name, cluster string) *policyv1alpha1.PropagationPolicy {
+		return &policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "handover"}},
+				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}},
+			},
+		}
+	}
+	claimedBy := func(name string) func(ctx context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			d := &appsv1.Deployment{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "handover"}, d); err != nil {
+				return false, nil
+			}
+			return d.Annotations["propagationpolicy.karmada.io/name"] == name, nil
+		}
+	}
+	if err := c.Create(ctx, policy("first", "member1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, deploymentNamed("handover", 1)); err != nil {
+		t.Fatal(err)
+	}
+	waitMemberDeployment(ctx, t, "member1", "handover", 1)
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, claimedBy("first")); err != nil {
+		t.Fatal("the template was never claimed by policy first")
+	}
+
+	if err := c.Delete(ctx, policy("first", "member1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, claimedBy("")); err != nil {
+		t.Fatal("the claim of the deleted policy was not released")
+	}
+	// Nothing the user did not ask to delete is deleted.
+	if _, err := kube(t, "member1").AppsV1().Deployments("default").Get(ctx, "handover", metav1.GetOptions{}); err != nil {
+		t.Errorf("deleting the policy removed the propagated Deployment from member1: %v", err)
+	}
+
+	if err := c.Create(ctx, policy("second", "member2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, claimedBy("second")); err != nil {
+		t.Fatal("a new policy did not take the released template")
+	}
+	waitMemberDeployment(ctx, t, "member2", "handover", 1)
+
+	if err := c.Delete(ctx, deploymentNamed("handover", 1)); err != nil {
+		t.Fatal(err)
+	}
+	waitMemberDeployment(ctx, t, "member2", "handover", -1)
+}
