@@ -56,6 +56,10 @@ type Member struct {
 	Mapper meta.ResettableRESTMapper
 
 	key string
+	// checked is when the credentials were last read; clusterVersion the
+	// Cluster's resourceVersion then.
+	checked        time.Time
+	clusterVersion string
 
 	informerOnce sync.Once
 	stop         chan struct{}
@@ -72,6 +76,16 @@ type Member struct {
 // Get returns the clients of a member, building them on first use or when
 // the Cluster's connection details changed.
 func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Member, error) {
+	// Every Work applied asks for its member's clients: reading the
+	// credentials Secret each time would add an API call per Work. They are
+	// read again at most every revalidateAfter (or when the Cluster changes),
+	// which bounds how long a rotated token takes to be picked up.
+	c.mu.Lock()
+	if m, ok := c.members[cluster.Name]; ok && m.clusterVersion == cluster.ResourceVersion && time.Since(m.checked) < revalidateAfter {
+		c.mu.Unlock()
+		return m, nil
+	}
+	c.mu.Unlock()
 	cfg, err := RESTConfig(ctx, c.karmada, cluster, c.opts)
 	if err != nil {
 		return nil, err
@@ -81,6 +95,7 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	defer c.mu.Unlock()
 	if m, ok := c.members[cluster.Name]; ok {
 		if m.key == key {
+			m.checked, m.clusterVersion = time.Now(), cluster.ResourceVersion
 			return m, nil
 		}
 		m.close()
@@ -101,6 +116,7 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 		Name: cluster.Name, Config: cfg, Kube: kc, Dynamic: dc,
 		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		key:    key, stop: make(chan struct{}),
+		checked: time.Now(), clusterVersion: cluster.ResourceVersion,
 	}
 	c.members[cluster.Name] = m
 	return m, nil
@@ -179,6 +195,10 @@ func configKey(cfg *rest.Config) string {
 	h.Write(cfg.CAData)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// revalidateAfter is how long clients are reused before the credentials are
+// read again.
+const revalidateAfter = 10 * time.Second
 
 // ProbeTimeout bounds one health probe of a member.
 const ProbeTimeout = 5 * time.Second

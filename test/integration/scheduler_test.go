@@ -77,10 +77,14 @@ func placementOf(rb *workv1alpha2.ResourceBinding) string {
 	return strings.Join(parts, ",")
 }
 
-func TestScheduler(t *testing.T) {
+// startScheduler runs the scheduler with every in-tree plugin against a real
+// API server until the test ends.
+func startScheduler(t *testing.T) (*testenv.Env, context.Context) {
+	t.Helper()
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
+	// Each test runs its own manager; controller names repeat across them.
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +101,11 @@ func TestScheduler(t *testing.T) {
 			t.Errorf("manager: %v", err)
 		}
 	}()
+	return env, ctx
+}
+
+func TestScheduler(t *testing.T) {
+	env, ctx := startScheduler(t)
 	c := env.Client
 	notReady := corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoSchedule}
 	readyCluster(ctx, t, c, "member1")
@@ -202,21 +211,7 @@ func TestScheduler(t *testing.T) {
 }
 
 func TestSchedulerAddsClustersThatBecomeFeasible(t *testing.T) {
-	env := testenv.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	env, ctx := startScheduler(t)
 	c := env.Client
 	readyCluster(ctx, t, c, "member1")
 	// member2 does not serve Deployments yet.
@@ -235,7 +230,7 @@ func TestSchedulerAddsClustersThatBecomeFeasible(t *testing.T) {
 	if err := c.Status().Update(ctx, m2); err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
 			return false, nil
 		}
