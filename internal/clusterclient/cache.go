@@ -68,9 +68,8 @@ type Member struct {
 	pods         corelisters.PodLister
 	synced       []cache.InformerSynced
 
-	managedMu      sync.Mutex
-	managedFactory dynamicinformer.DynamicSharedInformerFactory
-	managedTypes   map[schema.GroupVersionResource]bool
+	managedMu sync.Mutex
+	managed   map[schema.GroupVersionResource]*managedInformer
 }
 
 // Get returns the clients of a member, building them on first use or when
@@ -203,23 +202,34 @@ const revalidateAfter = 10 * time.Second
 // ProbeTimeout bounds one health probe of a member.
 const ProbeTimeout = 5 * time.Second
 
+// managedInformer watches the objects of one type that Karmada manages in a
+// member, for as long as some Work has such an object.
+type managedInformer struct {
+	informer cache.SharedIndexInformer
+	lister   cache.GenericLister
+	stop     chan struct{}
+	users    map[types.NamespacedName]bool
+}
+
 // Managed returns a lister of the objects of one resource type that Karmada
-// manages in the member (label karmada.io/managed=true), starting a shared
-// informer for the type on first use. onChange is called with the Work that
-// an added, changed or deleted object came from; it is registered once per
-// type, with the first caller's function.
-func (m *Member) Managed(gvr schema.GroupVersionResource, onChange func(work types.NamespacedName)) (cache.GenericLister, bool) {
+// manages in the member (label karmada.io/managed=true), starting an informer
+// for the type on first use, and records that work uses it. onChange is
+// called with the Work that an added, changed or deleted object came from;
+// it is registered once per informer, with the first caller's function.
+// The informer runs until no Work uses the type any more (see Retain).
+func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedName, onChange func(work types.NamespacedName)) (cache.GenericLister, bool) {
 	m.managedMu.Lock()
 	defer m.managedMu.Unlock()
-	if m.managedFactory == nil {
-		m.managedFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.Dynamic, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
-			o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
-		})
-		m.managedTypes = map[schema.GroupVersionResource]bool{}
+	if m.managed == nil {
+		m.managed = map[schema.GroupVersionResource]*managedInformer{}
 	}
-	inf := m.managedFactory.ForResource(gvr)
-	if !m.managedTypes[gvr] {
-		m.managedTypes[gvr] = true
+	mi := m.managed[gvr]
+	if mi == nil {
+		inf := dynamicinformer.NewFilteredDynamicInformer(m.Dynamic, gvr, metav1.NamespaceAll, 0,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, func(o *metav1.ListOptions) {
+				o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
+			})
+		mi = &managedInformer{informer: inf.Informer(), lister: inf.Lister(), stop: make(chan struct{}), users: map[types.NamespacedName]bool{}}
 		notify := func(o any) {
 			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = t.Obj
@@ -233,12 +243,68 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, onChange func(work typ
 				onChange(types.NamespacedName{Namespace: a[workv1alpha1.WorkNamespaceAnnotation], Name: a[workv1alpha1.WorkNameAnnotation]})
 			}
 		}
-		_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		_, _ = mi.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    notify,
 			UpdateFunc: func(_, o any) { notify(o) },
 			DeleteFunc: notify,
 		})
-		m.managedFactory.Start(m.stop)
+		m.managed[gvr] = mi
+		go mi.informer.Run(mergeStop(mi.stop, m.stop))
 	}
-	return inf.Lister(), inf.Informer().HasSynced()
+	mi.users[work] = true
+	return mi.lister, mi.informer.HasSynced()
+}
+
+// Retain records that work now uses only the types in keep, and stops the
+// informers of types no Work uses any more. Retain(work, nil) releases a
+// Work that is gone.
+func (m *Member) Retain(work types.NamespacedName, keep ...schema.GroupVersionResource) {
+	m.managedMu.Lock()
+	defer m.managedMu.Unlock()
+	kept := map[schema.GroupVersionResource]bool{}
+	for _, g := range keep {
+		kept[g] = true
+	}
+	for gvr, mi := range m.managed {
+		if kept[gvr] || !mi.users[work] {
+			continue
+		}
+		delete(mi.users, work)
+		if len(mi.users) == 0 {
+			close(mi.stop)
+			delete(m.managed, gvr)
+		}
+	}
+}
+
+// ManagedTypes lists the types whose managed objects are watched now.
+func (m *Member) ManagedTypes() []schema.GroupVersionResource {
+	m.managedMu.Lock()
+	defer m.managedMu.Unlock()
+	out := make([]schema.GroupVersionResource, 0, len(m.managed))
+	for gvr := range m.managed {
+		out = append(out, gvr)
+	}
+	return out
+}
+
+// mergeStop returns a channel closed when either a or b is.
+func mergeStop(a, b <-chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		select {
+		case <-a:
+		case <-b:
+		}
+	}()
+	return out
+}
+
+// Lookup returns the clients of a member already built, if any.
+func (c *Cache) Lookup(name string) (*Member, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.members[name]
+	return m, ok
 }

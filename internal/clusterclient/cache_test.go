@@ -3,9 +3,16 @@ package clusterclient
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -57,5 +64,51 @@ func TestGetReusesClientsAndRereadsOnClusterChange(t *testing.T) {
 	}
 	if r.reads != 2 || m == first || m.Config.BearerToken != "t2" {
 		t.Fatalf("reads %d, token %q, same clients %v: want a re-read and new clients with t2", r.reads, m.Config.BearerToken, m == first)
+	}
+}
+
+func TestManagedInformersStopWhenUnused(t *testing.T) {
+	deploy := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	scheme := runtime.NewScheme()
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{
+		deploy: "DeploymentList", cms: "ConfigMapList",
+	})
+	m := &Member{Name: "m1", Dynamic: dc, stop: make(chan struct{})}
+	defer m.close()
+	a := types.NamespacedName{Namespace: "karmada-es-m1", Name: "a"}
+	b := types.NamespacedName{Namespace: "karmada-es-m1", Name: "b"}
+	noop := func(types.NamespacedName) {}
+
+	m.Managed(deploy, a, noop)
+	m.Managed(deploy, b, noop)
+	m.Managed(cms, b, noop)
+	if got := len(m.ManagedTypes()); got != 2 {
+		t.Fatalf("%d types watched, want 2", got)
+	}
+	// b now only has a Deployment: the ConfigMap informer has no user left.
+	m.Retain(b, deploy)
+	if got := m.ManagedTypes(); len(got) != 1 || got[0] != deploy {
+		t.Fatalf("watched %v, want only deployments", got)
+	}
+	// a goes; b still needs Deployments.
+	m.Retain(a)
+	if got := len(m.ManagedTypes()); got != 1 {
+		t.Fatalf("%d types watched after a went, want 1", got)
+	}
+	m.Retain(b)
+	if got := len(m.ManagedTypes()); got != 0 {
+		t.Fatalf("%d types watched with no Work left, want 0", got)
+	}
+	// Asked for again, the type is watched again and its cache fills.
+	lister, _ := m.Managed(cms, a, noop)
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, synced := m.Managed(cms, a, noop)
+		return synced, nil
+	}); err != nil {
+		t.Fatal("a restarted informer never synced")
+	}
+	if _, err := lister.List(labels.Everything()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -398,6 +399,9 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 		}
 		return nil
 	}
+	if err := d.ensurePermanentID(ctx, &chosen); err != nil {
+		return err
+	}
 	if err := d.setClaim(ctx, ri, obj, &chosen); err != nil {
 		return err
 	}
@@ -417,34 +421,46 @@ func (d *Detector) resource(k key) dynamic.ResourceInterface {
 // setClaim writes (or, with nil, removes) the claim annotations and labels
 // on the template when they differ.
 func (d *Detector) setClaim(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, c *Candidate) error {
-	want := map[string]*string{
-		PropagationPolicyNamespaceAnnotation: nil, PropagationPolicyNameAnnotation: nil, ClusterPropagationPolicyAnnotation: nil,
+	wantA, wantL := ClaimChanges(c)
+	md := map[string]any{}
+	if p := MergePatch(obj.GetAnnotations(), wantA); p != nil {
+		md["annotations"] = p
 	}
-	if c != nil && c.Namespaced {
-		want[PropagationPolicyNamespaceAnnotation], want[PropagationPolicyNameAnnotation] = ptr.To(c.Namespace), ptr.To(c.Name)
-	} else if c != nil {
-		want[ClusterPropagationPolicyAnnotation] = ptr.To(c.Name)
+	if p := MergePatch(obj.GetLabels(), wantL); p != nil {
+		md["labels"] = p
 	}
-	a := obj.GetAnnotations()
-	patch := map[string]any{}
-	for k, v := range want {
-		cur, has := a[k]
-		switch {
-		case v == nil && has:
-			patch[k] = nil
-		case v != nil && (!has || cur != *v):
-			patch[k] = *v
-		}
-	}
-	if len(patch) == 0 {
+	if len(md) == 0 {
 		return nil
 	}
-	body := fmt.Sprintf(`{"metadata":{"annotations":%s}}`, mustJSON(patch))
+	body := mustJSON(map[string]any{"metadata": md})
 	updated, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, []byte(body), metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("claiming %s: %w", obj.GetName(), err)
 	}
 	obj.Object = updated.Object
+	return nil
+}
+
+// ensurePermanentID gives the chosen policy its permanent-id label when it
+// has none yet (Karmada's webhook would have added it at creation).
+func (d *Detector) ensurePermanentID(ctx context.Context, c *Candidate) error {
+	if c.PermanentID != "" {
+		return nil
+	}
+	id := string(uuid.NewUUID())
+	var obj client.Object
+	label := ClusterPropagationPolicyPermanentIDLabel
+	if c.Namespaced {
+		obj = &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name}}
+		label = PropagationPolicyPermanentIDLabel
+	} else {
+		obj = &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: c.Name}}
+	}
+	body := mustJSON(map[string]any{"metadata": map[string]any{"labels": map[string]string{label: id}}})
+	if err := d.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
+		return fmt.Errorf("labelling policy %s with its permanent id: %w", c.Key(), err)
+	}
+	c.PermanentID = id
 	return nil
 }
 
@@ -456,8 +472,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	}
 	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	wantA, wantL := ClaimChanges(&c)
 	fill := func(om *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) {
 		om.OwnerReferences = []metav1.OwnerReference{owner}
+		om.Annotations = applyChanges(om.Annotations, wantA)
+		om.Labels = applyChanges(om.Labels, wantL)
 		spec.Resource = workv1alpha2.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(),
 			Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}
 		spec.Replicas = replicas
@@ -487,6 +506,21 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KObj(rb), "policy", c.Key(), "operation", op)
 	}
 	return err
+}
+
+// applyChanges sets or (for nil values) removes keys of m.
+func applyChanges(m map[string]string, changes map[string]*string) map[string]string {
+	for k, v := range changes {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = *v
+	}
+	return m
 }
 
 func mustJSON(v any) string {

@@ -90,9 +90,13 @@ func bestSpecificity(spec *policyv1alpha1.PropagationSpec, obj *unstructured.Uns
 type Candidate struct {
 	// Namespaced is true for a PropagationPolicy, false for a
 	// ClusterPropagationPolicy.
-	Namespaced  bool
-	Namespace   string
-	Name        string
+	Namespaced bool
+	Namespace  string
+	Name       string
+	// PermanentID is the policy's permanent-id label: a UID that, unlike
+	// the object's, survives the policy being deleted and re-created from
+	// the same manifest only if the label is kept in it.
+	PermanentID string
 	Priority    int32
 	Specificity Specificity
 	Preemption  policyv1alpha1.PreemptionBehavior
@@ -119,7 +123,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 				continue
 			}
 			if s, err := bestSpecificity(&p.Spec, obj, p.Namespace); err == nil && s != NoMatch {
-				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[PropagationPolicyPermanentIDLabel], Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
 			}
 		}
 	}
@@ -129,7 +133,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 			continue
 		}
 		if s, err := bestSpecificity(&p.Spec, obj, ""); err == nil && s != NoMatch {
-			out = append(out, Candidate{Name: p.Name, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[ClusterPropagationPolicyPermanentIDLabel], Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
 		}
 	}
 	return out
@@ -221,6 +225,49 @@ func Choose(current Claim, claimed bool, cands []Candidate) (Candidate, bool) {
 		return best, true
 	}
 	return *holder, true
+}
+
+// ClaimChanges returns the annotation and label values a template (or its
+// binding) must carry for claim c (nil: no claim); a nil value means the key
+// must be absent.
+func ClaimChanges(c *Candidate) (annotations, labels map[string]*string) {
+	annotations = map[string]*string{
+		PropagationPolicyNamespaceAnnotation: nil, PropagationPolicyNameAnnotation: nil, ClusterPropagationPolicyAnnotation: nil,
+	}
+	labels = map[string]*string{PropagationPolicyPermanentIDLabel: nil, ClusterPropagationPolicyPermanentIDLabel: nil}
+	switch {
+	case c == nil:
+	case c.Namespaced:
+		annotations[PropagationPolicyNamespaceAnnotation], annotations[PropagationPolicyNameAnnotation] = &c.Namespace, &c.Name
+		if c.PermanentID != "" {
+			labels[PropagationPolicyPermanentIDLabel] = &c.PermanentID
+		}
+	default:
+		annotations[ClusterPropagationPolicyAnnotation] = &c.Name
+		if c.PermanentID != "" {
+			labels[ClusterPropagationPolicyPermanentIDLabel] = &c.PermanentID
+		}
+	}
+	return annotations, labels
+}
+
+// MergePatch returns the part of want that differs from have, as a JSON
+// merge patch map (nil values delete), or nil when nothing differs.
+func MergePatch(have map[string]string, want map[string]*string) map[string]any {
+	patch := map[string]any{}
+	for k, v := range want {
+		cur, has := have[k]
+		switch {
+		case v == nil && has:
+			patch[k] = nil
+		case v != nil && (!has || cur != *v):
+			patch[k] = *v
+		}
+	}
+	if len(patch) == 0 {
+		return nil
+	}
+	return patch
 }
 
 // BindingName is the name of a template's binding: <name>-<kind lowercased>.

@@ -1,6 +1,7 @@
 package detector
 
 import (
+	"reflect"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,5 +164,41 @@ func TestClaimAndBindingName(t *testing.T) {
 	}
 	if got := BindingName("Deployment", "nginx"); got != "nginx-deployment" {
 		t.Errorf("binding name %q, want nginx-deployment", got)
+	}
+}
+
+func TestClaimChanges(t *testing.T) {
+	have := map[string]string{
+		ClusterPropagationPolicyAnnotation:       "old",
+		ClusterPropagationPolicyPermanentIDLabel: "id-old",
+		"app":                                    "web",
+	}
+	pp := &Candidate{Namespaced: true, Namespace: "shop", Name: "pp", PermanentID: "id-pp"}
+	annotations, labels := ClaimChanges(pp)
+	gotA := MergePatch(have, annotations)
+	wantA := map[string]any{ClusterPropagationPolicyAnnotation: nil, PropagationPolicyNamespaceAnnotation: "shop", PropagationPolicyNameAnnotation: "pp"}
+	if !reflect.DeepEqual(gotA, wantA) {
+		t.Errorf("annotation patch %v, want %v", gotA, wantA)
+	}
+	gotL := MergePatch(have, labels)
+	wantL := map[string]any{ClusterPropagationPolicyPermanentIDLabel: nil, PropagationPolicyPermanentIDLabel: "id-pp"}
+	if !reflect.DeepEqual(gotL, wantL) {
+		t.Errorf("label patch %v, want %v", gotL, wantL)
+	}
+	// Already in place: nothing to patch.
+	done := map[string]string{PropagationPolicyNamespaceAnnotation: "shop", PropagationPolicyNameAnnotation: "pp", PropagationPolicyPermanentIDLabel: "id-pp"}
+	if p := MergePatch(done, annotations); p != nil {
+		t.Errorf("patch %v for a template already claimed", p)
+	}
+	if p := MergePatch(done, labels); p != nil {
+		t.Errorf("label patch %v for a template already labelled", p)
+	}
+	// Released: every claim key goes, other keys stay untouched.
+	a, l := ClaimChanges(nil)
+	if p := MergePatch(done, a); len(p) != 2 {
+		t.Errorf("release patch %v, want both annotations removed", p)
+	}
+	if p := MergePatch(have, l); !reflect.DeepEqual(p, map[string]any{ClusterPropagationPolicyPermanentIDLabel: nil}) {
+		t.Errorf("release label patch %v", p)
 	}
 }

@@ -491,6 +491,25 @@ func testPolicyDeletionReleasesClaim(ctx context.Context, t *testing.T) {
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, claimedBy("first")); err != nil {
 		t.Fatal("the template was never claimed by policy first")
 	}
+	// The policy's permanent id is on the policy, the template and the binding.
+	const idLabel = "propagationpolicy.karmada.io/permanent-id"
+	first := &policyv1alpha1.PropagationPolicy{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "first"}, first); err != nil {
+		t.Fatal(err)
+	}
+	id := first.Labels[idLabel]
+	if id == "" {
+		t.Errorf("policy first has no %s label", idLabel)
+	}
+	tmpl := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "handover"}, tmpl); err != nil || tmpl.Labels[idLabel] != id {
+		t.Errorf("template's %s label is %q (%v), want the policy's %q", idLabel, tmpl.Labels[idLabel], err, id)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "handover-deployment"}, rb); err != nil || rb.Labels[idLabel] != id ||
+		rb.Annotations["propagationpolicy.karmada.io/name"] != "first" {
+		t.Errorf("binding labels %v annotations %v (%v), want the policy's id %q and name", rb.Labels, rb.Annotations, err, id)
+	}
 
 	if err := c.Delete(ctx, policy("first", "member1")); err != nil {
 		t.Fatal(err)
@@ -510,9 +529,31 @@ func testPolicyDeletionReleasesClaim(ctx context.Context, t *testing.T) {
 		t.Fatal("a new policy did not take the released template")
 	}
 	waitMemberDeployment(ctx, t, "member2", "handover", 1)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "handover"}, tmpl); err != nil || tmpl.Labels[idLabel] == id || tmpl.Labels[idLabel] == "" {
+		t.Errorf("after the hand-over the template's %s label is %q (%v), want policy second's", idLabel, tmpl.Labels[idLabel], err)
+	}
+
+	// A policy of equal priority does not take the template; a higher one
+	// with preemption Always does, and the workload moves with it.
+	third := policy("third", "member1")
+	third.Spec.Priority = ptr.To[int32](10)
+	third.Spec.Preemption = policyv1alpha1.PreemptAlways
+	if err := c.Create(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, claimedBy("third")); err != nil {
+		t.Fatal("a higher-priority policy with preemption Always did not take the template")
+	}
+	waitMemberDeployment(ctx, t, "member1", "handover", 1)
+	waitMemberDeployment(ctx, t, "member2", "handover", -1)
 
 	if err := c.Delete(ctx, deploymentNamed("handover", 1)); err != nil {
 		t.Fatal(err)
 	}
-	waitMemberDeployment(ctx, t, "member2", "handover", -1)
+	waitMemberDeployment(ctx, t, "member1", "handover", -1)
+	for _, name := range []string{"second", "third"} {
+		if err := c.Delete(ctx, policy(name, "")); err != nil {
+			t.Error(err)
+		}
+	}
 }

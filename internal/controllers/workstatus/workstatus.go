@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +52,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
+// release stops watching, for a Work that is gone, the member types it used
+// (informers no other Work needs stop).
+func (r *Reconciler) release(cluster string, work types.NamespacedName) {
+	if m, ok := r.Members.Lookup(cluster); ok {
+		m.Retain(work)
+	}
+}
+
 func (r *Reconciler) memberChanged(work types.NamespacedName) {
 	w := &workv1alpha1.Work{}
 	w.Namespace, w.Name = work.Namespace, work.Name
@@ -67,9 +76,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	work := &workv1alpha1.Work{}
 	if err := r.Client.Get(ctx, req.NamespacedName, work); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.release(clusterName, req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !work.DeletionTimestamp.IsZero() || !meta.IsStatusConditionTrue(work.Status.Conditions, workv1alpha1.WorkApplied) {
+	if !work.DeletionTimestamp.IsZero() {
+		r.release(clusterName, req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if !meta.IsStatusConditionTrue(work.Status.Conditions, workv1alpha1.WorkApplied) {
 		return ctrl.Result{}, nil
 	}
 	cluster := &clusterv1alpha1.Cluster{}
@@ -84,6 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var statuses []workv1alpha1.ManifestStatus
+	var used []schema.GroupVersionResource
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
@@ -94,7 +111,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("cluster %s does not serve %s: %w", clusterName, gvk, err)
 		}
-		lister, synced := member.Managed(mapping.Resource, r.memberChanged)
+		used = append(used, mapping.Resource)
+		lister, synced := member.Managed(mapping.Resource, req.NamespacedName, r.memberChanged)
 		if !synced {
 			return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 		}
@@ -124,6 +142,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		statuses = append(statuses, st)
 	}
+	// Types the Work no longer has (its manifests changed) are released.
+	member.Retain(req.NamespacedName, used...)
 	if equality.Semantic.DeepEqual(statuses, work.Status.ManifestStatuses) {
 		return ctrl.Result{}, nil
 	}
