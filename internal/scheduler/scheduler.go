@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +24,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/scheduler/core"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
 
@@ -45,6 +45,8 @@ type Scheduler struct {
 	SchedulerName string
 	Workers       int
 	Now           func() time.Time
+
+	backoff workqueue.TypedRateLimiter[string]
 }
 
 // SetupWithManager registers one controller per binding kind.
@@ -55,6 +57,7 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 	if s.SchedulerName == "" {
 		s.SchedulerName = DefaultSchedulerName
 	}
+	s.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute)
 	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1)}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-resourcebinding").
 		For(&workv1alpha2.ResourceBinding{}).
@@ -75,7 +78,8 @@ func (s *Scheduler) reconcileResourceBinding(ctx context.Context, req reconcile.
 	if err := s.Client.Get(ctx, req.NamespacedName, rb); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	return reconcile.Result{}, s.scheduleOne(ctx, rb, &rb.Spec, &rb.Status)
+	after, err := s.scheduleOne(ctx, rb, &rb.Spec, &rb.Status)
+	return reconcile.Result{RequeueAfter: after}, err
 }
 
 func (s *Scheduler) reconcileClusterResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -83,94 +87,89 @@ func (s *Scheduler) reconcileClusterResourceBinding(ctx context.Context, req rec
 	if err := s.Client.Get(ctx, req.NamespacedName, crb); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	return reconcile.Result{}, s.scheduleOne(ctx, crb, &crb.Spec, &crb.Status)
+	after, err := s.scheduleOne(ctx, crb, &crb.Spec, &crb.Status)
+	return reconcile.Result{RequeueAfter: after}, err
 }
 
 // scheduleOne schedules a binding whose spec changed since it was last
 // scheduled, or that did not fit last time.
-func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) error {
+func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
 	log := klog.FromContext(ctx)
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return nil
+		return 0, nil
 	}
 	if name := spec.SchedulerName; name != "" && name != s.SchedulerName {
-		return nil
+		return 0, nil
 	}
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
-		return nil
+		return 0, nil
 	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := s.Client.List(ctx, clusters); err != nil {
-		return err
+		return 0, err
 	}
 	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
 	if status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
-		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, spec, clusters.Items) {
-		return nil
+		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, EffectiveSpec(spec, status.SchedulerObservingAffinityName), clusters.Items) {
+		return 0, nil
 	}
-	targets, diagnosis, err := s.Schedule(ctx, spec, clusters.Items)
+	res := Schedule(ctx, s.Framework, spec, clusters.Items)
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, Message: "Binding has been scheduled successfully."}
-	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, err.Error()
-		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "diagnosis", diagnosis)
-	} else if !equality.Semantic.DeepEqual(spec.Clusters, targets) {
+	if res.Err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, res.Err.Error()
+		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "reason", res.Err.Error())
+	} else if !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
 		// A merge patch of spec.clusters only: the detector writes other
 		// fields of the same binding.
 		before := obj.DeepCopyObject().(client.Object)
-		spec.Clusters = targets
+		spec.Clusters = res.Targets
 		if err := s.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
-			return fmt.Errorf("writing the placement: %w", err)
+			return 0, fmt.Errorf("writing the placement: %w", err)
 		}
-		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(targets))
+		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)
 	}
 
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	status.SchedulerObservedGeneration = obj.GetGeneration()
-	if err == nil {
+	if res.Err == nil {
 		now := metav1.NewTime(s.Now())
 		status.LastScheduledTime = &now
+		status.SchedulerObservingAffinityName = res.AffinityName
 	}
+	status.PlacementExplanation = res.Explanation
 	cond.ObservedGeneration = obj.GetGeneration()
 	meta.SetStatusCondition(&status.Conditions, cond)
 	if perr := s.Client.Status().Patch(ctx, obj, patch); perr != nil {
-		return fmt.Errorf("writing the Scheduled condition: %w", perr)
+		return 0, fmt.Errorf("writing the Scheduled condition: %w", perr)
 	}
-	return nil
+	key := client.ObjectKeyFromObject(obj).String()
+	if res.Err != nil {
+		// Unschedulable: cluster changes re-queue it at once; meanwhile it
+		// is retried with a growing delay (capacity may free up).
+		return s.backoff.When(key), nil
+	}
+	s.backoff.Forget(key)
+	return 0, nil
 }
 
-// Schedule filters the clusters and assigns the binding's replicas to those
-// that fit. When none fits, the error says why for each group of clusters,
-// and diagnosis maps each cluster to its reason.
-func (s *Scheduler) Schedule(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) ([]workv1alpha2.TargetCluster, map[string]string, error) {
-	diagnosis := map[string]string{}
-	var feasible []*clusterv1alpha1.Cluster
-	for i := range clusters {
-		c := &clusters[i]
-		if !c.DeletionTimestamp.IsZero() {
-			diagnosis[c.Name] = "cluster is being removed"
-			continue
+// EffectiveSpec is the binding spec as scheduled under the named
+// clusterAffinities term: the term's affinity in place of clusterAffinity.
+// Without terms (or with an unknown name: the first term) it is spec.
+func EffectiveSpec(spec *workv1alpha2.ResourceBindingSpec, affinityName string) *workv1alpha2.ResourceBindingSpec {
+	if spec.Placement == nil || len(spec.Placement.ClusterAffinities) == 0 {
+		return spec
+	}
+	term := &spec.Placement.ClusterAffinities[0]
+	for i := range spec.Placement.ClusterAffinities {
+		if spec.Placement.ClusterAffinities[i].AffinityName == affinityName {
+			term = &spec.Placement.ClusterAffinities[i]
 		}
-		if st := s.Framework.RunFilters(ctx, spec, c); !st.IsSuccess() {
-			diagnosis[c.Name] = fmt.Sprintf("%s (%s)", st.Message(), st.Plugin())
-			continue
-		}
-		feasible = append(feasible, c)
 	}
-	if len(feasible) == 0 {
-		return nil, diagnosis, fmt.Errorf("0/%d clusters are available: %s", len(clusters), summarize(diagnosis))
-	}
-	var strategy *policyv1alpha1.ReplicaSchedulingStrategy
-	if spec.Placement != nil {
-		strategy = spec.Placement.ReplicaScheduling
-	}
-	targets, err := core.Assign(spec.Replicas, strategy, feasible)
-	if err != nil {
-		return nil, diagnosis, err
-	}
-	if len(targets) == 0 {
-		return nil, diagnosis, fmt.Errorf("no replica could be assigned to the %d feasible clusters", len(feasible))
-	}
-	return targets, diagnosis, nil
+	cp := *spec
+	placement := *spec.Placement
+	placement.ClusterAffinity = &term.ClusterAffinity
+	cp.Placement = &placement
+	return &cp
 }
 
 // newlyFeasible reports whether a duplicated binding now fits a cluster it is

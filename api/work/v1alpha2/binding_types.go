@@ -341,6 +341,72 @@ type ResourceBindingStatus struct {
 	// AggregatedStatus holds one item per cluster.
 	// +optional
 	AggregatedStatus []AggregatedStatusItem `json:"aggregatedStatus,omitempty"`
+	// PlacementExplanation records how the last scheduling cycle judged the
+	// clusters. It is this implementation's addition to Karmada's API
+	// (clients that do not know it ignore it); `karmadactl
+	// explain-placement` prints it.
+	// +optional
+	PlacementExplanation *PlacementExplanation `json:"placementExplanation,omitempty"`
+}
+
+// PlacementExplanation is the scheduler's account of one scheduling cycle.
+type PlacementExplanation struct {
+	// AffinityName is the clusterAffinities term the placement used, if any.
+	// +optional
+	AffinityName string `json:"affinityName,omitempty"`
+	// Message is the outcome: success, or why no cluster fits.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Clusters holds the clusters that were judged: the selected ones
+	// first, then the feasible ones by score, then the filtered ones, at
+	// most 64.
+	// +optional
+	Clusters []ClusterExplanation `json:"clusters,omitempty"`
+	// Omitted counts the clusters left out of Clusters to bound its size.
+	// +optional
+	Omitted int32 `json:"omitted,omitempty"`
+}
+
+// ClusterExplanation is how one cluster fared.
+type ClusterExplanation struct {
+	// Name of the cluster.
+	// +required
+	Name string `json:"name"`
+	// Feasible is true when every filter passed the cluster.
+	// +optional
+	Feasible bool `json:"feasible,omitempty"`
+	// Plugin is the filter (or selection step) that ruled the cluster out.
+	// +optional
+	Plugin string `json:"plugin,omitempty"`
+	// Reason is why the cluster was ruled out or not selected.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Scores holds each score plugin's normalised score.
+	// +optional
+	Scores []PluginScore `json:"scores,omitempty"`
+	// Score is the sum of Scores.
+	// +optional
+	Score int64 `json:"score,omitempty"`
+	// AvailableReplicas is the estimate of how many replicas the cluster
+	// can still run, when the workload has replicas.
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// Replicas assigned to the cluster (0 when not selected).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// Selected is true when the binding was placed on the cluster.
+	// +optional
+	Selected bool `json:"selected,omitempty"`
+}
+
+// PluginScore is one score plugin's score for a cluster.
+type PluginScore struct {
+	// Plugin is the score plugin's name.
+	// +required
+	Plugin string `json:"plugin"`
+	// Score is the normalised score in [0, 100].
+	// +required
+	Score int64 `json:"score"`
 }
 
 // AggregatedStatusItem is the template's state in one cluster.

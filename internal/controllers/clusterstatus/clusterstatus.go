@@ -27,6 +27,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/estimator"
 	"github.com/karmada-go/karmada/internal/interpreter"
 )
 
@@ -113,7 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		})
 	}
 	if member != nil && observed == metav1.ConditionTrue {
-		if err := r.collect(ctx, member, status); err != nil {
+		if err := r.collect(ctx, member, cluster.Spec.ResourceModels, status); err != nil {
 			log.V(2).Info("Collecting cluster status was incomplete", "cluster", cluster.Name, "err", err)
 		}
 	}
@@ -201,7 +202,7 @@ func healthCode(ctx context.Context, m *clusterclient.Member, path string) (int,
 
 // collect fills version, APIs and summaries. Parts that cannot be read keep
 // their previous values.
-func (r *Reconciler) collect(ctx context.Context, m *clusterclient.Member, status *clusterv1alpha1.ClusterStatus) error {
+func (r *Reconciler) collect(ctx context.Context, m *clusterclient.Member, models []clusterv1alpha1.ResourceModel, status *clusterv1alpha1.ClusterStatus) error {
 	var errs []error
 	if v, err := m.Kube.Discovery().ServerVersion(); err == nil {
 		status.KubernetesVersion = v.GitVersion
@@ -232,7 +233,7 @@ func (r *Reconciler) collect(ctx context.Context, m *clusterclient.Member, statu
 		}
 		if len(errs) == 0 || (nodeList != nil && podList != nil) {
 			status.NodeSummary = NodeSummary(nodeList)
-			status.ResourceSummary = ResourceSummary(nodeList, podList)
+			status.ResourceSummary = ResourceSummary(nodeList, podList, models)
 		}
 	}
 	return errors.Join(errs...)
@@ -277,24 +278,52 @@ func NodeSummary(nodes []*corev1.Node) *clusterv1alpha1.NodeSummary {
 
 // ResourceSummary sums node allocatable, the requests of scheduled pods
 // (allocated) and of pods waiting for a node (allocating). Finished pods hold
-// nothing. The "pods" resource counts pods.
-func ResourceSummary(nodes []*corev1.Node, pods []*corev1.Pod) *clusterv1alpha1.ResourceSummary {
+// nothing. The "pods" resource counts pods. With resource models, it also
+// counts the nodes of each grade, graded by what is free on them.
+func ResourceSummary(nodes []*corev1.Node, pods []*corev1.Pod, models []clusterv1alpha1.ResourceModel) *clusterv1alpha1.ResourceSummary {
 	s := &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{}, Allocated: corev1.ResourceList{}, Allocating: corev1.ResourceList{}}
 	for _, n := range nodes {
 		interpreter.AddResources(s.Allocatable, n.Status.Allocatable)
 	}
+	used := map[string]corev1.ResourceList{}
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
+		requests := interpreter.PodRequests(&p.Spec)
+		requests[corev1.ResourcePods] = resource.MustParse("1")
 		target := s.Allocated
 		if p.Spec.NodeName == "" {
 			target = s.Allocating
+		} else if len(models) > 0 {
+			if used[p.Spec.NodeName] == nil {
+				used[p.Spec.NodeName] = corev1.ResourceList{}
+			}
+			interpreter.AddResources(used[p.Spec.NodeName], requests)
 		}
-		interpreter.AddResources(target, interpreter.PodRequests(&p.Spec))
-		q := target[corev1.ResourcePods]
-		q.Add(resource.MustParse("1"))
-		target[corev1.ResourcePods] = q
+		interpreter.AddResources(target, requests)
+	}
+	if len(models) > 0 {
+		counts := map[uint]int{}
+		for _, m := range models {
+			counts[m.Grade] = 0
+		}
+		for _, n := range nodes {
+			free := corev1.ResourceList{}
+			for name, q := range n.Status.Allocatable {
+				f := q.DeepCopy()
+				if u, ok := used[n.Name][name]; ok {
+					f.Sub(u)
+				}
+				free[name] = f
+			}
+			if g, ok := estimator.Grade(models, free); ok {
+				counts[g]++
+			}
+		}
+		for _, m := range models {
+			s.AllocatableModelings = append(s.AllocatableModelings, clusterv1alpha1.AllocatableModeling{Grade: m.Grade, Count: counts[m.Grade]})
+		}
 	}
 	return s
 }

@@ -1,11 +1,14 @@
 package clusterstatus
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -93,7 +96,7 @@ func TestSummaries(t *testing.T) {
 		pod("", corev1.PodPending, "1"),
 		pod("n1", corev1.PodSucceeded, "4"), // finished: holds nothing
 	}
-	rs := ResourceSummary(nodes, pods)
+	rs := ResourceSummary(nodes, pods, nil)
 	checks := []struct {
 		name string
 		list corev1.ResourceList
@@ -112,5 +115,24 @@ func TestSummaries(t *testing.T) {
 		if got.Cmp(resource.MustParse(c.want)) != 0 {
 			t.Errorf("%s = %s, want %s", c.name, got.String(), c.want)
 		}
+	}
+}
+
+func TestSummaryGradesNodesByFreeResources(t *testing.T) {
+	r := func(lo, hi string) clusterv1alpha1.ResourceModelRange {
+		return clusterv1alpha1.ResourceModelRange{Name: corev1.ResourceCPU, Min: resource.MustParse(lo), Max: resource.MustParse(hi)}
+	}
+	models := []clusterv1alpha1.ResourceModel{
+		{Grade: 0, Ranges: []clusterv1alpha1.ResourceModelRange{r("0", "4")}},
+		{Grade: 1, Ranges: []clusterv1alpha1.ResourceModelRange{r("4", "1k")}},
+	}
+	n1, n2, n3 := node(true, "8", "32Gi"), node(true, "8", "32Gi"), node(true, "2", "8Gi")
+	n1.Name, n2.Name, n3.Name = "n1", "n2", "n3"
+	// n1 has 5 of 8 cpu used: 3 free puts it in grade 0.
+	pods := []*corev1.Pod{pod("n1", corev1.PodRunning, "5")}
+	rs := ResourceSummary([]*corev1.Node{n1, n2, n3}, pods, models)
+	want := []clusterv1alpha1.AllocatableModeling{{Grade: 0, Count: 2}, {Grade: 1, Count: 1}}
+	if !reflect.DeepEqual(rs.AllocatableModelings, want) {
+		t.Errorf("modelings %+v, want %+v", rs.AllocatableModelings, want)
 	}
 }

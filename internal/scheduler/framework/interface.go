@@ -99,6 +99,13 @@ type ScorePlugin interface {
 	Score(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) (int64, *Status)
 }
 
+// ScoreNormalizer is implemented by score plugins whose raw scores are not
+// already in [MinScore, MaxScore]: it rescales the scores of one cycle
+// (cluster name to score) in place.
+type ScoreNormalizer interface {
+	NormalizeScores(scores map[string]int64)
+}
+
 // Score bounds.
 const (
 	MinScore int64 = 0
@@ -181,15 +188,43 @@ func (f *Framework) RunFilters(ctx context.Context, spec *workv1alpha2.ResourceB
 	return nil
 }
 
-// RunScores sums the scores of every score plugin for a cluster.
-func (f *Framework) RunScores(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) (int64, *Status) {
-	var total int64
-	for _, p := range f.scores {
-		s, st := p.Score(ctx, spec, cluster)
-		if !st.IsSuccess() {
-			return 0, st.WithPlugin(p.Name())
-		}
-		total += s
+// PluginScores are one cluster's normalised scores, one per score plugin in
+// the framework's order.
+type PluginScores struct {
+	Plugins []string
+	Scores  map[string][]int64
+}
+
+// Total is the sum of a cluster's scores.
+func (p PluginScores) Total(cluster string) int64 {
+	var t int64
+	for _, s := range p.Scores[cluster] {
+		t += s
 	}
-	return total, nil
+	return t
+}
+
+// RunScores scores every cluster with every score plugin, normalises each
+// plugin's scores over the clusters (clamping to [MinScore, MaxScore]), and
+// returns them per cluster.
+func (f *Framework) RunScores(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) (PluginScores, *Status) {
+	out := PluginScores{Scores: make(map[string][]int64, len(clusters))}
+	for _, p := range f.scores {
+		out.Plugins = append(out.Plugins, p.Name())
+		scores := make(map[string]int64, len(clusters))
+		for _, c := range clusters {
+			s, st := p.Score(ctx, spec, c)
+			if !st.IsSuccess() {
+				return PluginScores{}, st.WithPlugin(p.Name())
+			}
+			scores[c.Name] = s
+		}
+		if n, ok := p.(ScoreNormalizer); ok {
+			n.NormalizeScores(scores)
+		}
+		for _, c := range clusters {
+			out.Scores[c.Name] = append(out.Scores[c.Name], min(max(scores[c.Name], MinScore), MaxScore))
+		}
+	}
+	return out, nil
 }

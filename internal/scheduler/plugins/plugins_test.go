@@ -27,6 +27,12 @@ func binding(p *policyv1alpha1.Placement) *workv1alpha2.ResourceBindingSpec {
 	return &workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"}, Placement: p}
 }
 
+func evicting(from string) *workv1alpha2.ResourceBindingSpec {
+	b := binding(nil)
+	b.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: from}}
+	return b
+}
+
 func TestFilters(t *testing.T) {
 	fw, err := framework.New(NewInTreeRegistry(), []string{"*"})
 	if err != nil {
@@ -47,6 +53,11 @@ func TestFilters(t *testing.T) {
 		{"untolerated taint", binding(nil), cluster("m1", []corev1.Taint{notReady}, "apps/v1:Deployment"), "TaintToleration", "cluster.karmada.io/not-ready:NoSchedule"},
 		{"tolerated taint", binding(&policyv1alpha1.Placement{ClusterTolerations: []corev1.Toleration{{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists}}}), cluster("m1", []corev1.Taint{notReady}, "apps/v1:Deployment"), "", ""},
 		{"PreferNoSchedule never filters", binding(nil), cluster("m1", []corev1.Taint{prefer}, "apps/v1:Deployment"), "", ""},
+		{"no region to spread by", binding(&policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 1}}}), cluster("m1", nil, "apps/v1:Deployment"), "SpreadConstraint", "no region"},
+		{"no label to spread by", binding(&policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByLabel: "tier", MinGroups: 1}}}), cluster("m1", nil, "apps/v1:Deployment"), "SpreadConstraint", "no label tier"},
+		{"spread by cluster needs nothing", binding(&policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1}}}), cluster("m1", nil, "apps/v1:Deployment"), "", ""},
+		{"being evicted", evicting("m1"), cluster("m1", nil, "apps/v1:Deployment"), "ClusterEviction", "evicted"},
+		{"eviction elsewhere", evicting("m2"), cluster("m1", nil, "apps/v1:Deployment"), "", ""},
 	}
 	for _, c := range cases {
 		st := fw.RunFilters(context.Background(), c.spec, c.cluster)
@@ -64,5 +75,24 @@ func TestFilters(t *testing.T) {
 	}
 	if _, err := framework.New(NewInTreeRegistry(), []string{"Bogus"}); err == nil || !strings.Contains(err.Error(), "--plugins") {
 		t.Errorf("an unknown plugin should be refused naming --plugins, got %v", err)
+	}
+}
+
+func TestScores(t *testing.T) {
+	fw, err := framework.New(NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := binding(nil)
+	spec.Clusters = []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 1}}
+	got, st := fw.RunScores(context.Background(), spec, []*clusterv1alpha1.Cluster{cluster("m1", nil), cluster("m2", nil)})
+	if !st.IsSuccess() {
+		t.Fatal(st.Message())
+	}
+	if len(got.Plugins) != 1 || got.Plugins[0] != "ClusterLocality" {
+		t.Fatalf("score plugins %v, want [ClusterLocality]", got.Plugins)
+	}
+	if got.Total("m1") != 0 || got.Total("m2") != 100 {
+		t.Errorf("scores m1=%d m2=%d, want 0 and 100 (the binding is on m2)", got.Total("m1"), got.Total("m2"))
 	}
 }

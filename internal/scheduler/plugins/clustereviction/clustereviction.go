@@ -1,0 +1,36 @@
+// Package clustereviction is the ClusterEviction filter: a cluster the
+// workload is being evicted from cannot take it again until the eviction
+// is over.
+package clustereviction
+
+import (
+	"context"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/scheduler/framework"
+)
+
+// Name of the plugin.
+const Name = "ClusterEviction"
+
+// ClusterEviction filters clusters in the binding's eviction tasks.
+type ClusterEviction struct{}
+
+var _ framework.FilterPlugin = &ClusterEviction{}
+
+// New returns the plugin.
+func New() (framework.Plugin, error) { return &ClusterEviction{}, nil }
+
+// Name returns the plugin's name.
+func (p *ClusterEviction) Name() string { return Name }
+
+// Filter rules out clusters the workload is being evicted from.
+func (p *ClusterEviction) Filter(_ context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *framework.Status {
+	for _, t := range spec.GracefulEvictionTasks {
+		if t.FromCluster == cluster.Name {
+			return framework.NewStatus(framework.Unschedulable, "the workload is being evicted from this cluster")
+		}
+	}
+	return nil
+}

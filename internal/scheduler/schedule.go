@@ -1,0 +1,215 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/estimator"
+	"github.com/karmada-go/karmada/internal/scheduler/core"
+	"github.com/karmada-go/karmada/internal/scheduler/framework"
+)
+
+// EstimatorStep names the replica estimate in explanations, where it rules
+// out clusters that cannot fit one replica of a divided workload.
+const EstimatorStep = "GeneralEstimator"
+
+// SpreadStep names the spread-constraint selection in explanations.
+const SpreadStep = "SpreadConstraint"
+
+// MaxExplained bounds the clusters kept in a placement explanation.
+const MaxExplained = 64
+
+// Result is the outcome of one scheduling cycle.
+type Result struct {
+	// Targets is the placement; empty when Err is set.
+	Targets []workv1alpha2.TargetCluster
+	// AffinityName is the clusterAffinities term used ("" without terms).
+	AffinityName string
+	// Explanation says how every cluster fared (bounded, see MaxExplained).
+	Explanation *workv1alpha2.PlacementExplanation
+	// Err says why the binding fits no cluster.
+	Err error
+}
+
+// Schedule places a binding: filter, estimate, score, select by spread
+// constraints, divide replicas. With clusterAffinities the terms are tried
+// in order and the first that places the binding wins. The cycle has no side
+// effect, so it also serves dry runs (karmadactl plan).
+func Schedule(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) Result {
+	terms := []policyv1alpha1.ClusterAffinityTerm{{}}
+	if spec.Placement != nil && len(spec.Placement.ClusterAffinities) > 0 {
+		terms = spec.Placement.ClusterAffinities
+	}
+	var failures []string
+	var last Result
+	for i := range terms {
+		r := scheduleTerm(ctx, fw, EffectiveSpec(spec, terms[i].AffinityName), clusters)
+		r.AffinityName = terms[i].AffinityName
+		r.Explanation.AffinityName = r.AffinityName
+		if r.Err == nil {
+			return r
+		}
+		if r.AffinityName != "" {
+			failures = append(failures, fmt.Sprintf("clusterAffinities[%s]: %v", r.AffinityName, r.Err))
+		}
+		last = r
+	}
+	if len(failures) > 1 {
+		last.Err = fmt.Errorf("no affinity term fits: %s", strings.Join(failures, " | "))
+		last.Explanation.Message = last.Err.Error()
+	}
+	return last
+}
+
+func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) Result {
+	ex := map[string]*workv1alpha2.ClusterExplanation{}
+	diagnosis := map[string]string{}
+	rule := func(name, plugin, reason string) {
+		e := ex[name]
+		e.Feasible, e.Plugin, e.Reason = false, plugin, reason
+		diagnosis[name] = fmt.Sprintf("%s (%s)", reason, plugin)
+	}
+	var strategy *policyv1alpha1.ReplicaSchedulingStrategy
+	if spec.Placement != nil {
+		strategy = spec.Placement.ReplicaScheduling
+	}
+	divided := strategy != nil && strategy.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && spec.Replicas > 0
+	previous := map[string]int32{}
+	for _, t := range spec.Clusters {
+		previous[t.Name] = t.Replicas
+	}
+
+	var feasible []*clusterv1alpha1.Cluster
+	available := map[string]int32{}
+	for i := range clusters {
+		c := &clusters[i]
+		ex[c.Name] = &workv1alpha2.ClusterExplanation{Name: c.Name, Feasible: true}
+		if !c.DeletionTimestamp.IsZero() {
+			rule(c.Name, "Cluster", "cluster is being removed")
+			continue
+		}
+		if st := fw.RunFilters(ctx, spec, c); !st.IsSuccess() {
+			rule(c.Name, st.Plugin(), st.Message())
+			continue
+		}
+		if spec.Replicas > 0 {
+			// What the binding already runs there is room it may keep.
+			n := estimator.General(c, spec.ReplicaRequirements)
+			if n < estimator.Unlimited-previous[c.Name] {
+				n += previous[c.Name]
+			}
+			available[c.Name] = n
+			ex[c.Name].AvailableReplicas = &n
+			// A full cluster cannot take a divided workload. One that has not
+			// reported its resources yet is unknown rather than full: static
+			// weights (which do not depend on capacity) may still use it.
+			if divided && n == 0 && (c.Status.ResourceSummary != nil || !staticWeights(strategy)) {
+				rule(c.Name, EstimatorStep, "cluster cannot fit one replica")
+				continue
+			}
+		}
+		feasible = append(feasible, c)
+	}
+	result := func(err error) Result {
+		return Result{Err: err, Explanation: explanation(ex, err)}
+	}
+	if len(feasible) == 0 {
+		return result(fmt.Errorf("0/%d clusters are available: %s", len(clusters), summarize(diagnosis)))
+	}
+
+	scores, st := fw.RunScores(ctx, spec, feasible)
+	if !st.IsSuccess() {
+		return result(fmt.Errorf("scoring: %s (%s)", st.Message(), st.Plugin()))
+	}
+	cands := make([]core.Candidate, 0, len(feasible))
+	for _, c := range feasible {
+		e := ex[c.Name]
+		for i, p := range scores.Plugins {
+			e.Scores = append(e.Scores, workv1alpha2.PluginScore{Plugin: p, Score: scores.Scores[c.Name][i]})
+		}
+		e.Score = scores.Total(c.Name)
+		cands = append(cands, core.Candidate{Cluster: c, Score: e.Score, Available: available[c.Name]})
+	}
+
+	var constraints []policyv1alpha1.SpreadConstraint
+	if spec.Placement != nil {
+		constraints = spec.Placement.SpreadConstraints
+	}
+	var needed int32
+	if divided {
+		needed = spec.Replicas
+	}
+	selected, dropped, err := core.SelectBySpread(constraints, cands, needed)
+	for name, why := range dropped {
+		ex[name].Reason, ex[name].Plugin = why, SpreadStep
+	}
+	if err != nil {
+		return result(err)
+	}
+	targets, err := core.Assign(spec.Replicas, strategy, selected, spec.Clusters)
+	if err != nil {
+		return result(err)
+	}
+	if len(targets) == 0 {
+		return result(fmt.Errorf("no replica could be assigned to the %d feasible clusters", len(selected)))
+	}
+	for _, t := range targets {
+		ex[t.Name].Selected, ex[t.Name].Replicas = true, t.Replicas
+	}
+	for _, c := range selected {
+		if e := ex[c.Name()]; !e.Selected && e.Reason == "" {
+			e.Reason = "given no replica by the division"
+		}
+	}
+	return Result{Targets: targets, Explanation: explanation(ex, nil)}
+}
+
+// staticWeights reports whether a Divided strategy divides by static
+// weights (as opposed to available replicas or aggregation).
+func staticWeights(s *policyv1alpha1.ReplicaSchedulingStrategy) bool {
+	return s.ReplicaDivisionPreference != policyv1alpha1.ReplicaDivisionPreferenceAggregated &&
+		(s.WeightPreference == nil || s.WeightPreference.DynamicWeight == "")
+}
+
+// explanation orders the clusters (selected by name, then feasible by
+// score, then ruled out by name) and keeps at most MaxExplained.
+func explanation(ex map[string]*workv1alpha2.ClusterExplanation, err error) *workv1alpha2.PlacementExplanation {
+	all := make([]workv1alpha2.ClusterExplanation, 0, len(ex))
+	for _, e := range ex {
+		all = append(all, *e)
+	}
+	rank := func(e workv1alpha2.ClusterExplanation) int {
+		switch {
+		case e.Selected:
+			return 0
+		case e.Feasible:
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if rank(a) != rank(b) {
+			return rank(a) < rank(b)
+		}
+		if rank(a) == 1 && a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.Name < b.Name
+	})
+	out := &workv1alpha2.PlacementExplanation{Message: "scheduled"}
+	if err != nil {
+		out.Message = err.Error()
+	}
+	if len(all) > MaxExplained {
+		out.Omitted = int32(len(all) - MaxExplained)
+		all = all[:MaxExplained]
+	}
+	out.Clusters = all
+	return out
+}

@@ -1,0 +1,144 @@
+package scheduler
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/scheduler/framework"
+	"github.com/karmada-go/karmada/internal/scheduler/plugins"
+)
+
+// member is a Ready cluster serving Deployments with cpu free for the given
+// number of 1-cpu replicas.
+func member(name, region string, freeCPU int, taints ...corev1.Taint) clusterv1alpha1.Cluster {
+	return clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       clusterv1alpha1.ClusterSpec{Region: region, Taints: taints},
+		Status: clusterv1alpha1.ClusterStatus{
+			APIEnablements: []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1", Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}},
+			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{
+				corev1.ResourceCPU: *resource.NewQuantity(int64(freeCPU), resource.DecimalSI), corev1.ResourcePods: resource.MustParse("100"),
+			}},
+		},
+	}
+}
+
+func spec(replicas int32, p *policyv1alpha1.Placement) *workv1alpha2.ResourceBindingSpec {
+	return &workv1alpha2.ResourceBindingSpec{
+		Resource:            workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web"},
+		Replicas:            replicas,
+		ReplicaRequirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+		Placement:           p,
+	}
+}
+
+func targets(ts []workv1alpha2.TargetCluster) string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name+"="+itoa(t.Replicas))
+	}
+	return strings.Join(out, ",")
+}
+
+func itoa(n int32) string {
+	return strings.TrimSpace(resource.NewQuantity(int64(n), resource.DecimalSI).String())
+}
+
+func TestSchedule(t *testing.T) {
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cordoned := corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}
+	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10, cordoned), member("m2", "east", 10), member("m3", "west", 20), member("m4", "west", 0)}
+	dynamic := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+		WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}}
+	names := func(n ...string) *policyv1alpha1.ClusterAffinity {
+		return &policyv1alpha1.ClusterAffinity{ClusterNames: n}
+	}
+	cases := []struct {
+		name         string
+		spec         *workv1alpha2.ResourceBindingSpec
+		want         string
+		wantAffinity string
+		wantErr      string
+	}{
+		{"duplicated skips the cordoned cluster", spec(2, nil), "m2=2,m3=2,m4=2", "", ""},
+		{"dynamic weights follow free cpu; a full cluster is left out", spec(9, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "m2=3,m3=6", "", ""},
+		{"affinity groups fall through past a cordoned primary", spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+			{AffinityName: "primary", ClusterAffinity: *names("m1")}, {AffinityName: "backup", ClusterAffinity: *names("m3")}}}), "m3=3", "backup", ""},
+		{"the first group that fits wins", spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+			{AffinityName: "primary", ClusterAffinity: *names("m2")}, {AffinityName: "backup", ClusterAffinity: *names("m3")}}}), "m2=3", "primary", ""},
+		{"no group fits", spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+			{AffinityName: "a", ClusterAffinity: *names("m1")}, {AffinityName: "b", ClusterAffinity: *names("m9")}}}), "", "", "clusterAffinities[a]"},
+		{"two regions", spec(4, &policyv1alpha1.Placement{ReplicaScheduling: dynamic, SpreadConstraints: []policyv1alpha1.SpreadConstraint{
+			{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 2, MaxGroups: 2}}}), "m2=1,m3=3", "", ""},
+		{"more than the fleet can hold", spec(31, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "", "", "can take only 30"},
+	}
+	for _, c := range cases {
+		r := Schedule(context.Background(), fw, c.spec, fleet)
+		if c.wantErr != "" {
+			if r.Err == nil || !strings.Contains(r.Err.Error(), c.wantErr) {
+				t.Errorf("%s: error %v, want %q", c.name, r.Err, c.wantErr)
+			}
+			if r.Explanation == nil || r.Explanation.Message != r.Err.Error() {
+				t.Errorf("%s: the explanation does not carry the error", c.name)
+			}
+			continue
+		}
+		if r.Err != nil {
+			t.Errorf("%s: %v", c.name, r.Err)
+			continue
+		}
+		if got := targets(r.Targets); got != c.want || r.AffinityName != c.wantAffinity {
+			t.Errorf("%s: %s (affinity %q), want %s (%q)", c.name, got, r.AffinityName, c.want, c.wantAffinity)
+		}
+	}
+}
+
+func TestScheduleExplains(t *testing.T) {
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cordoned := corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}
+	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10, cordoned), member("m2", "east", 10), member("m3", "west", 20)}
+	s := spec(2, &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{Exclude: []string{"m3"}}})
+	s.Clusters = []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 2}}
+	r := Schedule(context.Background(), fw, s, fleet)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	ex := r.Explanation.Clusters
+	if len(ex) != 3 || ex[0].Name != "m2" || !ex[0].Selected || ex[0].Replicas != 2 || ex[0].Score != 100 {
+		t.Fatalf("first entry %+v, want m2 selected with 2 replicas and ClusterLocality 100", ex[0])
+	}
+	if ex[1].Name != "m1" || ex[1].Feasible || ex[1].Plugin != "TaintToleration" || !strings.Contains(ex[1].Reason, "unschedulable") {
+		t.Errorf("m1: %+v, want filtered by TaintToleration", ex[1])
+	}
+	if ex[2].Name != "m3" || ex[2].Plugin != "ClusterAffinity" || ex[2].Reason != "cluster is excluded" {
+		t.Errorf("m3: %+v, want filtered by ClusterAffinity as excluded", ex[2])
+	}
+	if ex[0].AvailableReplicas == nil || *ex[0].AvailableReplicas != 12 {
+		t.Errorf("m2 available %v, want 12 (10 free + the 2 it runs)", ex[0].AvailableReplicas)
+	}
+
+	// Explanations are bounded.
+	var many []clusterv1alpha1.Cluster
+	for i := 0; i < MaxExplained+10; i++ {
+		many = append(many, member("c"+itoa(int32(i)), "east", 1))
+	}
+	r = Schedule(context.Background(), fw, spec(1, nil), many)
+	if len(r.Explanation.Clusters) != MaxExplained || r.Explanation.Omitted != 10 {
+		t.Errorf("%d explained, %d omitted; want %d and 10", len(r.Explanation.Clusters), r.Explanation.Omitted, MaxExplained)
+	}
+}
