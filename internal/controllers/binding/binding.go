@@ -7,11 +7,14 @@ package binding
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +34,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/overridemanager"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -67,6 +71,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&workv1alpha2.ResourceBinding{}).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(false))).
+		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
 		WithOptions(opts).
 		Complete(reconcile.Func(r.reconcileResourceBinding)); err != nil {
 		return err
@@ -74,6 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("cluster-resource-binding").
 		For(&workv1alpha2.ClusterResourceBinding{}).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(true))).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(true))).
 		WithOptions(opts).
 		Complete(reconcile.Func(r.reconcileClusterResourceBinding))
 }
@@ -134,6 +141,11 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 	if err != nil {
 		return err
 	}
+	policies, err := r.overridePolicies(ctx, template)
+	if err != nil {
+		return err
+	}
+	var overrideErrs []string
 	keep := make([]string, 0, len(spec.Clusters))
 	for _, target := range spec.Clusters {
 		// A cluster that is gone or leaving gets no Work: its Works are being
@@ -146,7 +158,12 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 			continue
 		}
 		keep = append(keep, workv1alpha1.ExecutionNamespace(target.Name))
-		manifest, err := Manifest(template, spec, target)
+		m, err := Manifest(template, spec, target, cl, policies)
+		if errors.Is(err, errOverride) {
+			// The Work keeps its last good manifest; the binding says why.
+			overrideErrs = append(overrideErrs, fmt.Sprintf("cluster %s: %v", target.Name, err))
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -158,7 +175,9 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 			for k, v := range labels {
 				work.Labels[k] = v
 			}
-			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: manifest}}}
+			setAnnotation(&work.ObjectMeta, overridemanager.AppliedOverridesAnnotation, m.AppliedOverrides)
+			setAnnotation(&work.ObjectMeta, overridemanager.AppliedClusterOverridesAnnotation, m.AppliedClusterOverrides)
+			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: m.Raw}}}
 			work.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
 			work.Spec.SuspendDispatching = suspended(spec, target.Name)
 			return nil
@@ -170,19 +189,46 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 			log.V(2).Info("Synced work", "work", klog.KObj(work), "binding", klog.KObj(obj), "operation", op)
 		}
 	}
+	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
+		return err
+	}
 	_, err = r.deleteWorks(ctx, labels, keep)
 	return err
 }
 
+// errOverride marks an override policy that cannot be applied.
+var errOverride = errors.New("override failed")
+
+// WorkManifest is what a Work for one cluster holds, with the override
+// policies applied to it (JSON for the Work's annotations, "" for none).
+type WorkManifest struct {
+	Raw                     []byte
+	AppliedOverrides        string
+	AppliedClusterOverrides string
+}
+
 // Manifest is what the Work for one cluster holds: the pruned template, its
-// replicas revised for that cluster, marked with the template generation it
-// was made from.
-func Manifest(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster) ([]byte, error) {
+// replicas revised for that cluster, the override policies targeting the
+// cluster applied, marked with the template generation it was made from.
+func Manifest(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, cluster *clusterv1alpha1.Cluster, policies []overridemanager.Policy) (WorkManifest, error) {
 	out := interpreter.Prune(template)
 	if interpreter.HasReplicas(out.GroupVersionKind().GroupKind()) && spec.Replicas > 0 {
 		var err error
 		if out, err = interpreter.ReviseReplicas(out, target.Replicas); err != nil {
-			return nil, err
+			return WorkManifest{}, err
+		}
+	}
+	var m WorkManifest
+	if len(policies) > 0 {
+		clusterApplied, applied, err := overridemanager.Apply(out, cluster, policies)
+		if err != nil {
+			return WorkManifest{}, fmt.Errorf("%w: %v", errOverride, err)
+		}
+		if m.AppliedOverrides, err = overridemanager.AnnotationValue(applied); err != nil {
+			return WorkManifest{}, err
+		}
+		if m.AppliedClusterOverrides, err = overridemanager.AnnotationValue(clusterApplied); err != nil {
+			return WorkManifest{}, err
 		}
 	}
 	a := out.GetAnnotations()
@@ -195,7 +241,67 @@ func Manifest(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBi
 		a[workv1alpha1.ConflictResolutionAnnotation] = workv1alpha1.ConflictOverwrite
 	}
 	out.SetAnnotations(a)
-	return json.Marshal(out.Object)
+	raw, err := json.Marshal(out.Object)
+	m.Raw = raw
+	return m, err
+}
+
+func setAnnotation(om *metav1.ObjectMeta, key, value string) {
+	if value == "" {
+		delete(om.Annotations, key)
+		return
+	}
+	if om.Annotations == nil {
+		om.Annotations = map[string]string{}
+	}
+	om.Annotations[key] = value
+}
+
+// Condition on a binding reporting whether its override policies applied.
+const (
+	ConditionOverridesApplied = "OverridesApplied"
+	ReasonOverridesApplied    = "Applied"
+	ReasonOverrideFailed      = "OverrideFailed"
+)
+
+// setOverrideCondition records the outcome of applying override policies:
+// True when every policy applied, False naming the policy and path that
+// failed. Bindings without policies get no condition (one left from
+// earlier policies is removed).
+func (r *Reconciler) setOverrideCondition(ctx context.Context, obj client.Object, status *workv1alpha2.ResourceBindingStatus, hasPolicies bool, errs []string) error {
+	before := obj.DeepCopyObject().(client.Object)
+	switch {
+	case len(errs) > 0:
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionOverridesApplied, Status: metav1.ConditionFalse,
+			Reason: ReasonOverrideFailed, Message: strings.Join(errs, "; "), ObservedGeneration: obj.GetGeneration()})
+	case hasPolicies:
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionOverridesApplied, Status: metav1.ConditionTrue,
+			Reason: ReasonOverridesApplied, Message: "every override policy was applied", ObservedGeneration: obj.GetGeneration()})
+	default:
+		if !meta.RemoveStatusCondition(&status.Conditions, ConditionOverridesApplied) {
+			return nil
+		}
+	}
+	if equality.Semantic.DeepEqual(before, obj) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)))
+}
+
+// overridePolicies lists the override policies that select the template, in
+// the order they apply.
+func (r *Reconciler) overridePolicies(ctx context.Context, template *unstructured.Unstructured) ([]overridemanager.Policy, error) {
+	ops := &policyv1alpha1.OverridePolicyList{}
+	if template.GetNamespace() != "" {
+		if err := r.Client.List(ctx, ops, client.InNamespace(template.GetNamespace())); err != nil {
+			return nil, err
+		}
+	}
+	cops := &policyv1alpha1.ClusterOverridePolicyList{}
+	if err := r.Client.List(ctx, cops); err != nil {
+		return nil, err
+	}
+	return overridemanager.Matching(template, ops.Items, cops.Items), nil
 }
 
 func suspended(spec *workv1alpha2.ResourceBindingSpec, cluster string) *bool {
@@ -247,6 +353,35 @@ func (r *Reconciler) deleteWorks(ctx context.Context, labels map[string]string, 
 		}
 	}
 	return left, nil
+}
+
+// bindingsOf maps an override policy change to the bindings it may concern:
+// those of its namespace for an OverridePolicy, all of them for a
+// ClusterOverridePolicy. Each binding's sync works out what applies.
+func (r *Reconciler) bindingsOf(clusterScoped bool) handler.MapFunc {
+	return func(ctx context.Context, policy client.Object) []reconcile.Request {
+		var out []reconcile.Request
+		if clusterScoped {
+			list := &workv1alpha2.ClusterResourceBindingList{}
+			if err := r.Client.List(ctx, list); err != nil {
+				klog.FromContext(ctx).Error(err, "Listing cluster resource bindings")
+				return nil
+			}
+			for i := range list.Items {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+			}
+			return out
+		}
+		list := &workv1alpha2.ResourceBindingList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(policy.GetNamespace())); err != nil {
+			klog.FromContext(ctx).Error(err, "Listing resource bindings")
+			return nil
+		}
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}
 }
 
 func bindingOfWork(clusterScoped bool) handler.MapFunc {
