@@ -11,6 +11,7 @@ import (
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/karmadactl/cordon"
+	"github.com/karmada-go/karmada/internal/karmadactl/explain"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/taint"
@@ -38,6 +39,8 @@ func NewCommand(name string) *cobra.Command {
 		cordon.NewCordonCommand(g),
 		cordon.NewUncordonCommand(g),
 		taint.NewCommand(g),
+		explain.NewExplainCommand(g),
+		explain.NewPlanCommand(g),
 	)
 	return cmd
 }
