@@ -211,6 +211,12 @@ func TestFleet(t *testing.T) {
 	t.Run("a CRD and an object of it propagate", func(t *testing.T) { testCRDAndInstance(ctx, t) })
 	t.Run("deleting a policy keeps what it propagated and releases the template", func(t *testing.T) { testPolicyDeletionReleasesClaim(ctx, t) })
 	t.Run("killing karmada-controller-manager while 50 Deployments propagate loses and duplicates nothing", func(t *testing.T) { testRestartMidPropagation(ctx, t) })
+	t.Run("Divided static weights 1:2 put 3 and 6 of 9 replicas", func(t *testing.T) { testStaticWeights(ctx, t) })
+	t.Run("dynamic weights follow free capacity", func(t *testing.T) { testDynamicWeights(ctx, t) })
+	t.Run("clusterAffinities fall through past a cordoned primary; explain-placement says why", func(t *testing.T) { testAffinityGroups(ctx, t) })
+	t.Run("an imageOverrider gives member2 another registry", func(t *testing.T) { testImageOverride(ctx, t) })
+	t.Run("a spread constraint of two regions uses two regions", func(t *testing.T) { testSpreadRegions(ctx, t) })
+	t.Run("karmadactl plan shows a policy's placement without applying it", func(t *testing.T) { testPlan(ctx, t) })
 	t.Run("cordon, uncordon and taint change exactly the right taints", func(t *testing.T) { testTaintCommands(ctx, t) })
 
 	t.Run("member stop makes member2 unreachable and NotReady; start brings it back intact and Ready", func(t *testing.T) {

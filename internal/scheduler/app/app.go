@@ -41,11 +41,15 @@ func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "karmada-scheduler",
 		Short: "Place ResourceBindings and ClusterResourceBindings on member clusters",
-		Long: `karmada-scheduler filters the member clusters with its plugins (APIEnablement,
-ClusterAffinity, TaintToleration), assigns the binding's replicas to those
-that fit (Duplicated, or Divided by static weight), writes spec.clusters, and
-records the outcome and, when nothing fits, the reason per cluster in the
-binding's Scheduled condition.`,
+		Long: `karmada-scheduler filters the member clusters with its filter plugins
+(APIEnablement, ClusterAffinity, ClusterEviction, SpreadConstraint,
+TaintToleration), estimates the replicas each can still take from its
+resource summary, scores them (ClusterLocality), selects groups by the spread
+constraints, divides the binding's replicas (Duplicated; Divided by static
+weight, by available replicas, or Aggregated), trying clusterAffinities terms
+in order, and writes spec.clusters. The outcome goes to the binding's
+Scheduled condition (with the reason per cluster when nothing fits) and, per
+cluster, to status.placementExplanation (see karmadactl explain-placement).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

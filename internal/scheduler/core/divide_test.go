@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -180,5 +181,18 @@ func TestSteadyScalingNeverMovesMoreThanTheDifference(t *testing.T) {
 			t.Fatalf("scaling %d -> %d moved replicas against the direction: %v -> %v", before, n, prev, next)
 		}
 		prev = next
+	}
+}
+
+func BenchmarkDivideByWeight10000Replicas(b *testing.B) {
+	clusters := make([]WeightedCluster, 1000)
+	for i := range clusters {
+		clusters[i] = WeightedCluster{Name: "member" + strconv.Itoa(i), Weight: int64(1 + i%7)}
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if got := DivideByWeight(10000, clusters); len(got) == 0 {
+			b.Fatal("nothing divided")
+		}
 	}
 }
