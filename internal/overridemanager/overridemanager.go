@@ -41,10 +41,11 @@ func (p Policy) Key() string {
 	return p.Name
 }
 
-// Applied is one policy applied to a manifest, as recorded on the Work.
+// Applied is one rule of a policy applied to a manifest, as Karmada records
+// it on the Work (one entry per rule applied).
 type Applied struct {
-	PolicyName string                      `json:"policyName"`
-	Overriders []policyv1alpha1.Overriders `json:"overriders"`
+	PolicyName string                    `json:"policyName"`
+	Overriders policyv1alpha1.Overriders `json:"overriders"`
 }
 
 // Matching returns the policies that select the template, in the order they
@@ -108,7 +109,7 @@ func selects(spec *policyv1alpha1.OverrideSpec, obj *unstructured.Unstructured, 
 // overrider and the path in the error.
 func Apply(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, policies []Policy) (clusterApplied, applied []Applied, err error) {
 	for _, p := range policies {
-		var used []policyv1alpha1.Overriders
+		var used []Applied
 		for i, rule := range rules(p.Spec) {
 			if rule.TargetCluster != nil && !clusteraffinity.Matches(rule.TargetCluster, cluster) {
 				continue
@@ -120,16 +121,12 @@ func Apply(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, pol
 				}
 				return nil, nil, fmt.Errorf("%s %s, overrideRules[%d]: %w", kind, p.Key(), i, err)
 			}
-			used = append(used, rule.Overriders)
+			used = append(used, Applied{PolicyName: p.Key(), Overriders: rule.Overriders})
 		}
-		if len(used) == 0 {
-			continue
-		}
-		a := Applied{PolicyName: p.Key(), Overriders: used}
 		if p.Namespace == "" {
-			clusterApplied = append(clusterApplied, a)
+			clusterApplied = append(clusterApplied, used...)
 		} else {
-			applied = append(applied, a)
+			applied = append(applied, used...)
 		}
 	}
 	return clusterApplied, applied, nil
