@@ -16,9 +16,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -61,14 +64,14 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1)}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-resourcebinding").
 		For(&workv1alpha2.ResourceBinding{}).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(false))).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(false)), builder.WithPredicates(placementRelevant)).
 		WithOptions(opts).
 		Complete(reconcile.Func(s.reconcileResourceBinding)); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("scheduler-clusterresourcebinding").
 		For(&workv1alpha2.ClusterResourceBinding{}).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(true))).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(true)), builder.WithPredicates(placementRelevant)).
 		WithOptions(opts).
 		Complete(reconcile.Func(s.reconcileClusterResourceBinding))
 }
@@ -150,6 +153,39 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 	}
 	s.backoff.Forget(key)
 	return 0, nil
+}
+
+// placementRelevant passes Cluster changes that can change a filter's
+// verdict: spec (taints, topology), labels, deletion, readiness, served APIs.
+// The status controller rewrites resource summaries every few seconds; those
+// changes alone do not re-queue every binding (unschedulable bindings are
+// retried with backoff, so freed capacity is still noticed).
+var placementRelevant = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+		n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return ClusterChangeMatters(o, n)
+	},
+}
+
+// ClusterChangeMatters reports whether a Cluster update may change where
+// bindings can go.
+func ClusterChangeMatters(o, n *clusterv1alpha1.Cluster) bool {
+	ready := func(c *clusterv1alpha1.Cluster) metav1.ConditionStatus {
+		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
+			return cond.Status
+		}
+		return metav1.ConditionUnknown
+	}
+	return !equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
+		!equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
+		!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+		ready(o) != ready(n) ||
+		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements) ||
+		(o.Status.ResourceSummary == nil) != (n.Status.ResourceSummary == nil)
 }
 
 // EffectiveSpec is the binding spec as scheduled under the named
