@@ -68,11 +68,9 @@ func Schedule(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.R
 
 func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) Result {
 	ex := map[string]*workv1alpha2.ClusterExplanation{}
-	diagnosis := map[string]string{}
 	rule := func(name, plugin, reason string) {
 		e := ex[name]
 		e.Feasible, e.Plugin, e.Reason = false, plugin, reason
-		diagnosis[name] = fmt.Sprintf("%s (%s)", reason, plugin)
 	}
 	var strategy *policyv1alpha1.ReplicaSchedulingStrategy
 	if spec.Placement != nil {
@@ -119,6 +117,11 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 		return Result{Err: err, Explanation: explanation(ex, err)}
 	}
 	if len(feasible) == 0 {
+		// Every cluster was ruled out: the explanation holds why.
+		diagnosis := make(map[string]string, len(ex))
+		for name, e := range ex {
+			diagnosis[name] = fmt.Sprintf("%s (%s)", e.Reason, e.Plugin)
+		}
 		return result(fmt.Errorf("0/%d clusters are available: %s", len(clusters), summarize(diagnosis)))
 	}
 
