@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,10 +57,11 @@ type Member struct {
 	Mapper meta.ResettableRESTMapper
 
 	key string
-	// checked is when the credentials were last read; clusterVersion the
-	// Cluster's resourceVersion then.
-	checked        time.Time
-	clusterVersion string
+	// checked is when the credentials were last read; clusterGeneration
+	// the Cluster's generation then (its spec holds the connection details;
+	// status updates, every few seconds, leave it alone).
+	checked           time.Time
+	clusterGeneration int64
 
 	informerOnce sync.Once
 	stop         chan struct{}
@@ -80,7 +82,7 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	// read again at most every revalidateAfter (or when the Cluster changes),
 	// which bounds how long a rotated token takes to be picked up.
 	c.mu.Lock()
-	if m, ok := c.members[cluster.Name]; ok && m.clusterVersion == cluster.ResourceVersion && time.Since(m.checked) < revalidateAfter {
+	if m, ok := c.members[cluster.Name]; ok && m.clusterGeneration == cluster.Generation && time.Since(m.checked) < revalidateAfter {
 		c.mu.Unlock()
 		return m, nil
 	}
@@ -94,7 +96,7 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	defer c.mu.Unlock()
 	if m, ok := c.members[cluster.Name]; ok {
 		if m.key == key {
-			m.checked, m.clusterVersion = time.Now(), cluster.ResourceVersion
+			m.checked, m.clusterGeneration = time.Now(), cluster.Generation
 			return m, nil
 		}
 		m.close()
@@ -115,7 +117,7 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 		Name: cluster.Name, Config: cfg, Kube: kc, Dynamic: dc,
 		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		key:    key, stop: make(chan struct{}),
-		checked: time.Now(), clusterVersion: cluster.ResourceVersion,
+		checked: time.Now(), clusterGeneration: cluster.Generation,
 	}
 	c.members[cluster.Name] = m
 	return m, nil
@@ -209,13 +211,16 @@ type managedInformer struct {
 	lister   cache.GenericLister
 	stop     chan struct{}
 	users    map[types.NamespacedName]bool
+	// onChange is the first non-nil function a caller gave.
+	onChange atomic.Pointer[func(work types.NamespacedName)]
 }
 
 // Managed returns a lister of the objects of one resource type that Karmada
 // manages in the member (label karmada.io/managed=true), starting an informer
 // for the type on first use, and records that work uses it. onChange is
 // called with the Work that an added, changed or deleted object came from;
-// it is registered once per informer, with the first caller's function.
+// it is registered once per informer, with the first non-nil function a
+// caller gives.
 // The informer runs until no Work uses the type any more (see Retain).
 func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedName, onChange func(work types.NamespacedName)) (cache.GenericLister, bool) {
 	m.managedMu.Lock()
@@ -239,8 +244,9 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 				return
 			}
 			a := u.GetAnnotations()
-			if a[workv1alpha1.WorkNamespaceAnnotation] != "" && a[workv1alpha1.WorkNameAnnotation] != "" {
-				onChange(types.NamespacedName{Namespace: a[workv1alpha1.WorkNamespaceAnnotation], Name: a[workv1alpha1.WorkNameAnnotation]})
+			fn := mi.onChange.Load()
+			if fn != nil && a[workv1alpha1.WorkNamespaceAnnotation] != "" && a[workv1alpha1.WorkNameAnnotation] != "" {
+				(*fn)(types.NamespacedName{Namespace: a[workv1alpha1.WorkNamespaceAnnotation], Name: a[workv1alpha1.WorkNameAnnotation]})
 			}
 		}
 		_, _ = mi.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -251,8 +257,23 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 		m.managed[gvr] = mi
 		go mi.informer.Run(mergeStop(mi.stop, m.stop))
 	}
+	if onChange != nil && mi.onChange.Load() == nil {
+		mi.onChange.Store(&onChange)
+	}
 	mi.users[work] = true
 	return mi.lister, mi.informer.HasSynced()
+}
+
+// WaitManaged waits, until ctx ends, for the informer of a type that Managed
+// started to have synced; false when it has not.
+func (m *Member) WaitManaged(ctx context.Context, gvr schema.GroupVersionResource) bool {
+	m.managedMu.Lock()
+	mi := m.managed[gvr]
+	m.managedMu.Unlock()
+	if mi == nil {
+		return false
+	}
+	return cache.WaitForCacheSync(ctx.Done(), mi.informer.HasSynced)
 }
 
 // Retain records that work now uses only the types in keep, and stops the

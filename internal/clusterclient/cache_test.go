@@ -39,7 +39,7 @@ func TestGetReusesClientsAndRereadsOnClusterChange(t *testing.T) {
 	r := &secretReader{token: "t1"}
 	c := NewCache(r, Options{})
 	cl := &clusterv1alpha1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "m1", ResourceVersion: "1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "m1", ResourceVersion: "1", Generation: 1},
 		Spec:       clusterv1alpha1.ClusterSpec{APIEndpoint: "https://127.0.0.1:1", InsecureSkipTLSVerification: true, SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "m1"}},
 	}
 	first, err := c.Get(context.Background(), cl)
@@ -52,12 +52,18 @@ func TestGetReusesClientsAndRereadsOnClusterChange(t *testing.T) {
 			t.Fatalf("call %d: got other clients (%v)", i, err)
 		}
 	}
-	if r.reads != 1 {
-		t.Fatalf("credentials read %d times for 6 calls on an unchanged cluster, want 1", r.reads)
-	}
-	// A changed Cluster re-reads the credentials; a rotated token gives new clients.
-	r.token = "t2"
+	// A status update (new resourceVersion, same generation) is not a
+	// change of the connection.
 	cl.ResourceVersion = "2"
+	if m, err := c.Get(context.Background(), cl); err != nil || m != first {
+		t.Fatalf("a status update gave other clients (%v)", err)
+	}
+	if r.reads != 1 {
+		t.Fatalf("credentials read %d times for 7 calls on an unchanged cluster spec, want 1", r.reads)
+	}
+	// A changed spec re-reads the credentials; a rotated token gives new clients.
+	r.token = "t2"
+	cl.ResourceVersion, cl.Generation = "3", 2
 	m, err := c.Get(context.Background(), cl)
 	if err != nil {
 		t.Fatal(err)

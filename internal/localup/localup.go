@@ -364,7 +364,7 @@ func Down(stateDir string, opts DownOptions, out io.Writer) error {
 		}
 	}
 	for _, group := range [][]string{others, etcd} {
-		if err := stopAll(stateDir, group, running, out); err != nil {
+		if err := stopAll(stateDir, group, running, 15*time.Second, out); err != nil {
 			return err
 		}
 	}
@@ -386,7 +386,7 @@ func Down(stateDir string, opts DownOptions, out io.Writer) error {
 	return nil
 }
 
-func stopAll(stateDir string, names []string, running map[string]pidRecord, out io.Writer) error {
+func stopAll(stateDir string, names []string, running map[string]pidRecord, grace time.Duration, out io.Writer) error {
 	sort.Strings(names)
 	var (
 		wg   sync.WaitGroup
@@ -398,7 +398,7 @@ func stopAll(stateDir string, names []string, running map[string]pidRecord, out 
 		go func(name string) {
 			defer wg.Done()
 			r := running[name]
-			err := stopRecorded(r, 15*time.Second)
+			err := stopRecorded(r, grace)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -508,6 +508,51 @@ func PrintStatus(out io.Writer, statuses []ComponentStatus) {
 	tw.Flush()
 }
 
+// stepsOf resolves a target: a member's name stands for every step of that
+// member; otherwise the target names one process of the fleet, by its full
+// step name (karmada/karmada-controller-manager) or by the part after the
+// slash when that is unique (karmada-controller-manager).
+func stepsOf(f *fleet, target string) ([]*Step, error) {
+	steps, err := f.steps()
+	if err != nil {
+		return nil, err
+	}
+	if c := f.cluster(target); c != nil && c.index > 0 {
+		var out []*Step
+		for _, s := range steps {
+			if s.Cluster == target {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	var byShort []*Step
+	var names []string
+	for _, s := range steps {
+		if !s.isProcess() {
+			continue
+		}
+		if s.Name == target {
+			return []*Step{s}, nil
+		}
+		if s.Name[strings.LastIndexByte(s.Name, '/')+1:] == target {
+			byShort = append(byShort, s)
+		}
+		names = append(names, s.Name)
+	}
+	if len(byShort) == 1 {
+		return byShort, nil
+	}
+	var members []string
+	for _, c := range f.clusters[1:] {
+		members = append(members, c.name)
+	}
+	if len(byShort) > 1 {
+		return nil, fmt.Errorf("%q names a process in several clusters; use its full name, such as %s", target, byShort[0].Name)
+	}
+	return nil, fmt.Errorf("unknown member or component %q: members are %s; components are %s", target, strings.Join(members, ", "), strings.Join(names, ", "))
+}
+
 func memberStepsOf(f *fleet, name string) ([]*Step, error) {
 	c := f.cluster(name)
 	if c == nil || c.index == 0 {
@@ -517,17 +562,7 @@ func memberStepsOf(f *fleet, name string) ([]*Step, error) {
 		}
 		return nil, fmt.Errorf("unknown member %q: the fleet has %s", name, strings.Join(names, ", "))
 	}
-	steps, err := f.steps()
-	if err != nil {
-		return nil, err
-	}
-	var out []*Step
-	for _, s := range steps {
-		if s.Cluster == name {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return stepsOf(f, name)
 }
 
 // MemberStop stops one member's processes, keeping its data.
@@ -540,6 +575,25 @@ func MemberStop(stateDir, binDir, name string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return stopSteps(stateDir, name, steps, false, out)
+}
+
+// ComponentStop stops one process of the fleet (or a member's processes),
+// with SIGTERM and a grace period, or at once with SIGKILL when kill is set,
+// as a crash would.
+func ComponentStop(stateDir, binDir, target string, kill bool, out io.Writer) error {
+	f, err := fleetFromState(stateDir, binDir)
+	if err != nil {
+		return err
+	}
+	steps, err := stepsOf(f, target)
+	if err != nil {
+		return err
+	}
+	return stopSteps(stateDir, target, steps, kill, out)
+}
+
+func stopSteps(stateDir, target string, steps []*Step, kill bool, out io.Writer) error {
 	running, err := runningProcesses(stateDir)
 	if err != nil {
 		return err
@@ -551,23 +605,46 @@ func MemberStop(stateDir, binDir, name string, out io.Writer) error {
 		}
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(out, "%s is already stopped.\n", name)
+		fmt.Fprintf(out, "%s is already stopped.\n", target)
 		return nil
 	}
-	return stopAll(stateDir, names, running, out)
+	grace := 15 * time.Second
+	if kill {
+		grace = 0
+	}
+	return stopAll(stateDir, names, running, grace, out)
 }
 
 // MemberStart starts one member's processes again and waits until it is ready.
 func MemberStart(ctx context.Context, stateDir, binDir, name string, out io.Writer) error {
-	if err := checkBinaries(binDir); err != nil {
-		return err
-	}
 	f, err := fleetFromState(stateDir, binDir)
 	if err != nil {
 		return err
 	}
 	steps, err := memberStepsOf(f, name)
 	if err != nil {
+		return err
+	}
+	return startSteps(ctx, f, stateDir, binDir, name, steps, out)
+}
+
+// ComponentStart starts one stopped process of the fleet (or a member's
+// processes) again and waits until it is healthy. What is running and
+// healthy is left alone.
+func ComponentStart(ctx context.Context, stateDir, binDir, target string, out io.Writer) error {
+	f, err := fleetFromState(stateDir, binDir)
+	if err != nil {
+		return err
+	}
+	steps, err := stepsOf(f, target)
+	if err != nil {
+		return err
+	}
+	return startSteps(ctx, f, stateDir, binDir, target, steps, out)
+}
+
+func startSteps(ctx context.Context, f *fleet, stateDir, binDir, target string, steps []*Step, out io.Writer) error {
+	if err := checkBinaries(binDir); err != nil {
 		return err
 	}
 	running, err := runningProcesses(stateDir)
@@ -601,6 +678,6 @@ func MemberStart(ctx context.Context, stateDir, binDir, name string, out io.Writ
 	if err := f.run(ctx, steps, healthy, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s is up in %.1fs.\n", name, time.Since(t0).Seconds())
+	fmt.Fprintf(out, "%s is up in %.1fs.\n", target, time.Since(t0).Seconds())
 	return nil
 }

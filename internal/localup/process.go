@@ -114,13 +114,16 @@ func (r pidRecord) alive() bool {
 }
 
 // stopRecorded stops the recorded process and its group: SIGTERM, then SIGKILL
-// after grace. It returns once the process is gone.
+// after grace; with no grace, SIGKILL at once, as a crash. It returns once
+// the process is gone.
 func stopRecorded(rec pidRecord, grace time.Duration) error {
 	if !rec.alive() {
 		return nil
 	}
-	_ = killGroup(rec.PID, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
+	if grace > 0 {
+		_ = killGroup(rec.PID, syscall.SIGTERM)
+	}
 	for time.Now().Before(deadline) {
 		if !rec.alive() {
 			return nil

@@ -20,6 +20,10 @@ const (
 	ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
 	ConflictOverwrite            = "overwrite"
 	ConflictAbort                = "abort"
+	// ExecutionFinalizer holds a Work until the execution controller has
+	// removed its manifests from the member. Works are created with it, so
+	// that adding it costs no second write.
+	ExecutionFinalizer = "karmada.io/execution-controller"
 )
 
 // ExecutionNamespace is the execution namespace of a member cluster.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -68,8 +69,8 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":10357", "address of /healthz and /readyz")
 	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
-	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 40, "queries per second to the karmada-apiserver")
-	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 60, "burst of queries to the karmada-apiserver")
+	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
+	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 400, "burst of queries to the karmada-apiserver")
 	f.Float32Var(&o.ClusterAPIQPS, "cluster-api-qps", 40, "queries per second to each member cluster")
 	f.IntVar(&o.ClusterAPIBurst, "cluster-api-burst", 60, "burst of queries to each member cluster")
 	f.DurationVar(&o.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", 10*time.Second, "how often each push-mode cluster is probed and its status updated")
@@ -215,7 +216,11 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme.Scheme,
+		Scheme: scheme.Scheme,
+		// Resource templates are read as unstructured objects, on every
+		// binding and status change: from the cache, one informer per kind
+		// in use, rather than a GET each time.
+		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,

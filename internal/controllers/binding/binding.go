@@ -23,10 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -65,12 +68,31 @@ type Reconciler struct {
 	Workers int
 }
 
+// BindingChanged passes binding events that may change its Works: creation,
+// deletion, and updates of the spec (which moves the generation, as setting
+// the deletion timestamp does), labels or annotations. Status updates, by far
+// the most frequent, pass only to the controllers that read status.
+var BindingChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+
+// workTampered passes the Work events the binding controller must answer: a
+// Work deleted, or its spec or labels changed by someone else. Its own
+// creations and every status update do not pass.
+var workTampered = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+			!equality.Semantic.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+	},
+}
+
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
 	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&workv1alpha2.ResourceBinding{}).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(false))).
+		For(&workv1alpha2.ResourceBinding{}, builder.WithPredicates(BindingChanged)).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(false)), builder.WithPredicates(workTampered)).
 		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
 		WithOptions(opts).
@@ -78,8 +100,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("cluster-resource-binding").
-		For(&workv1alpha2.ClusterResourceBinding{}).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(true))).
+		For(&workv1alpha2.ClusterResourceBinding{}, builder.WithPredicates(BindingChanged)).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(true)), builder.WithPredicates(workTampered)).
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(true))).
 		WithOptions(opts).
 		Complete(reconcile.Func(r.reconcileClusterResourceBinding))
@@ -171,6 +193,11 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
+			}
+			if work.CreationTimestamp.IsZero() {
+				// The execution controller's finalizer from the start saves
+				// it an update per Work.
+				controllerutil.AddFinalizer(work, workv1alpha1.ExecutionFinalizer)
 			}
 			for k, v := range labels {
 				work.Labels[k] = v

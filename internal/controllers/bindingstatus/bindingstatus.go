@@ -6,6 +6,7 @@ package bindingstatus
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,10 +14,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
@@ -38,17 +43,59 @@ const (
 type Reconciler struct {
 	Client  client.Client
 	Workers int
+	// Window delays aggregation after a Work changes (DefaultWindow when
+	// zero).
+	Window time.Duration
+}
+
+// DefaultWindow is how long a change of a Work waits before its binding's
+// status is aggregated: the Works of one binding tend to change together (a
+// rollout reaching each member in turn), and one write for all of them
+// spares the API server a write per Work, twice (binding and template).
+const DefaultWindow = 200 * time.Millisecond
+
+func (r *Reconciler) window() time.Duration {
+	if r.Window > 0 {
+		return r.Window
+	}
+	return DefaultWindow
+}
+
+// delayed enqueues the binding a Work event maps to after window; events
+// for a binding already waiting join it.
+func delayed(window time.Duration, mapFn func(client.Object) *reconcile.Request) handler.EventHandler {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if req := mapFn(o); req != nil {
+			q.AddAfter(*req, window)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+	}
 }
 
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
 	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&workv1alpha2.ResourceBinding{}).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		// Its own status writes need no answer; spec changes (clusters
+		// added or removed) do.
+		For(&workv1alpha2.ResourceBinding{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&workv1alpha1.Work{}, delayed(r.window(), func(o client.Object) *reconcile.Request {
 			l := o.GetLabels()
 			if n := l[binding.BindingNameLabel]; n != "" {
-				return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: l[binding.BindingNamespaceLabel], Name: n}}}
+				return &reconcile.Request{NamespacedName: client.ObjectKey{Namespace: l[binding.BindingNamespaceLabel], Name: n}}
 			}
 			return nil
 		})).
@@ -63,10 +110,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("cluster-binding-status").
-		For(&workv1alpha2.ClusterResourceBinding{}).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		For(&workv1alpha2.ClusterResourceBinding{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&workv1alpha1.Work{}, delayed(r.window(), func(o client.Object) *reconcile.Request {
 			if n := o.GetLabels()[binding.ClusterBindingNameLabel]; n != "" {
-				return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: n}}}
+				return &reconcile.Request{NamespacedName: client.ObjectKey{Name: n}}
 			}
 			return nil
 		})).

@@ -9,13 +9,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
@@ -39,11 +43,33 @@ type Reconciler struct {
 	Workers int
 }
 
+// specOrReadinessChanged passes Cluster updates this controller answers:
+// spec or finalizers (generation, deletion), or the Ready condition, which
+// decides the taints. Status refreshes of resources and nodes do not pass.
+var specOrReadinessChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		oldC, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+		newC, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+		if !ok1 || !ok2 {
+			return true
+		}
+		if !equality.Semantic.DeepEqual(oldC.Finalizers, newC.Finalizers) {
+			return true
+		}
+		o := meta.FindStatusCondition(oldC.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		n := meta.FindStatusCondition(newC.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		return !equality.Semantic.DeepEqual(o, n)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+})
+
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&clusterv1alpha1.Cluster{}).
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(specOrReadinessChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
@@ -63,8 +89,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workv1alpha1.ExecutionNamespace(cluster.Name)}}
-	if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, fmt.Errorf("creating execution namespace %s: %w", ns.Name, err)
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}); apierrors.IsNotFound(err) {
+		if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("creating execution namespace %s: %w", ns.Name, err)
+		}
+	} else if err != nil {
+		return ctrl.Result{}, err
 	}
 	taints, changed := TaintsForReadiness(cluster.Spec.Taints, meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady), time.Now())
 	if changed {

@@ -32,7 +32,7 @@ import (
 const ControllerName = "execution"
 
 // Finalizer holds a Work until its resources are removed from the member.
-const Finalizer = "karmada.io/execution-controller"
+const Finalizer = workv1alpha1.ExecutionFinalizer
 
 // FieldManager owns the fields Karmada applies in members.
 const FieldManager = "karmada-execution-controller"
@@ -159,8 +159,13 @@ func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []re
 }
 
 // apply server-side applies every manifest, marked as coming from the Work.
+// A manifest whose member copy already holds it (seen in the member's cache
+// of managed objects), for a generation of the Work applied before, is not
+// sent again: restarts and status updates cost the member nothing.
 func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *workv1alpha1.Work) error {
 	var errs []error
+	workKey := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
+	applied := appliedAtGeneration(work)
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
@@ -169,12 +174,19 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		}
 		overwrite := obj.GetAnnotations()[workv1alpha1.ConflictResolutionAnnotation] == workv1alpha1.ConflictOverwrite
 		markFromWork(obj, work)
-		ri, err := resourceFor(m, obj)
+		ri, mapping, err := resourceFor(m, obj)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if !overwrite {
+		ours := false
+		if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
+			if applied && Contains(cur.Object, obj.Object) {
+				continue
+			}
+			ours = true
+		}
+		if !overwrite && !ours {
 			cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err))
@@ -204,6 +216,10 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		return ctrl.Result{}, nil
 	}
 	preserve := work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion
+	if cluster != nil && cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+		// The cluster's agent removes what it applied.
+		preserve = true
+	}
 	leaving := cluster == nil || !cluster.DeletionTimestamp.IsZero()
 	if !preserve && !leaving && !clusterReady(cluster) {
 		// Deleting now would orphan the member's copy: wait for the cluster
@@ -237,7 +253,7 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 // deleteIfOurs deletes the member's copy only when it carries this Work's
 // mark: nothing Karmada did not put there is deleted.
 func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, obj *unstructured.Unstructured, work *workv1alpha1.Work) error {
-	ri, err := resourceFor(m, obj)
+	ri, _, err := resourceFor(m, obj)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
 			return nil
@@ -283,20 +299,20 @@ func markFromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) {
 	obj.SetLabels(l)
 }
 
-func resourceFor(m *clusterclient.Member, obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+func resourceFor(m *clusterclient.Member, obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
 	gvk := obj.GroupVersionKind()
 	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		// The member may have gained the API since discovery was cached.
 		m.Mapper.Reset()
 		if mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			return nil, &notServedError{fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)}
+			return nil, nil, &notServedError{fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)}
 		}
 	}
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		return m.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), nil
+		return m.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), mapping, nil
 	}
-	return m.Dynamic.Resource(mapping.Resource), nil
+	return m.Dynamic.Resource(mapping.Resource), mapping, nil
 }
 
 func (r *Reconciler) setCondition(ctx context.Context, work *workv1alpha1.Work, cond metav1.Condition) error {

@@ -15,11 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -37,7 +39,22 @@ type Reconciler struct {
 	Members *clusterclient.Cache
 	Workers int
 
+	// Window delays the reflection of a member object's change (DefaultWindow
+	// when zero), so that the quick succession of status changes of a
+	// rollout is written to the Work once rather than once per step.
+	Window time.Duration
+
 	memberEvents chan event.TypedGenericEvent[*workv1alpha1.Work]
+}
+
+// DefaultWindow is the default of Reconciler.Window.
+const DefaultWindow = 250 * time.Millisecond
+
+func (r *Reconciler) window() time.Duration {
+	if r.Window > 0 {
+		return r.Window
+	}
+	return DefaultWindow
 }
 
 // SetupWithManager registers the controller. Changes of managed objects in
@@ -47,7 +64,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&workv1alpha1.Work{}).
-		WatchesRawSource(source.Channel(r.memberEvents, &handler.TypedEnqueueRequestForObject[*workv1alpha1.Work]{})).
+		WatchesRawSource(source.Channel(r.memberEvents, handler.TypedFuncs[*workv1alpha1.Work, reconcile.Request]{
+			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[*workv1alpha1.Work], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, r.window())
+			},
+		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }

@@ -47,7 +47,7 @@ Everything listens on 127.0.0.1 with TLS; nothing is downloaded.`,
 		"directory holding certificates, etcd data, logs and pids (env KARMADA_LOCAL_STATE_DIR)")
 	cmd.PersistentFlags().StringVar(&g.binDir, "bin-dir", defaultBinDir(),
 		"directory holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newComponentCommand(g))
 	return cmd
 }
 
@@ -152,5 +152,54 @@ func newMemberCommand(g *globalOptions) *cobra.Command {
 			return localup.MemberStart(cmd.Context(), g.stateDir, g.binDir, args[0], cmd.OutOrStdout())
 		},
 	})
+	return cmd
+}
+
+func newComponentCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "component",
+		Short: "Stop, start or restart one process of the fleet",
+		Long: `Stop, start or restart one process of the fleet, named as ` + "`karmada-local status`" + `
+lists it (karmada/karmada-controller-manager) or by the part after the slash
+when that is unique (karmada-controller-manager). A member's name stands for
+all of that member's processes.`,
+	}
+	var kill bool
+	stop := &cobra.Command{
+		Use:   "stop NAME",
+		Short: "Stop a process, keeping its data",
+		Example: `  karmada-local component stop karmada-scheduler
+  # as a crash: SIGKILL without a grace period
+  karmada-local component stop karmada-controller-manager --kill`,
+		Args: cli.OneName("the name of a component, such as karmada-controller-manager"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return localup.ComponentStop(g.stateDir, g.binDir, args[0], kill, cmd.OutOrStdout())
+		},
+	}
+	stop.Flags().BoolVar(&kill, "kill", false, "send SIGKILL at once instead of SIGTERM with a grace period")
+	start := &cobra.Command{
+		Use:     "start NAME",
+		Short:   "Start a stopped process again and wait until it is healthy",
+		Example: `  karmada-local component start karmada-controller-manager`,
+		Args:    cli.OneName("the name of a component, such as karmada-controller-manager"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return localup.ComponentStart(cmd.Context(), g.stateDir, g.binDir, args[0], cmd.OutOrStdout())
+		},
+	}
+	var restartKill bool
+	restart := &cobra.Command{
+		Use:     "restart NAME",
+		Short:   "Stop a process and start it again, waiting until it is healthy",
+		Example: `  karmada-local component restart karmada-controller-manager --kill`,
+		Args:    cli.OneName("the name of a component, such as karmada-controller-manager"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := localup.ComponentStop(g.stateDir, g.binDir, args[0], restartKill, cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			return localup.ComponentStart(cmd.Context(), g.stateDir, g.binDir, args[0], cmd.OutOrStdout())
+		},
+	}
+	restart.Flags().BoolVar(&restartKill, "kill", false, "send SIGKILL at once instead of SIGTERM with a grace period")
+	cmd.AddCommand(stop, start, restart)
 	return cmd
 }

@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Settings are what a run ran under.
+type Settings struct {
+	Members     []string       `json:"members"`
+	Templates   int            `json:"templates"`
+	Replicas    int32          `json:"replicas"`
+	Mode        Mode           `json:"mode"`
+	Concurrency int            `json:"concurrency"`
+	Client      ClientSettings `json:"client"`
+	CPUs        int            `json:"cpus"`
+	MemoryBytes int64          `json:"memoryBytes,omitempty"`
+}
+
+// Requests are the API requests a run caused, from the API servers' own
+// counters (watches excluded).
+type Requests struct {
+	// ControlPlane counts every request the karmada-apiserver served during
+	// the run, the benchmark's own creates and reads included.
+	ControlPlane RequestCounts `json:"controlPlane"`
+	// Members counts requests to the members' deployments resource (not its
+	// status), which only the control plane makes.
+	Members RequestCounts `json:"members"`
+	// PerTemplate is ControlPlane.Total divided by the templates.
+	PerTemplate float64 `json:"perTemplate"`
+	// PerMemberCopy is Members.Total divided by the member copies.
+	PerMemberCopy float64 `json:"perMemberCopy"`
+}
+
+// RestartFigures are the outcome of `restart`.
+type RestartFigures struct {
+	// Changed is the number of templates changed while the controller
+	// manager was down, ChangedCopies their member copies.
+	Changed       int `json:"changed"`
+	ChangedCopies int `json:"changedCopies"`
+	// Ready is how long the start command took (until the process is
+	// healthy).
+	Ready Duration `json:"ready"`
+	// CaughtUp is from the start command until every change was seen in
+	// every member.
+	CaughtUp Duration `json:"caughtUp"`
+	// MemberWrites counts the members' deployments writes from the kill to
+	// the end of the settle period after catching up; Needless is what
+	// exceeds one write per changed copy.
+	MemberWrites       float64  `json:"memberWrites"`
+	MemberWritesAtDone float64  `json:"memberWritesAtCaughtUp"`
+	Needless           float64  `json:"needlessMemberWrites"`
+	Settle             Duration `json:"settle"`
+}
+
+// Report is the outcome of `propagate` or `restart`.
+type Report struct {
+	Kind      string    `json:"kind"`
+	Started   time.Time `json:"started"`
+	Namespace string    `json:"namespace"`
+	Settings  Settings  `json:"settings"`
+
+	// Create is how long creating every template took; CreateRate is
+	// templates per second.
+	Create     Duration `json:"create"`
+	CreateRate float64  `json:"createRate"`
+	// Latencies from each template's create request.
+	InEveryMember Summary `json:"inEveryMember"`
+	Available     Summary `json:"available"`
+	Aggregated    Summary `json:"aggregated"`
+	Complete      int     `json:"complete"`
+	Incomplete    int     `json:"incomplete"`
+	// Wall is from the first create request to the last template complete;
+	// Throughput is complete templates per second of Wall.
+	Wall       Duration `json:"wall"`
+	Throughput float64  `json:"throughput"`
+	// Ceiling is the karmada-apiserver's raw create rate (apiserver-limit),
+	// FractionOfCeiling is Throughput divided by it.
+	Ceiling           float64 `json:"apiserverCeiling,omitempty"`
+	FractionOfCeiling float64 `json:"fractionOfCeiling,omitempty"`
+
+	Requests  Requests                  `json:"requests"`
+	Resources map[string]ProcessFigures `json:"resources,omitempty"`
+	Restart   *RestartFigures           `json:"restart,omitempty"`
+	Cleanup   CleanupResult             `json:"cleanup"`
+	Error     string                    `json:"error,omitempty"`
+}
+
+// CeilingReport is the outcome of `apiserver-limit`.
+type CeilingReport struct {
+	Kind        string         `json:"kind"`
+	Started     time.Time      `json:"started"`
+	Objects     int            `json:"objects"`
+	Concurrency int            `json:"concurrency"`
+	Client      ClientSettings `json:"client"`
+	Elapsed     Duration       `json:"elapsed"`
+	// CreatesPerSecond is Objects divided by Elapsed.
+	CreatesPerSecond float64 `json:"createsPerSecond"`
+	Cleanup          bool    `json:"cleanedUp"`
+	Error            string  `json:"error,omitempty"`
+}
+
+// machineSettings fills the machine's size.
+func machineSettings(s *Settings) {
+	s.CPUs = runtime.NumCPU()
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(strings.SplitN(string(data), "\n", 2)[0], "MemTotal: %d kB", &kb); err == nil {
+			s.MemoryBytes = kb * 1024
+		}
+	}
+}
+
+// WriteJSON writes v, indented, to path.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// Print writes the report for a reader.
+func (r *Report) Print(out io.Writer) {
+	s := r.Settings
+	fmt.Fprintf(out, "\n%s: %d templates x %d replica(s), %s, over %d member(s) (%s)\n", r.Kind, s.Templates, s.Replicas, s.Mode, len(s.Members), strings.Join(s.Members, ","))
+	fmt.Fprintf(out, "client: qps %.0f, burst %d, concurrency %d; machine: %d CPUs, %d GiB\n", s.Client.QPS, s.Client.Burst, s.Concurrency, s.CPUs, s.MemoryBytes>>30)
+	fmt.Fprintf(out, "created in %s (%.1f/s)\n", r.Create, r.CreateRate)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MILESTONE\tCOUNT\tP50\tP90\tP99\tMAX")
+	for _, row := range []struct {
+		name string
+		s    Summary
+	}{{"in every member", r.InEveryMember}, {"available in members", r.Available}, {"aggregated status", r.Aggregated}} {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", row.name, row.s.Count, row.s.P50, row.s.P90, row.s.P99, row.s.Max)
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "complete: %d, incomplete: %d; wall %s; throughput %.1f templates/s\n", r.Complete, r.Incomplete, r.Wall, r.Throughput)
+	if r.Ceiling > 0 {
+		fmt.Fprintf(out, "apiserver ceiling %.1f creates/s; propagation reached %.1f%% of it\n", r.Ceiling, 100*r.FractionOfCeiling)
+	}
+	q := r.Requests
+	fmt.Fprintf(out, "requests: karmada-apiserver %.0f (%.1f per template, %.0f writes, %.0f conflicts); members' deployments %.0f (%.1f per copy, %.0f writes)\n",
+		q.ControlPlane.Total, q.PerTemplate, q.ControlPlane.Mutating, q.ControlPlane.Conflicts, q.Members.Total, q.PerMemberCopy, q.Members.Mutating)
+	for _, name := range sortedNames(r.Resources) {
+		f := r.Resources[name]
+		if f.Error != "" {
+			fmt.Fprintf(out, "%s: not measured (%s)\n", name, f.Error)
+			continue
+		}
+		fmt.Fprintf(out, "%s: peak RSS %d MiB, CPU %.1f s\n", name, f.PeakRSSBytes>>20, f.CPUSeconds)
+		if len(f.Args) > 1 {
+			fmt.Fprintf(out, "  flags: %s\n", strings.Join(f.Args[1:], " "))
+		}
+	}
+	if rf := r.Restart; rf != nil {
+		fmt.Fprintf(out, "restart: %d templates (%d member copies) changed while down; ready in %s, caught up %s after start\n", rf.Changed, rf.ChangedCopies, rf.Ready, rf.CaughtUp)
+		fmt.Fprintf(out, "  member writes: %.0f at catch-up, %.0f after %s more; needless: %.0f\n", rf.MemberWritesAtDone, rf.MemberWrites, rf.Settle, rf.Needless)
+	}
+	if r.Cleanup.Complete {
+		fmt.Fprintf(out, "cleaned up; members clean %s after deleting the templates\n", r.Cleanup.MembersClean)
+	} else {
+		fmt.Fprintf(out, "clean-up incomplete: %s\n", strings.Join(r.Cleanup.Problems, "; "))
+	}
+}
+
+// Print writes the ceiling report for a reader.
+func (r *CeilingReport) Print(out io.Writer) {
+	fmt.Fprintf(out, "\napiserver-limit: %d Deployments created in %s with %d workers (qps %.0f, burst %d): %.1f creates/s\n",
+		r.Objects, r.Elapsed, r.Concurrency, r.Client.QPS, r.Client.Burst, r.CreatesPerSecond)
+}

@@ -1,0 +1,375 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+)
+
+// Workload says what one run creates.
+type Workload struct {
+	Templates   int
+	Replicas    int32
+	Mode        Mode
+	Concurrency int
+	// Timeout bounds the wait for full propagation.
+	Timeout time.Duration
+	// CleanupTimeout bounds the clean-up, which runs even after an
+	// interrupt.
+	CleanupTimeout time.Duration
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Validate rejects settings that cannot run.
+func (w Workload) Validate() error {
+	switch {
+	case w.Templates < 1:
+		return fmt.Errorf("--templates=%d: must be at least 1", w.Templates)
+	case w.Replicas < 1:
+		return fmt.Errorf("--replicas=%d: must be at least 1", w.Replicas)
+	case w.Concurrency < 1:
+		return fmt.Errorf("--concurrency=%d: must be at least 1", w.Concurrency)
+	case w.Timeout <= 0:
+		return fmt.Errorf("--timeout=%s: must be positive", w.Timeout)
+	}
+	_, err := ParseMode(string(w.Mode))
+	return err
+}
+
+// session is one run's objects: a namespace holding a policy and the
+// templates, and the watches following them.
+type session struct {
+	fleet   *Fleet
+	w       Workload
+	run     string
+	ns      string
+	tracker *Tracker
+	log     io.Writer
+	// onMember, when set, is also told about every member event.
+	onMember atomic.Pointer[func(member string, ev DeploymentEvent)]
+
+	stopWatches context.CancelFunc
+	created     []string
+}
+
+func newSession(f *Fleet, w Workload) *session {
+	id := randomID()
+	log := w.Log
+	if log == nil {
+		log = io.Discard
+	}
+	return &session{fleet: f, w: w, run: id, ns: "bench-" + id, tracker: NewTracker(w.Mode, f.MemberNames, w.Replicas), log: log}
+}
+
+func randomID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// templateName is the name of the i-th template (0-based).
+func templateName(i int) string { return fmt.Sprintf("bench-%05d", i) }
+
+// Policy is the run's PropagationPolicy: every Deployment of the namespace
+// to every member, duplicated or divided by equal static weights.
+func Policy(namespace string, members []string, mode Mode) *policyv1alpha1.PropagationPolicy {
+	rs := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated}
+	if mode == Divided {
+		rs = &policyv1alpha1.ReplicaSchedulingStrategy{
+			ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
+			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+			WeightPreference:          &policyv1alpha1.ClusterPreferences{},
+		}
+		for _, m := range members {
+			rs.WeightPreference.StaticWeightList = append(rs.WeightPreference.StaticWeightList, policyv1alpha1.StaticClusterWeight{
+				TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{m}}, Weight: 1,
+			})
+		}
+	}
+	return &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "karmada-bench", Namespace: namespace},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+			Placement: policyv1alpha1.Placement{
+				ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: append([]string(nil), members...)},
+				ReplicaScheduling: rs,
+			},
+		},
+	}
+}
+
+// setup creates the namespace and the policy and starts the watches of every
+// member and of the control plane.
+func (s *session) setup(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns, Labels: map[string]string{RunLabel: s.run}}}
+	if _, err := s.fleet.Karmada.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", s.ns, err)
+	}
+	if err := s.fleet.KarmadaCRs.Create(ctx, Policy(s.ns, s.fleet.MemberNames, s.w.Mode)); err != nil {
+		return fmt.Errorf("creating the PropagationPolicy: %w", err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	s.stopWatches = cancel
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	watchOne := func(kc kubernetes.Interface, fn func(DeploymentEvent)) {
+		defer wg.Done()
+		if err := WatchDeployments(wctx, kc, s.ns, fn); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	for _, m := range s.fleet.MemberNames {
+		wg.Add(1)
+		go watchOne(s.fleet.Members[m], func(ev DeploymentEvent) {
+			now := time.Now()
+			if ev.Deleted {
+				s.tracker.MemberGone(m, ev.Name)
+			} else {
+				s.tracker.Member(m, ev.Name, ev.Replicas, ev.Available, now)
+			}
+			if fn := s.onMember.Load(); fn != nil {
+				(*fn)(m, ev)
+			}
+		})
+	}
+	wg.Add(1)
+	go watchOne(s.fleet.Karmada, func(ev DeploymentEvent) {
+		if !ev.Deleted {
+			s.tracker.Template(ev.Name, ev.Available, time.Now())
+		}
+	})
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// create makes the templates with Concurrency workers, as fast as the
+// client allows. It returns how long that took and the first error, if any.
+func (s *session) create(ctx context.Context) (time.Duration, error) {
+	var mu sync.Mutex
+	return CreateDeployments(ctx, s.fleet.Karmada, s.ns, s.run, s.w.Templates, s.w.Replicas, s.w.Concurrency, func(name string, phase createPhase, err error) {
+		switch phase {
+		case beforeCreate:
+			s.tracker.Start(name, time.Now())
+		case createFailed:
+			s.tracker.Forget(name)
+		case created:
+			mu.Lock()
+			s.created = append(s.created, name)
+			mu.Unlock()
+		}
+	})
+}
+
+type createPhase int
+
+const (
+	beforeCreate createPhase = iota
+	created
+	createFailed
+)
+
+// CreateDeployments creates n templates in namespace with the given number
+// of workers, stopping at the first error. hook, when set, is told about each
+// template before its create request and after its answer.
+func CreateDeployments(ctx context.Context, kc kubernetes.Interface, namespace, run string, n int, replicas int32, workers int, hook func(name string, phase createPhase, err error)) (time.Duration, error) {
+	if hook == nil {
+		hook = func(string, createPhase, error) {}
+	}
+	names := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	t0 := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range names {
+				name := templateName(i)
+				hook(name, beforeCreate, nil)
+				_, err := kc.AppsV1().Deployments(namespace).Create(ctx, Deployment(namespace, name, run, replicas), metav1.CreateOptions{})
+				if err != nil {
+					hook(name, createFailed, err)
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("creating Deployment %s/%s: %w", namespace, name, err)
+					}
+					mu.Unlock()
+					continue
+				}
+				hook(name, created, nil)
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		select {
+		case names <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(names)
+	wg.Wait()
+	elapsed := time.Since(t0)
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = fmt.Errorf("interrupted while creating templates: %w", context.Cause(ctx))
+	}
+	return elapsed, firstErr
+}
+
+// waitPropagated waits until every created template is complete, the
+// timeout passes or ctx ends.
+func (s *session) waitPropagated(ctx context.Context) error {
+	timer := time.NewTimer(s.w.Timeout)
+	defer timer.Stop()
+	progress := time.NewTicker(10 * time.Second)
+	defer progress.Stop()
+	for {
+		select {
+		case <-s.tracker.Done():
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		case <-timer.C:
+			l := s.tracker.Latencies()
+			return fmt.Errorf("after %s, %d of %d templates are not fully propagated (first: %s)", s.w.Timeout, len(l.Incomplete), l.Started, first(l.Incomplete))
+		case <-progress.C:
+			l := s.tracker.Latencies()
+			fmt.Fprintf(s.log, "  %d/%d templates complete (in every member: %d, available: %d, aggregated: %d)\n",
+				l.Complete, l.Started, len(l.Exist), len(l.Available), len(l.Aggregated))
+		}
+	}
+}
+
+func first(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return names[0]
+}
+
+// CleanupResult says how the clean-up went.
+type CleanupResult struct {
+	// MembersClean is how long after the templates' deletion every member
+	// copy was gone, as the member watches saw it.
+	MembersClean Duration `json:"membersClean"`
+	// Complete is true when the namespace is gone from the control plane
+	// and from every member.
+	Complete bool `json:"complete"`
+	// Problems lists what could not be cleaned up.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// cleanup deletes the templates (timing until the members are clean), then
+// the policy and the namespace, and waits until the namespace is gone
+// everywhere. It runs on its own context so that an interrupted run still
+// cleans up.
+func (s *session) cleanup() CleanupResult {
+	ctx, cancel := context.WithTimeout(context.Background(), s.w.CleanupTimeout)
+	defer cancel()
+	defer func() {
+		if s.stopWatches != nil {
+			s.stopWatches()
+		}
+	}()
+	var res CleanupResult
+	fmt.Fprintf(s.log, "Cleaning up namespace %s\n", s.ns)
+	t0 := time.Now()
+	err := s.fleet.Karmada.AppsV1().Deployments(s.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: RunLabel + "=" + s.run})
+	if err != nil && !apierrors.IsNotFound(err) {
+		res.Problems = append(res.Problems, fmt.Sprintf("deleting the templates: %v", err))
+	}
+	if s.stopWatches != nil {
+		select {
+		case <-s.tracker.Emptied():
+			res.MembersClean = Duration(time.Since(t0))
+		case <-ctx.Done():
+			res.Problems = append(res.Problems, fmt.Sprintf("%d member copies still present after %s", s.tracker.Copies(), s.w.CleanupTimeout))
+		}
+	}
+	pol := Policy(s.ns, nil, s.w.Mode)
+	if err := s.fleet.KarmadaCRs.Delete(ctx, pol); err != nil && !apierrors.IsNotFound(err) {
+		res.Problems = append(res.Problems, fmt.Sprintf("deleting the PropagationPolicy: %v", err))
+	}
+	if err := s.fleet.Karmada.CoreV1().Namespaces().Delete(ctx, s.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		res.Problems = append(res.Problems, fmt.Sprintf("deleting namespace %s: %v", s.ns, err))
+	}
+	clusters := map[string]kubernetes.Interface{"the control plane": s.fleet.Karmada}
+	for _, m := range s.fleet.MemberNames {
+		clusters["member "+m] = s.fleet.Members[m]
+	}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for where, kc := range clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := WaitNamespaceGone(ctx, kc, s.ns); err != nil {
+				mu.Lock()
+				res.Problems = append(res.Problems, fmt.Sprintf("namespace %s in %s: %v", s.ns, where, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	res.Complete = len(res.Problems) == 0
+	return res
+}
+
+// WaitNamespaceGone watches a namespace until it does not exist.
+func WaitNamespaceGone(ctx context.Context, kc kubernetes.Interface, name string) error {
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return kc.CoreV1().Namespaces().List(ctx, o)
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return kc.CoreV1().Namespaces().Watch(ctx, o)
+		},
+	}
+	gone := func(store cache.Store) (bool, error) { return len(store.List()) == 0, nil }
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Namespace{}, gone, func(ev watch.Event) (bool, error) {
+		return ev.Type == watch.Deleted, nil
+	})
+	if err != nil {
+		return fmt.Errorf("still there: %w", err)
+	}
+	return nil
+}

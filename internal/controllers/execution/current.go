@@ -1,0 +1,120 @@
+package execution
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
+)
+
+// cacheSyncWait bounds how long a reconcile waits for a member's informer of
+// a type to sync before it falls back to reading the member directly.
+const cacheSyncWait = 10 * time.Second
+
+// Contains reports whether live holds every field of desired with the same
+// value: maps may have more keys in live, lists must have the same length
+// and hold, element by element, what desired holds. Numbers compare by
+// value whatever their Go type. A null in desired matches anything. It is
+// conservative: a value the member writes differently (a quantity
+// normalised, say) reads as a difference, which only costs an apply.
+func Contains(live, desired any) bool {
+	switch d := desired.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, dv := range d {
+			lv, ok := l[k]
+			if !ok {
+				if dv == nil {
+					continue
+				}
+				return false
+			}
+			if !Contains(lv, dv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(d) {
+			return false
+		}
+		for i := range d {
+			if !Contains(l[i], d[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if df, ok := number(desired); ok {
+		lf, ok := number(live)
+		return ok && lf == df
+	}
+	return live == desired
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// appliedAtGeneration reports whether the Work's current generation was
+// applied successfully before: only then can its manifests be compared with
+// the members' copies instead of applied (a manifest that lost a field must
+// be applied for the member to drop it).
+func appliedAtGeneration(work *workv1alpha1.Work) bool {
+	c := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == work.Generation
+}
+
+// cachedCopy returns the member's copy of obj from the member's informer of
+// managed objects, waiting briefly for that informer to sync. ok is false
+// when the cache cannot answer (not synced): the caller must ask the member.
+// found is false when the member has no managed copy (it may still have an
+// object of that name that Karmada does not manage).
+func cachedCopy(ctx context.Context, m *clusterclient.Member, mapping *meta.RESTMapping, work types.NamespacedName, obj *unstructured.Unstructured) (cur *unstructured.Unstructured, found, ok bool) {
+	lister, synced := m.Managed(mapping.Resource, work, nil)
+	if !synced {
+		wctx, cancel := context.WithTimeout(ctx, cacheSyncWait)
+		synced = m.WaitManaged(wctx, mapping.Resource)
+		cancel()
+		if !synced {
+			return nil, false, false
+		}
+	}
+	var got any
+	var err error
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		got, err = lister.ByNamespace(obj.GetNamespace()).Get(obj.GetName())
+	} else {
+		got, err = lister.Get(obj.GetName())
+	}
+	if err != nil {
+		return nil, false, true
+	}
+	u, isU := got.(*unstructured.Unstructured)
+	if !isU {
+		return nil, false, false
+	}
+	return u, true, true
+}
