@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/prometheus/common/expfmt"
 	"k8s.io/client-go/kubernetes"
@@ -71,7 +72,11 @@ func ParseRequestCounts(text []byte, resource string) (RequestCounts, error) {
 
 // ScrapeRequests reads an API server's request counters.
 func ScrapeRequests(ctx context.Context, kc kubernetes.Interface, resource string) (RequestCounts, error) {
-	data, err := kc.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	rc := kc.Discovery().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		return RequestCounts{}, fmt.Errorf("the client cannot read /metrics")
+	}
+	data, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return RequestCounts{}, fmt.Errorf("reading /metrics: %w", err)
 	}

@@ -43,14 +43,29 @@ func (s ProcessSource) pid() (int, error) {
 }
 
 // KarmadaLocalProcesses are the control plane components that karmada-local
-// started from stateDir, when their pid files exist.
-func KarmadaLocalProcesses(stateDir string) []ProcessSource {
+// started from stateDir, when their pid files exist; with all, every process
+// of the fleet (API servers, etcd, members' components), named as
+// karmada-local names them.
+func KarmadaLocalProcesses(stateDir string, all bool) []ProcessSource {
 	var out []ProcessSource
-	for _, name := range []string{"karmada-controller-manager", "karmada-scheduler"} {
-		p := filepath.Join(stateDir, "run", "karmada", name+".pid")
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, ProcessSource{Name: name, PIDFile: p})
+	if !all {
+		for _, name := range []string{"karmada-controller-manager", "karmada-scheduler"} {
+			p := filepath.Join(stateDir, "run", "karmada", name+".pid")
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, ProcessSource{Name: name, PIDFile: p})
+			}
 		}
+		return out
+	}
+	files, _ := filepath.Glob(filepath.Join(stateDir, "run", "*", "*.pid"))
+	sort.Strings(files)
+	for _, p := range files {
+		name := strings.TrimSuffix(filepath.Base(p), ".pid")
+		cluster := filepath.Base(filepath.Dir(p))
+		if cluster != "karmada" || !strings.HasPrefix(name, "karmada-") {
+			name = cluster + "/" + name
+		}
+		out = append(out, ProcessSource{Name: name, PIDFile: p})
 	}
 	return out
 }

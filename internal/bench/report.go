@@ -148,16 +148,21 @@ func (r *Report) Print(out io.Writer) {
 	q := r.Requests
 	fmt.Fprintf(out, "requests: karmada-apiserver %.0f (%.1f per template, %.0f writes, %.0f conflicts); members' deployments %.0f (%.1f per copy, %.0f writes)\n",
 		q.ControlPlane.Total, q.PerTemplate, q.ControlPlane.Mutating, q.ControlPlane.Conflicts, q.Members.Total, q.PerMemberCopy, q.Members.Mutating)
+	var cpu float64
 	for _, name := range sortedNames(r.Resources) {
 		f := r.Resources[name]
 		if f.Error != "" {
 			fmt.Fprintf(out, "%s: not measured (%s)\n", name, f.Error)
 			continue
 		}
+		cpu += f.CPUSeconds
 		fmt.Fprintf(out, "%s: peak RSS %d MiB, CPU %.1f s\n", name, f.PeakRSSBytes>>20, f.CPUSeconds)
-		if len(f.Args) > 1 {
+		if strings.HasPrefix(name, "karmada-") && len(f.Args) > 1 {
 			fmt.Fprintf(out, "  flags: %s\n", strings.Join(f.Args[1:], " "))
 		}
+	}
+	if len(r.Resources) > 2 {
+		fmt.Fprintf(out, "CPU of the measured processes: %.1f s\n", cpu)
 	}
 	if rf := r.Restart; rf != nil {
 		fmt.Fprintf(out, "restart: %d templates (%d member copies) changed while down; ready in %s, caught up %s after start\n", rf.Changed, rf.ChangedCopies, rf.Ready, rf.CaughtUp)

@@ -308,8 +308,7 @@ func (s *session) cleanup() CleanupResult {
 	var res CleanupResult
 	fmt.Fprintf(s.log, "Cleaning up namespace %s\n", s.ns)
 	t0 := time.Now()
-	err := s.fleet.Karmada.AppsV1().Deployments(s.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: RunLabel + "=" + s.run})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if err := s.deleteTemplates(ctx); err != nil {
 		res.Problems = append(res.Problems, fmt.Sprintf("deleting the templates: %v", err))
 	}
 	if s.stopWatches != nil {
@@ -349,6 +348,40 @@ func (s *session) cleanup() CleanupResult {
 	wg.Wait()
 	res.Complete = len(res.Problems) == 0
 	return res
+}
+
+// deleteTemplates deletes every created template, with the run's
+// concurrency.
+func (s *session) deleteTemplates(ctx context.Context) error {
+	names := make(chan string)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for range s.w.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range names {
+				err := s.fleet.Karmada.AppsV1().Deployments(s.ns).Delete(ctx, name, metav1.DeleteOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, name := range s.created {
+		names <- name
+	}
+	close(names)
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d deletions failed, first: %w", len(errs), len(s.created), errs[0])
+	}
+	return nil
 }
 
 // WaitNamespaceGone watches a namespace until it does not exist.

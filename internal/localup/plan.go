@@ -457,6 +457,8 @@ func (f *fleet) karmadaComponent(c *cluster, name string, metricsSlot, healthSlo
 			"--leader-elect=false",
 			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[metricsSlot]),
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
+			// Loopback only: profiles are there for the asking.
+			"--enable-pprof",
 			"--v=2",
 		},
 		Ports:        []int{c.ports[metricsSlot], health},

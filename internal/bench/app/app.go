@@ -109,6 +109,7 @@ type scenario struct {
 	ceilingObjects int
 	processes      []string
 	stateDir       string
+	fleetProcesses bool
 	sampleInterval time.Duration
 }
 
@@ -131,6 +132,7 @@ func (s *scenario) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.ceilingObjects, "ceiling-objects", 0, "Deployments created to measure the ceiling (default: --templates, at most 1000)")
 	fs.StringArrayVar(&s.processes, "process", nil, "a control plane process to measure, NAME=PID or NAME=PIDFILE (repeatable; default: karmada-controller-manager and karmada-scheduler of the karmada-local fleet)")
 	fs.StringVar(&s.stateDir, "karmada-local-state-dir", defaultStateDir(), "karmada-local's state directory, where the processes' pid files are (env KARMADA_LOCAL_STATE_DIR)")
+	fs.BoolVar(&s.fleetProcesses, "measure-fleet", false, "measure every process of the karmada-local fleet (API servers, etcd, members), not only the controller manager and the scheduler")
 	fs.DurationVar(&s.sampleInterval, "sample-interval", 250*time.Millisecond, "how often the processes' memory and CPU time are read")
 }
 
@@ -180,7 +182,7 @@ func (s *scenario) options(log io.Writer) (bench.Options, error) {
 		o.Processes = append(o.Processes, src)
 	}
 	if len(s.processes) == 0 {
-		o.Processes = bench.KarmadaLocalProcesses(s.stateDir)
+		o.Processes = bench.KarmadaLocalProcesses(s.stateDir, s.fleetProcesses)
 	}
 	return o, nil
 }

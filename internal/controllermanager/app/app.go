@@ -42,6 +42,7 @@ type Options struct {
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	PprofBindAddress        string
+	EnablePprof             bool
 
 	KubeAPIQPS      float32
 	KubeAPIBurst    int
@@ -69,6 +70,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":10357", "address of /healthz and /readyz")
 	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
+	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
 	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
 	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 400, "burst of queries to the karmada-apiserver")
 	f.Float32Var(&o.ClusterAPIQPS, "cluster-api-qps", 40, "queries per second to each member cluster")
@@ -221,7 +223,7 @@ func Run(ctx context.Context, o *Options) error {
 		// binding and status change: from the cache, one informer per kind
 		// in use, rather than a GET each time.
 		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                 metricsOptions(o.MetricsBindAddress, o.EnablePprof),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect,
@@ -270,3 +272,12 @@ func loadConfig(path string) (*rest.Config, error) {
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }
+
+// metricsOptions serves /metrics, and /debug/pprof too when asked.
+func metricsOptions(addr string, pprof bool) metricsserver.Options {
+	m := metricsserver.Options{BindAddress: addr}
+	if pprof {
+		m.ExtraHandlers = cli.PprofHandlers()
+	}
+	return m
+}

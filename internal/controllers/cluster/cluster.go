@@ -43,10 +43,12 @@ type Reconciler struct {
 	Workers int
 }
 
-// specOrReadinessChanged passes Cluster updates this controller answers:
-// spec or finalizers (generation, deletion), or the Ready condition, which
-// decides the taints. Status refreshes of resources and nodes do not pass.
-var specOrReadinessChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
+// SpecOrReadinessChanged passes the Cluster events that matter to controllers
+// acting on readiness: creation and deletion, and updates of the
+// spec or finalizers (generation, deletion) or of the Ready condition, which
+// decides the taints and whether Works can be applied. The status refreshes
+// of resources and nodes, every few seconds per cluster, do not pass.
+var SpecOrReadinessChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		oldC, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
 		newC, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
@@ -69,7 +71,7 @@ var specOrReadinessChanged = predicate.Or(predicate.GenerationChangedPredicate{}
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(specOrReadinessChanged)).
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(SpecOrReadinessChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }

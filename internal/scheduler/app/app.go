@@ -28,6 +28,7 @@ type Options struct {
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
 	PprofBindAddress        string
+	EnablePprof             bool
 	SchedulerName           string
 	Plugins                 []string
 	KubeAPIQPS              float32
@@ -63,6 +64,7 @@ cluster, to status.placementExplanation (see karmadactl explain-placement).`,
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":10351", "address of /healthz and /readyz")
 	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
+	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
 	f.StringVar(&o.SchedulerName, "scheduler-name", scheduler.DefaultSchedulerName, "bindings naming this scheduler (or none) are scheduled here")
 	f.StringSliceVar(&o.Plugins, "plugins", []string{"*"}, "plugins to run: '*' for all, 'name' to enable, '-name' to disable")
 	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
@@ -91,7 +93,7 @@ func Run(ctx context.Context, o *Options) error {
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.Scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                 metricsOptions(o.MetricsBindAddress, o.EnablePprof),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect,
@@ -116,3 +118,12 @@ func Run(ctx context.Context, o *Options) error {
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }
+
+// metricsOptions serves /metrics, and /debug/pprof too when asked.
+func metricsOptions(addr string, pprof bool) metricsserver.Options {
+	m := metricsserver.Options{BindAddress: addr}
+	if pprof {
+		m.ExtraHandlers = cli.PprofHandlers()
+	}
+	return m
+}

@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/scheme"
+)
+
+// fakePlane stands in for a control plane: it copies every Deployment of the
+// control plane into the members (all replicas in each, or divided as evenly
+// as possible), reports them available there and in the template's status,
+// and deletes the copies with the template.
+type fakePlane struct {
+	t       *testing.T
+	karmada kubernetes.Interface
+	members map[string]kubernetes.Interface
+	names   []string
+	mode    Mode
+	// withhold names a template the plane never propagates.
+	withhold string
+}
+
+func (p *fakePlane) run(ctx context.Context) {
+	factory := informers.NewSharedInformerFactory(p.karmada, 0)
+	inf := factory.Apps().V1().Deployments().Informer()
+	var mu sync.Mutex // the fake clientset is safe, but keep the steps ordered
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			mu.Lock()
+			defer mu.Unlock()
+			p.propagate(ctx, o.(*appsv1.Deployment))
+		},
+		DeleteFunc: func(o any) {
+			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = t.Obj
+			}
+			d := o.(*appsv1.Deployment)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, m := range p.names {
+				err := p.members[m].AppsV1().Deployments(d.Namespace).Delete(ctx, d.Name, metav1.DeleteOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					p.t.Errorf("deleting copy: %v", err)
+				}
+			}
+		},
+	})
+	factory.Start(ctx.Done())
+}
+
+func (p *fakePlane) propagate(ctx context.Context, d *appsv1.Deployment) {
+	if d.Name == p.withhold {
+		return
+	}
+	total := *d.Spec.Replicas
+	var available int32
+	for i, m := range p.names {
+		r := total
+		if p.mode == Divided {
+			r = total / int32(len(p.names))
+			if int32(i) < total%int32(len(p.names)) {
+				r++
+			}
+			if r == 0 {
+				continue
+			}
+		}
+		c := d.DeepCopy()
+		c.ResourceVersion, c.UID = "", ""
+		c.Spec.Replicas = &r
+		c.Status.AvailableReplicas = r
+		if _, err := p.members[m].AppsV1().Deployments(d.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			p.t.Errorf("copying %s to %s: %v", d.Name, m, err)
+			return
+		}
+		available += r
+	}
+	cur, err := p.karmada.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+	if err != nil {
+		p.t.Errorf("reading template: %v", err)
+		return
+	}
+	cur.Status.AvailableReplicas = available
+	if _, err := p.karmada.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		p.t.Errorf("template status: %v", err)
+	}
+}
+
+func fakeFleet(t *testing.T, mode Mode, withhold string) (*Fleet, *fakePlane) {
+	names := []string{"m1", "m2", "m3"}
+	f := &Fleet{
+		Karmada:     fake.NewClientset(),
+		KarmadaCRs:  ctrlfake.NewClientBuilder().WithScheme(scheme.Scheme).Build(),
+		MemberNames: names,
+		Members:     map[string]kubernetes.Interface{},
+	}
+	for _, n := range names {
+		f.Members[n] = fake.NewClientset()
+	}
+	return f, &fakePlane{t: t, karmada: f.Karmada, members: f.Members, names: names, mode: mode, withhold: withhold}
+}
+
+func testOptions(mode Mode, replicas int32, timeout time.Duration) Options {
+	return Options{
+		Workload: Workload{Templates: 20, Replicas: replicas, Mode: mode, Concurrency: 4,
+			Timeout: timeout, CleanupTimeout: 30 * time.Second},
+		Client:         ClientSettings{QPS: 100, Burst: 100},
+		SampleInterval: 50 * time.Millisecond,
+	}
+}
+
+func assertClean(t *testing.T, f *Fleet, r *Report) {
+	t.Helper()
+	ctx := context.Background()
+	if !r.Cleanup.Complete {
+		t.Errorf("clean-up incomplete: %v", r.Cleanup.Problems)
+	}
+	if _, err := f.Karmada.CoreV1().Namespaces().Get(ctx, r.Namespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s still in the control plane (%v)", r.Namespace, err)
+	}
+	if l, _ := f.Karmada.AppsV1().Deployments(r.Namespace).List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+		t.Errorf("%d templates left", len(l.Items))
+	}
+	for n, kc := range f.Members {
+		if l, _ := kc.AppsV1().Deployments(r.Namespace).List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+			t.Errorf("%d copies left in %s", len(l.Items), n)
+		}
+	}
+	pols := &policyv1alpha1.PropagationPolicyList{}
+	if err := f.KarmadaCRs.List(ctx, pols); err != nil || len(pols.Items) != 0 {
+		t.Errorf("policies left: %d (%v)", len(pols.Items), err)
+	}
+}
+
+func TestPropagateObservesEveryTemplateAndCleansUp(t *testing.T) {
+	for _, c := range []struct {
+		mode     Mode
+		replicas int32
+	}{{Duplicated, 1}, {Divided, 3}, {Divided, 2}} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f, plane := fakeFleet(t, c.mode, "")
+			plane.run(ctx)
+			r := Propagate(ctx, f, testOptions(c.mode, c.replicas, time.Minute))
+			if r.Error != "" {
+				t.Fatalf("error: %s", r.Error)
+			}
+			if r.Complete != 20 || r.Incomplete != 0 {
+				t.Errorf("complete %d, incomplete %d", r.Complete, r.Incomplete)
+			}
+			for name, s := range map[string]Summary{"in every member": r.InEveryMember, "available": r.Available, "aggregated": r.Aggregated} {
+				if s.Count != 20 || s.P50 > s.P90 || s.P90 > s.P99 || s.P99 > s.Max {
+					t.Errorf("%s: %+v", name, s)
+				}
+			}
+			if r.Throughput <= 0 || r.Wall <= 0 {
+				t.Errorf("throughput %v over %v", r.Throughput, r.Wall)
+			}
+			assertClean(t, f, r)
+		})
+	}
+}
+
+func TestPropagateTimesOutAndStillCleansUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, plane := fakeFleet(t, Duplicated, templateName(7))
+	plane.run(ctx)
+	r := Propagate(ctx, f, testOptions(Duplicated, 1, 2*time.Second))
+	if r.Error == "" || r.Complete != 19 || r.Incomplete != 1 {
+		t.Errorf("error %q, complete %d, incomplete %d; want a timeout with 19 of 20", r.Error, r.Complete, r.Incomplete)
+	}
+	assertClean(t, f, r)
+}
+
+func TestPropagateInterruptedCleansUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, plane := fakeFleet(t, Duplicated, templateName(3))
+	plane.run(ctx)
+	runCtx, interrupt := context.WithCancel(ctx)
+	go func() {
+		// Interrupt once the copies of the others exist, as Ctrl-C would.
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			l, _ := f.Members["m3"].AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+			if len(l.Items) >= 19 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		interrupt()
+	}()
+	r := Propagate(runCtx, f, testOptions(Duplicated, 1, time.Minute))
+	if r.Error == "" {
+		t.Error("an interrupted run reported no error")
+	}
+	assertClean(t, f, r)
+}
