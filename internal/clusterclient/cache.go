@@ -235,6 +235,9 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 				o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
 			})
 		mi = &managedInformer{informer: inf.Informer(), lister: inf.Lister(), stop: make(chan struct{}), users: map[types.NamespacedName]bool{}}
+		// Nothing reads the copies' managedFields; they are often the
+		// larger part of an object.
+		_ = mi.informer.SetTransform(stripManagedFields)
 		notify := func(o any) {
 			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = t.Obj
@@ -307,6 +310,13 @@ func (m *Member) ManagedTypes() []schema.GroupVersionResource {
 		out = append(out, gvr)
 	}
 	return out
+}
+
+func stripManagedFields(o any) (any, error) {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		u.SetManagedFields(nil)
+	}
+	return o, nil
 }
 
 // mergeStop returns a channel closed when either a or b is.

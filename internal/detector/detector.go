@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -277,10 +278,35 @@ func (d *Detector) enqueueUpdate(gvr schema.GroupVersionResource, old, o any) {
 	om, err1 := meta(old)
 	nm, err2 := meta(o)
 	if err1 == nil && err2 == nil && om.GetGeneration() == nm.GetGeneration() && om.GetGeneration() != 0 &&
-		mapsEqual(om.GetLabels(), nm.GetLabels()) && mapsEqual(om.GetAnnotations(), nm.GetAnnotations()) {
+		mapsEqual(withoutClaim(om.GetLabels()), withoutClaim(nm.GetLabels())) &&
+		mapsEqual(withoutClaim(om.GetAnnotations()), withoutClaim(nm.GetAnnotations())) &&
+		(mapsEqual(om.GetAnnotations(), nm.GetAnnotations()) || hasClaim(nm.GetAnnotations())) {
+		// Nothing but status, or a claim being written (by this detector:
+		// its own writes need no second look). A claim taken away by
+		// someone else is looked at, and put back.
 		return
 	}
 	d.enqueue(gvr, o)
+}
+
+// claimKeys are the labels and annotations a claim consists of.
+var claimKeys = map[string]bool{
+	PropagationPolicyNamespaceAnnotation: true, PropagationPolicyNameAnnotation: true, ClusterPropagationPolicyAnnotation: true,
+	PropagationPolicyPermanentIDLabel: true, ClusterPropagationPolicyPermanentIDLabel: true,
+}
+
+func withoutClaim(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if !claimKeys[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func hasClaim(annotations map[string]string) bool {
+	return annotations[PropagationPolicyNameAnnotation] != "" || annotations[ClusterPropagationPolicyAnnotation] != ""
 }
 
 func meta(o any) (*metav1.PartialObjectMetadata, error) {
@@ -366,11 +392,15 @@ func (d *Detector) work(ctx context.Context) {
 	}
 }
 
-// reconcile claims one template for its policy and keeps its binding.
+// reconcile claims one template for its policy and keeps its binding. The
+// policies are matched against the template's metadata from the informer's
+// cache: a template no policy selects costs no API call, and claiming a new
+// one costs one patch, whose answer is the full object the binding is built
+// from.
 func (d *Detector) reconcile(ctx context.Context, k key) error {
 	log := klog.FromContext(ctx)
 	ri := d.resource(k)
-	obj, err := ri.Get(ctx, k.name, metav1.GetOptions{})
+	obj, err := d.cachedMeta(k)
 	if apierrors.IsNotFound(err) {
 		return nil // the binding follows its template through the owner reference
 	}
@@ -395,17 +425,67 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 	if !ok {
 		if claimed {
 			log.Info("Releasing template: no policy selects it any more", "resource", k.gvr.Resource, "object", klog.KObj(obj))
-			return d.setClaim(ctx, ri, obj, nil)
+			_, err := d.setClaim(ctx, ri, obj, nil)
+			return err
 		}
 		return nil
 	}
 	if err := d.ensurePermanentID(ctx, &chosen); err != nil {
 		return err
 	}
-	if err := d.setClaim(ctx, ri, obj, &chosen); err != nil {
+	patched, err := d.setClaim(ctx, ri, obj, &chosen)
+	if err != nil {
 		return err
 	}
+	if !patched {
+		// Already claimed: read the whole template for its binding.
+		full, err := ri.Get(ctx, k.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		obj = full
+	}
 	return d.ensureBinding(ctx, obj, chosen)
+}
+
+// cachedMeta returns the template's metadata from the informer's cache as
+// an unstructured object with its apiVersion and kind.
+func (d *Detector) cachedMeta(k key) (*unstructured.Unstructured, error) {
+	d.mu.RLock()
+	gvk, ok := d.watching[k.gvr]
+	d.mu.RUnlock()
+	if !ok {
+		return nil, apierrors.NewNotFound(k.gvr.GroupResource(), k.name)
+	}
+	lister := d.factory.ForResource(k.gvr).Lister()
+	var got runtime.Object
+	var err error
+	if k.namespace != "" {
+		got, err = lister.ByNamespace(k.namespace).Get(k.name)
+	} else {
+		got, err = lister.Get(k.name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, ok := got.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil, fmt.Errorf("unexpected %T in the metadata cache", got)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(m.Namespace)
+	u.SetName(m.Name)
+	u.SetUID(m.UID)
+	u.SetResourceVersion(m.ResourceVersion)
+	u.SetGeneration(m.Generation)
+	u.SetLabels(m.Labels)
+	u.SetAnnotations(m.Annotations)
+	u.SetDeletionTimestamp(m.DeletionTimestamp)
+	return u, nil
 }
 
 func (d *Detector) resource(k key) dynamic.ResourceInterface {
@@ -419,8 +499,9 @@ func (d *Detector) resource(k key) dynamic.ResourceInterface {
 }
 
 // setClaim writes (or, with nil, removes) the claim annotations and labels
-// on the template when they differ.
-func (d *Detector) setClaim(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, c *Candidate) error {
+// on the template when they differ. When it patches, obj becomes the whole
+// object the API server answered with, and patched is true.
+func (d *Detector) setClaim(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, c *Candidate) (patched bool, err error) {
 	wantA, wantL := ClaimChanges(c)
 	md := map[string]any{}
 	if p := MergePatch(obj.GetAnnotations(), wantA); p != nil {
@@ -430,15 +511,15 @@ func (d *Detector) setClaim(ctx context.Context, ri dynamic.ResourceInterface, o
 		md["labels"] = p
 	}
 	if len(md) == 0 {
-		return nil
+		return false, nil
 	}
 	body := mustJSON(map[string]any{"metadata": md})
 	updated, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, []byte(body), metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("claiming %s: %w", obj.GetName(), err)
+		return false, fmt.Errorf("claiming %s: %w", obj.GetName(), err)
 	}
 	obj.Object = updated.Object
-	return nil
+	return true, nil
 }
 
 // ensurePermanentID gives the chosen policy its permanent-id label when it

@@ -62,6 +62,23 @@ func ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error
 	return &runtime.RawExtension{Raw: raw}, nil
 }
 
+// observingKinds are the kinds whose controllers report, in
+// status.observedGeneration, which generation their status describes.
+var observingKinds = map[string]bool{"apps/Deployment": true, "apps/StatefulSet": true, "apps/ReplicaSet": true, "apps/DaemonSet": true}
+
+// Unobserved reports whether a member's copy carries no status of its
+// current generation yet: a workload whose controller reports
+// status.observedGeneration, and has not observed the object's generation
+// (a copy just created or just changed). Such a status says nothing about
+// the current spec; reflecting it would only add a write.
+func Unobserved(obj *unstructured.Unstructured) bool {
+	if !observingKinds[kindKey(obj)] {
+		return false
+	}
+	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	return observed < obj.GetGeneration()
+}
+
 // summedFields are added up over clusters when aggregating, per kind.
 var summedFields = map[string][]string{
 	"apps/Deployment":  {"replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"},

@@ -175,3 +175,33 @@ func TestHealth(t *testing.T) {
 		}
 	}
 }
+
+func TestUnobserved(t *testing.T) {
+	obj := func(kind string, generation int64, status map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": kind, "metadata": map[string]any{"name": "x", "generation": generation}}}
+		if kind == "Job" {
+			u.SetAPIVersion("batch/v1")
+		}
+		if status != nil {
+			u.Object["status"] = status
+		}
+		return u
+	}
+	cases := []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want bool
+	}{
+		{"a Deployment just created, no status", obj("Deployment", 1, nil), true},
+		{"a Deployment whose controller lags", obj("Deployment", 2, map[string]any{"observedGeneration": int64(1), "replicas": int64(3)}), true},
+		{"a Deployment observed", obj("Deployment", 2, map[string]any{"observedGeneration": int64(2)}), false},
+		{"a DaemonSet observed", obj("DaemonSet", 1, map[string]any{"observedGeneration": int64(1)}), false},
+		{"a Job never reports observedGeneration", obj("Job", 1, map[string]any{"active": int64(1)}), false},
+		{"a ConfigMap has no status", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}, false},
+	}
+	for _, c := range cases {
+		if got := Unobserved(c.obj); got != c.want {
+			t.Errorf("%s: Unobserved = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -222,7 +223,10 @@ func Run(ctx context.Context, o *Options) error {
 		// Resource templates are read as unstructured objects, on every
 		// binding and status change: from the cache, one informer per kind
 		// in use, rather than a GET each time.
-		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		// Nothing reads managedFields from the cache; they are often the
+		// larger part of an object.
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsOptions(o.MetricsBindAddress, o.EnablePprof),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,

@@ -157,6 +157,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !ok {
 			continue
 		}
+		if interpreter.Unobserved(live) {
+			// Its controller has not caught up with the copy's spec: keep
+			// what was reflected before, if anything, rather than write a
+			// status of no generation in particular.
+			for _, prev := range work.Status.ManifestStatuses {
+				if prev.Identifier == id {
+					statuses = append(statuses, prev)
+				}
+			}
+			continue
+		}
 		st := workv1alpha1.ManifestStatus{Identifier: id, Health: interpreter.Health(live)}
 		if st.Status, err = interpreter.ReflectStatus(live); err != nil {
 			return ctrl.Result{}, err

@@ -1,0 +1,123 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// benchReport holds the fields of karmada-bench's JSON result the tests
+// check.
+type benchReport struct {
+	Namespace     string `json:"namespace"`
+	Complete      int    `json:"complete"`
+	Incomplete    int    `json:"incomplete"`
+	InEveryMember struct {
+		Count int `json:"count"`
+	} `json:"inEveryMember"`
+	Aggregated struct {
+		Count int `json:"count"`
+	} `json:"aggregated"`
+	Ceiling   float64 `json:"apiserverCeiling"`
+	Resources map[string]struct {
+		CPUSeconds   float64 `json:"cpuSeconds"`
+		PeakRSSBytes int64   `json:"peakRSSBytes"`
+		Error        string  `json:"error"`
+	} `json:"resources"`
+	Restart *struct {
+		ChangedCopies int     `json:"changedCopies"`
+		CaughtUp      float64 `json:"caughtUp"`
+		MemberWrites  float64 `json:"memberWrites"`
+		Needless      float64 `json:"needlessMemberWrites"`
+	} `json:"restart"`
+	Cleanup struct {
+		Complete bool     `json:"complete"`
+		Problems []string `json:"problems"`
+	} `json:"cleanup"`
+}
+
+// karmadaBench runs the real binary against the run's fleet and reads its
+// JSON result.
+func karmadaBench(t *testing.T, args ...string) benchReport {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "result.json")
+	args = append(args, "--kubeconfig", fleet.kubeconfig, "--karmada-local-state-dir", fleet.stateDir,
+		"--members", "member1,member2,member3", "--out", out)
+	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "karmada-bench"), args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	t.Logf("karmada-bench %s:\n%s", strings.Join(args, " "), buf.String())
+	if err != nil {
+		t.Fatalf("karmada-bench: %v", err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("result: %v\n%s", err, data)
+	}
+	return r
+}
+
+// assertBenchCleanedUp checks that the run's namespace is gone everywhere.
+func assertBenchCleanedUp(ctx context.Context, t *testing.T, r benchReport) {
+	t.Helper()
+	if !r.Cleanup.Complete || len(r.Cleanup.Problems) > 0 {
+		t.Errorf("clean-up incomplete: %v", r.Cleanup.Problems)
+	}
+	for _, c := range []string{"karmada-apiserver", "member1", "member2", "member3"} {
+		if _, err := kube(t, c).CoreV1().Namespaces().Get(ctx, r.Namespace, metav1.GetOptions{}); err == nil {
+			t.Errorf("namespace %s is still in %s", r.Namespace, c)
+		}
+	}
+}
+
+// testBenchPropagate runs `karmada-bench propagate` with 20 templates.
+func testBenchPropagate(ctx context.Context, t *testing.T) {
+	r := karmadaBench(t, "propagate", "--templates", "20", "--ceiling-objects", "20")
+	if r.Complete != 20 || r.Incomplete != 0 || r.InEveryMember.Count != 20 || r.Aggregated.Count != 20 {
+		t.Errorf("complete %d, incomplete %d, in every member %d, aggregated %d: want all 20",
+			r.Complete, r.Incomplete, r.InEveryMember.Count, r.Aggregated.Count)
+	}
+	if r.Ceiling <= 0 {
+		t.Errorf("apiserver ceiling %v", r.Ceiling)
+	}
+	for _, name := range []string{"karmada-controller-manager", "karmada-scheduler"} {
+		f, ok := r.Resources[name]
+		if !ok || f.Error != "" || f.PeakRSSBytes <= 0 {
+			t.Errorf("%s not measured: %+v", name, f)
+		}
+	}
+	assertBenchCleanedUp(ctx, t, r)
+}
+
+// testBenchRestart runs `karmada-bench restart` with 10 templates: every
+// change made while the controller manager was down reaches the members,
+// with one write per changed copy and none for the unchanged ones.
+func testBenchRestart(ctx context.Context, t *testing.T) {
+	r := karmadaBench(t, "restart", "--templates", "10", "--apiserver-ceiling", "1", "--settle", "3s",
+		"--karmada-local", fleet.bin)
+	if r.Complete != 10 || r.Restart == nil {
+		t.Fatalf("complete %d, restart %+v", r.Complete, r.Restart)
+	}
+	// Every other template changed: 5 templates x 3 members.
+	if r.Restart.ChangedCopies != 15 || r.Restart.CaughtUp <= 0 {
+		t.Errorf("restart figures %+v: want 15 changed copies caught up", *r.Restart)
+	}
+	if r.Restart.Needless != 0 || r.Restart.MemberWrites != 15 {
+		t.Errorf("member writes %v (needless %v) for 15 changed copies", r.Restart.MemberWrites, r.Restart.Needless)
+	}
+	assertBenchCleanedUp(ctx, t, r)
+}
