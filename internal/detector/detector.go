@@ -67,11 +67,15 @@ type Detector struct {
 	RediscoverEvery time.Duration
 	Workers         int
 
-	dynamic    dynamic.Interface
-	factory    metadatainformer.SharedInformerFactory
-	queue      workqueue.TypedRateLimitingInterface[key]
-	mu         sync.RWMutex
-	watching   map[schema.GroupVersionResource]schema.GroupVersionKind
+	dynamic  dynamic.Interface
+	factory  metadatainformer.SharedInformerFactory
+	queue    workqueue.TypedRateLimitingInterface[key]
+	mu       sync.RWMutex
+	watching map[schema.GroupVersionResource]schema.GroupVersionKind
+
+	// givenIDs are the permanent ids this detector gave, by policy UID.
+	idMu       sync.Mutex
+	givenIDs   map[types.UID]string
 	kinds      map[schema.GroupVersionKind]schema.GroupVersionResource
 	namespaced map[schema.GroupVersionResource]bool
 	// rediscover asks for discovery now, as when a CRD changes.
@@ -528,6 +532,16 @@ func (d *Detector) ensurePermanentID(ctx context.Context, c *Candidate) error {
 	if c.PermanentID != "" {
 		return nil
 	}
+	// Workers reconciling templates of the same new policy at once must
+	// agree on one id: the first gives it, the others reuse it (the cache
+	// may not show the label yet). A second id would re-label every
+	// template and binding of the policy.
+	d.idMu.Lock()
+	defer d.idMu.Unlock()
+	if id, ok := d.givenIDs[c.UID]; ok && c.UID != "" {
+		c.PermanentID = id
+		return nil
+	}
 	id := string(uuid.NewUUID())
 	var obj client.Object
 	label := ClusterPropagationPolicyPermanentIDLabel
@@ -542,6 +556,12 @@ func (d *Detector) ensurePermanentID(ctx context.Context, c *Candidate) error {
 		return fmt.Errorf("labelling policy %s with its permanent id: %w", c.Key(), err)
 	}
 	c.PermanentID = id
+	if c.UID != "" {
+		if d.givenIDs == nil {
+			d.givenIDs = map[types.UID]string{}
+		}
+		d.givenIDs[c.UID] = id
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ package detector
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"sort"
 	"strings"
 
@@ -97,6 +98,8 @@ type Candidate struct {
 	// the object's, survives the policy being deleted and re-created from
 	// the same manifest only if the label is kept in it.
 	PermanentID string
+	// UID is the policy object's.
+	UID         types.UID
 	Priority    int32
 	Specificity Specificity
 	Preemption  policyv1alpha1.PreemptionBehavior
@@ -123,7 +126,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 				continue
 			}
 			if s, err := bestSpecificity(&p.Spec, obj, p.Namespace); err == nil && s != NoMatch {
-				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[PropagationPolicyPermanentIDLabel], Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
 			}
 		}
 	}
@@ -133,7 +136,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 			continue
 		}
 		if s, err := bestSpecificity(&p.Spec, obj, ""); err == nil && s != NoMatch {
-			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[ClusterPropagationPolicyPermanentIDLabel], Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
 		}
 	}
 	return out
