@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -372,6 +373,23 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		Ports:        []int{c.ports[slotControllerManager]},
 		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotControllerManager]), TLS: servingTLS},
 		ReadyTimeout: 60 * time.Second,
+	}
+	if c.index > 0 {
+		// A member runs workloads on kwok nodes: the controllers that need
+		// kubelets, a cloud, a metrics API or dynamic resources only cost
+		// memory and CPU.
+		kcm.Args = append(kcm.Args, "--controllers=*,"+strings.Join([]string{
+			"-horizontal-pod-autoscaler-controller",
+			"-certificatesigningrequest-approving-controller",
+			"-certificatesigningrequest-cleaner-controller",
+			"-certificatesigningrequest-signing-controller",
+			"-persistentvolume-attach-detach-controller",
+			"-kube-apiserver-serving-clustertrustbundle-publisher-controller",
+			"-device-taint-eviction-controller",
+			"-resourceclaim-controller",
+			"-storage-version-migrator-controller",
+			"-validatingadmissionpolicy-status-controller",
+		}, ","))
 	}
 	if c.index == 0 {
 		// Only what Karmada relies on in its control plane. It starts after
