@@ -118,9 +118,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			ObservedGeneration: cluster.Generation,
 		})
 	}
+	soon := false
 	if member != nil && observed == metav1.ConditionTrue {
 		if err := r.collect(ctx, member, cluster.Spec.ResourceModels, status); err != nil {
 			log.V(2).Info("Collecting cluster status was incomplete", "cluster", cluster.Name, "err", err)
+			// The member's node and pod informers are still starting: the
+			// summaries follow as soon as they have synced.
+			soon = errors.Is(err, errNotSynced)
 		}
 	}
 	if !equality.Semantic.DeepEqual(status, &cluster.Status) {
@@ -136,6 +140,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	after := r.UpdateFrequency
 	if requeue > 0 && requeue < after {
 		after = requeue
+	}
+	if soon && after > notSyncedRetry {
+		after = notSyncedRetry
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }
@@ -205,6 +212,13 @@ func healthCode(ctx context.Context, m *clusterclient.Member, path string) (int,
 	return code, nil
 }
 
+// errNotSynced says the member's node and pod informers have not synced yet.
+var errNotSynced = errors.New("node and pod informers not synced yet")
+
+// notSyncedRetry is how soon a cluster whose informers are starting is
+// looked at again.
+const notSyncedRetry = 500 * time.Millisecond
+
 // collect fills version, APIs and summaries. Parts that cannot be read keep
 // their previous values.
 func (r *Reconciler) collect(ctx context.Context, m *clusterclient.Member, models []clusterv1alpha1.ResourceModel, status *clusterv1alpha1.ClusterStatus) error {
@@ -227,6 +241,9 @@ func (r *Reconciler) collect(ctx context.Context, m *clusterclient.Member, model
 		meta.SetStatusCondition(&status.Conditions, c)
 	}
 	nodes, pods, synced := m.NodesAndPods()
+	if !synced {
+		errs = append(errs, errNotSynced)
+	}
 	if synced {
 		nodeList, err := nodes.List(labels.Everything())
 		if err != nil {
