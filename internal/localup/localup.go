@@ -567,33 +567,40 @@ func memberStepsOf(f *fleet, name string) ([]*Step, error) {
 
 // MemberStop stops one member's processes, keeping its data.
 func MemberStop(stateDir, binDir, name string, out io.Writer) error {
-	f, err := fleetFromState(stateDir, binDir)
-	if err != nil {
-		return err
-	}
-	steps, err := memberStepsOf(f, name)
-	if err != nil {
-		return err
-	}
-	return stopSteps(stateDir, name, steps, false, out)
+	return stopTarget(stateDir, binDir, name, memberStepsOf, false, out)
 }
 
 // ComponentStop stops one process of the fleet (or a member's processes),
 // with SIGTERM and a grace period, or at once with SIGKILL when kill is set,
 // as a crash would.
 func ComponentStop(stateDir, binDir, target string, kill bool, out io.Writer) error {
+	return stopTarget(stateDir, binDir, target, stepsOf, kill, out)
+}
+
+// MemberStart starts one member's processes again and waits until it is ready.
+func MemberStart(ctx context.Context, stateDir, binDir, name string, out io.Writer) error {
+	return startTarget(ctx, stateDir, binDir, name, memberStepsOf, out)
+}
+
+// ComponentStart starts one stopped process of the fleet (or a member's
+// processes) again and waits until it is healthy. What is running and
+// healthy is left alone.
+func ComponentStart(ctx context.Context, stateDir, binDir, target string, out io.Writer) error {
+	return startTarget(ctx, stateDir, binDir, target, stepsOf, out)
+}
+
+// resolver turns a target name into the fleet's steps it stands for.
+type resolver func(f *fleet, target string) ([]*Step, error)
+
+func stopTarget(stateDir, binDir, target string, resolve resolver, kill bool, out io.Writer) error {
 	f, err := fleetFromState(stateDir, binDir)
 	if err != nil {
 		return err
 	}
-	steps, err := stepsOf(f, target)
+	steps, err := resolve(f, target)
 	if err != nil {
 		return err
 	}
-	return stopSteps(stateDir, target, steps, kill, out)
-}
-
-func stopSteps(stateDir, target string, steps []*Step, kill bool, out io.Writer) error {
 	running, err := runningProcesses(stateDir)
 	if err != nil {
 		return err
@@ -615,28 +622,12 @@ func stopSteps(stateDir, target string, steps []*Step, kill bool, out io.Writer)
 	return stopAll(stateDir, names, running, grace, out)
 }
 
-// MemberStart starts one member's processes again and waits until it is ready.
-func MemberStart(ctx context.Context, stateDir, binDir, name string, out io.Writer) error {
+func startTarget(ctx context.Context, stateDir, binDir, target string, resolve resolver, out io.Writer) error {
 	f, err := fleetFromState(stateDir, binDir)
 	if err != nil {
 		return err
 	}
-	steps, err := memberStepsOf(f, name)
-	if err != nil {
-		return err
-	}
-	return startSteps(ctx, f, stateDir, binDir, name, steps, out)
-}
-
-// ComponentStart starts one stopped process of the fleet (or a member's
-// processes) again and waits until it is healthy. What is running and
-// healthy is left alone.
-func ComponentStart(ctx context.Context, stateDir, binDir, target string, out io.Writer) error {
-	f, err := fleetFromState(stateDir, binDir)
-	if err != nil {
-		return err
-	}
-	steps, err := stepsOf(f, target)
+	steps, err := resolve(f, target)
 	if err != nil {
 		return err
 	}

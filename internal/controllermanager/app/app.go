@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
@@ -227,7 +226,7 @@ func Run(ctx context.Context, o *Options) error {
 		// Nothing reads managedFields from the cache; they are often the
 		// larger part of an object.
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		Metrics:                 metricsOptions(o.MetricsBindAddress, o.EnablePprof),
+		Metrics:                 cli.MetricsOptions(o.MetricsBindAddress, o.EnablePprof),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect,
@@ -276,12 +275,3 @@ func loadConfig(path string) (*rest.Config, error) {
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }
-
-// metricsOptions serves /metrics, and /debug/pprof too when asked.
-func metricsOptions(addr string, pprof bool) metricsserver.Options {
-	m := metricsserver.Options{BindAddress: addr}
-	if pprof {
-		m.ExtraHandlers = cli.PprofHandlers()
-	}
-	return m
-}

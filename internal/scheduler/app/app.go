@@ -11,7 +11,6 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/scheduler"
@@ -93,7 +92,7 @@ func Run(ctx context.Context, o *Options) error {
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.Scheme,
-		Metrics:                 metricsOptions(o.MetricsBindAddress, o.EnablePprof),
+		Metrics:                 cli.MetricsOptions(o.MetricsBindAddress, o.EnablePprof),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect,
@@ -118,12 +117,3 @@ func Run(ctx context.Context, o *Options) error {
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }
-
-// metricsOptions serves /metrics, and /debug/pprof too when asked.
-func metricsOptions(addr string, pprof bool) metricsserver.Options {
-	m := metricsserver.Options{BindAddress: addr}
-	if pprof {
-		m.ExtraHandlers = cli.PprofHandlers()
-	}
-	return m
-}
