@@ -226,19 +226,18 @@ func (s *session) restart(ctx context.Context, o Options, ro RestartOptions, r *
 	r.Restart = rf
 	// Which copies each template has now: the changed ones must all change.
 	ct := &changeTracker{pending: map[string]map[string]bool{}, done: make(chan struct{})}
-	s.tracker.mu.Lock()
-	for i, name := range sortedNames(s.tracker.templates) {
+	names, copies := s.tracker.CopiesByTemplate()
+	for i, name := range names {
 		if i%2 != 0 {
 			continue
 		}
 		ms := map[string]bool{}
-		for m := range s.tracker.templates[name].copies {
+		for _, m := range copies[name] {
 			ms[m] = true
 			ct.left++
 		}
 		ct.pending[name] = ms
 	}
-	s.tracker.mu.Unlock()
 	rf.Changed, rf.ChangedCopies = len(ct.pending), ct.left
 	observe := ct.observe
 	s.onMember.Store(&observe)

@@ -199,55 +199,67 @@ func CreateDeployments(ctx context.Context, kc kubernetes.Interface, namespace, 
 	if hook == nil {
 		hook = func(string, createPhase, error) {}
 	}
-	names := make(chan int)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
 	t0 := time.Now()
+	errs := forEach(ctx, n, workers, true, func(i int) error {
+		name := templateName(i)
+		hook(name, beforeCreate, nil)
+		if _, err := kc.AppsV1().Deployments(namespace).Create(ctx, Deployment(namespace, name, run, replicas), metav1.CreateOptions{}); err != nil {
+			hook(name, createFailed, err)
+			return fmt.Errorf("creating Deployment %s/%s: %w", namespace, name, err)
+		}
+		hook(name, created, nil)
+		return nil
+	})
+	elapsed := time.Since(t0)
+	if len(errs) > 0 {
+		return elapsed, errs[0]
+	}
+	if ctx.Err() != nil {
+		return elapsed, fmt.Errorf("interrupted while creating templates: %w", context.Cause(ctx))
+	}
+	return elapsed, nil
+}
+
+// forEach calls fn for 0..n-1 on the given number of workers until done or
+// ctx ends, and returns the errors; with stopOnError, no new call starts
+// after the first error.
+func forEach(ctx context.Context, n, workers int, stopOnError bool, fn func(i int) error) []error {
+	items := make(chan int)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range names {
-				name := templateName(i)
-				hook(name, beforeCreate, nil)
-				_, err := kc.AppsV1().Deployments(namespace).Create(ctx, Deployment(namespace, name, run, replicas), metav1.CreateOptions{})
-				if err != nil {
-					hook(name, createFailed, err)
+			for i := range items {
+				if err := fn(i); err != nil {
 					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("creating Deployment %s/%s: %w", namespace, name, err)
-					}
+					errs = append(errs, err)
 					mu.Unlock()
-					continue
 				}
-				hook(name, created, nil)
 			}
 		}()
 	}
 feed:
 	for i := range n {
 		mu.Lock()
-		failed := firstErr != nil
+		failed := stopOnError && len(errs) > 0
 		mu.Unlock()
 		if failed {
 			break
 		}
 		select {
-		case names <- i:
+		case items <- i:
 		case <-ctx.Done():
 			break feed
 		}
 	}
-	close(names)
+	close(items)
 	wg.Wait()
-	elapsed := time.Since(t0)
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = fmt.Errorf("interrupted while creating templates: %w", context.Cause(ctx))
-	}
-	return elapsed, firstErr
+	return errs
 }
 
 // waitPropagated waits until every created template is complete, the
@@ -353,31 +365,13 @@ func (s *session) cleanup() CleanupResult {
 // deleteTemplates deletes every created template, with the run's
 // concurrency.
 func (s *session) deleteTemplates(ctx context.Context) error {
-	names := make(chan string)
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for range s.w.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for name := range names {
-				err := s.fleet.Karmada.AppsV1().Deployments(s.ns).Delete(ctx, name, metav1.DeleteOptions{})
-				if err != nil && !apierrors.IsNotFound(err) {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, name := range s.created {
-		names <- name
-	}
-	close(names)
-	wg.Wait()
+	errs := forEach(ctx, len(s.created), s.w.Concurrency, false, func(i int) error {
+		err := s.fleet.Karmada.AppsV1().Deployments(s.ns).Delete(ctx, s.created[i], metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
 	if len(errs) > 0 {
 		return fmt.Errorf("%d of %d deletions failed, first: %w", len(errs), len(s.created), errs[0])
 	}

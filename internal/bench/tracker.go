@@ -243,6 +243,20 @@ func (t *Tracker) Copies() int {
 	return t.copies
 }
 
+// CopiesByTemplate returns, for each started template in name order, the
+// members holding a copy of it now.
+func (t *Tracker) CopiesByTemplate() (names []string, members map[string][]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	members = map[string][]string{}
+	for name, s := range t.templates {
+		names = append(names, name)
+		members[name] = sortedNames(s.copies)
+	}
+	sort.Strings(names)
+	return names, members
+}
+
 // Latencies are the outcome of a run.
 type Latencies struct {
 	Started    int

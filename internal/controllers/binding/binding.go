@@ -68,11 +68,11 @@ type Reconciler struct {
 	Workers int
 }
 
-// BindingChanged passes binding events that may change its Works: creation,
+// bindingChanged passes binding events that may change its Works: creation,
 // deletion, and updates of the spec (which moves the generation, as setting
 // the deletion timestamp does), labels or annotations. Status updates, by far
 // the most frequent, pass only to the controllers that read status.
-var BindingChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+var bindingChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 
 // workTampered passes the Work events the binding controller must answer: a
 // Work deleted, or its spec or labels changed by someone else. Its own
@@ -91,7 +91,7 @@ var workTampered = predicate.Funcs{
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
 	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&workv1alpha2.ResourceBinding{}, builder.WithPredicates(BindingChanged)).
+		For(&workv1alpha2.ResourceBinding{}, builder.WithPredicates(bindingChanged)).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(false)), builder.WithPredicates(workTampered)).
 		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
@@ -100,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("cluster-resource-binding").
-		For(&workv1alpha2.ClusterResourceBinding{}, builder.WithPredicates(BindingChanged)).
+		For(&workv1alpha2.ClusterResourceBinding{}, builder.WithPredicates(bindingChanged)).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(true)), builder.WithPredicates(workTampered)).
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(true))).
 		WithOptions(opts).
