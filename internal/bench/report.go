@@ -132,15 +132,7 @@ func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "\n%s: %d templates x %d replica(s), %s, over %d member(s) (%s)\n", r.Kind, s.Templates, s.Replicas, s.Mode, len(s.Members), strings.Join(s.Members, ","))
 	fmt.Fprintf(out, "client: qps %.0f, burst %d, concurrency %d; machine: %d CPUs, %d GiB\n", s.Client.QPS, s.Client.Burst, s.Concurrency, s.CPUs, s.MemoryBytes>>30)
 	fmt.Fprintf(out, "created in %s (%.1f/s)\n", r.Create, r.CreateRate)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MILESTONE\tCOUNT\tP50\tP90\tP99\tMAX")
-	for _, row := range []struct {
-		name string
-		s    Summary
-	}{{"in every member", r.InEveryMember}, {"available in members", r.Available}, {"aggregated status", r.Aggregated}} {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", row.name, row.s.Count, row.s.P50, row.s.P90, row.s.P99, row.s.Max)
-	}
-	tw.Flush()
+	printMilestones(out, []milestone{{"in every member", r.InEveryMember}, {"available in members", r.Available}, {"aggregated status", r.Aggregated}})
 	fmt.Fprintf(out, "complete: %d, incomplete: %d; wall %s; throughput %.1f templates/s\n", r.Complete, r.Incomplete, r.Wall, r.Throughput)
 	if r.Ceiling > 0 {
 		fmt.Fprintf(out, "apiserver ceiling %.1f creates/s; propagation reached %.1f%% of it\n", r.Ceiling, 100*r.FractionOfCeiling)
@@ -148,9 +140,39 @@ func (r *Report) Print(out io.Writer) {
 	q := r.Requests
 	fmt.Fprintf(out, "requests: karmada-apiserver %.0f (%.1f per template, %.0f writes, %.0f conflicts); members' deployments %.0f (%.1f per copy, %.0f writes)\n",
 		q.ControlPlane.Total, q.PerTemplate, q.ControlPlane.Mutating, q.ControlPlane.Conflicts, q.Members.Total, q.PerMemberCopy, q.Members.Mutating)
+	printResources(out, r.Resources)
+	if rf := r.Restart; rf != nil {
+		fmt.Fprintf(out, "restart: %d templates (%d member copies) changed while down; ready in %s, caught up %s after start\n", rf.Changed, rf.ChangedCopies, rf.Ready, rf.CaughtUp)
+		fmt.Fprintf(out, "  member writes: %.0f at catch-up, %.0f after %s more; needless: %.0f\n", rf.MemberWritesAtDone, rf.MemberWrites, rf.Settle, rf.Needless)
+	}
+	if r.Cleanup.Complete {
+		fmt.Fprintf(out, "cleaned up; members clean %s after deleting the templates\n", r.Cleanup.MembersClean)
+	} else {
+		fmt.Fprintf(out, "clean-up incomplete: %s\n", strings.Join(r.Cleanup.Problems, "; "))
+	}
+}
+
+// milestone is one row of the latency table.
+type milestone struct {
+	name string
+	s    Summary
+}
+
+func printMilestones(out io.Writer, rows []milestone) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MILESTONE\tCOUNT\tP50\tP90\tP99\tMAX")
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", row.name, row.s.Count, row.s.P50, row.s.P90, row.s.P99, row.s.Max)
+	}
+	tw.Flush()
+}
+
+// printResources writes each measured process's figures, and their CPU
+// total when there are more than the two controllers.
+func printResources(out io.Writer, resources map[string]ProcessFigures) {
 	var cpu float64
-	for _, name := range sortedNames(r.Resources) {
-		f := r.Resources[name]
+	for _, name := range sortedNames(resources) {
+		f := resources[name]
 		if f.Error != "" {
 			fmt.Fprintf(out, "%s: not measured (%s)\n", name, f.Error)
 			continue
@@ -161,17 +183,8 @@ func (r *Report) Print(out io.Writer) {
 			fmt.Fprintf(out, "  flags: %s\n", strings.Join(f.Args[1:], " "))
 		}
 	}
-	if len(r.Resources) > 2 {
+	if len(resources) > 2 {
 		fmt.Fprintf(out, "CPU of the measured processes: %.1f s\n", cpu)
-	}
-	if rf := r.Restart; rf != nil {
-		fmt.Fprintf(out, "restart: %d templates (%d member copies) changed while down; ready in %s, caught up %s after start\n", rf.Changed, rf.ChangedCopies, rf.Ready, rf.CaughtUp)
-		fmt.Fprintf(out, "  member writes: %.0f at catch-up, %.0f after %s more; needless: %.0f\n", rf.MemberWritesAtDone, rf.MemberWrites, rf.Settle, rf.Needless)
-	}
-	if r.Cleanup.Complete {
-		fmt.Fprintf(out, "cleaned up; members clean %s after deleting the templates\n", r.Cleanup.MembersClean)
-	} else {
-		fmt.Fprintf(out, "clean-up incomplete: %s\n", strings.Join(r.Cleanup.Problems, "; "))
 	}
 }
 

@@ -281,16 +281,34 @@ func (d *Detector) enqueue(gvr schema.GroupVersionResource, o any) {
 func (d *Detector) enqueueUpdate(gvr schema.GroupVersionResource, old, o any) {
 	om, err1 := meta(old)
 	nm, err2 := meta(o)
-	if err1 == nil && err2 == nil && om.GetGeneration() == nm.GetGeneration() && om.GetGeneration() != 0 &&
-		mapsEqual(withoutClaim(om.GetLabels()), withoutClaim(nm.GetLabels())) &&
-		mapsEqual(withoutClaim(om.GetAnnotations()), withoutClaim(nm.GetAnnotations())) &&
-		(mapsEqual(om.GetAnnotations(), nm.GetAnnotations()) || hasClaim(nm.GetAnnotations())) {
-		// Nothing but status, or a claim being written (by this detector:
-		// its own writes need no second look). A claim taken away by
-		// someone else is looked at, and put back.
+	if err1 == nil && err2 == nil && ownOrStatusWrite(om, nm) {
 		return
 	}
 	d.enqueue(gvr, o)
+}
+
+// ownOrStatusWrite tells whether a template's update changed nothing but its
+// status, or was a claim being written (by this detector: its own writes
+// need no second look). A claim taken away by someone else is looked at, and
+// put back.
+func ownOrStatusWrite(om, nm *metav1.PartialObjectMetadata) bool {
+	if om.GetGeneration() == 0 ||
+		!mapsEqual(withoutClaim(om.GetLabels()), withoutClaim(nm.GetLabels())) ||
+		!mapsEqual(withoutClaim(om.GetAnnotations()), withoutClaim(nm.GetAnnotations())) {
+		return false
+	}
+	sameAnnotations := mapsEqual(om.GetAnnotations(), nm.GetAnnotations())
+	if !sameAnnotations && !hasClaim(nm.GetAnnotations()) {
+		return false
+	}
+	if om.GetGeneration() == nm.GetGeneration() {
+		return true
+	}
+	// Some kinds (Deployments) count an annotation change as a new
+	// generation. One write that changed the claim annotations and nothing
+	// else of the metadata is the detector's merge patch, which touches
+	// nothing but metadata; a spec changed in the same write is impossible.
+	return !sameAnnotations && nm.GetGeneration() == om.GetGeneration()+1
 }
 
 // claimKeys are the labels and annotations a claim consists of.
@@ -575,6 +593,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	wantA, wantL := ClaimChanges(&c)
 	fill := func(om *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) {
+		if om.CreationTimestamp.IsZero() {
+			// The binding controller's finalizer from the start saves it a
+			// write per binding.
+			om.Finalizers = append(om.Finalizers, workv1alpha2.BindingControllerFinalizer)
+		}
 		om.OwnerReferences = []metav1.OwnerReference{owner}
 		om.Annotations = applyChanges(om.Annotations, wantA)
 		om.Labels = applyChanges(om.Labels, wantL)

@@ -389,7 +389,12 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 			"-resourceclaim-controller",
 			"-storage-version-migrator-controller",
 			"-validatingadmissionpolicy-status-controller",
-		}, ","))
+		}, ","),
+			// Each controller has its own client; at the default 20/s a
+			// member's deployment controller needs over a minute for a
+			// thousand Deployments (a ReplicaSet and status updates each),
+			// which a fleet made for scale tests should not be held to.
+			"--kube-api-qps=100", "--kube-api-burst=200")
 	}
 	if c.index == 0 {
 		// Only what Karmada relies on in its control plane. It starts after

@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,6 +53,18 @@ type Scheduler struct {
 	Now           func() time.Time
 
 	backoff workqueue.TypedRateLimiter[string]
+	// written holds, per binding key, the UID and generation of the last
+	// status this scheduler wrote (a written value).
+	written sync.Map
+}
+
+// written is a scheduling outcome this scheduler wrote, remembered until the
+// cache shows it: the write of spec.clusters comes back as an event before
+// the status write does, and scheduling again on that half-updated copy
+// would only write the same placement a second time.
+type written struct {
+	uid        types.UID
+	generation int64
 }
 
 // SetupWithManager registers one controller per binding kind.
@@ -79,18 +94,34 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 func (s *Scheduler) reconcileResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	rb := &workv1alpha2.ResourceBinding{}
 	if err := s.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.written.Delete(req.String())
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	after, err := s.scheduleOne(ctx, rb, &rb.Spec, &rb.Status)
+	if apierrors.IsConflict(err) {
+		// Another controller wrote the binding's status meanwhile: again,
+		// once the cache has it.
+		return reconcile.Result{Requeue: true}, nil
+	}
 	return reconcile.Result{RequeueAfter: after}, err
 }
 
 func (s *Scheduler) reconcileClusterResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	crb := &workv1alpha2.ClusterResourceBinding{}
 	if err := s.Client.Get(ctx, req.NamespacedName, crb); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.written.Delete(req.String())
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	after, err := s.scheduleOne(ctx, crb, &crb.Spec, &crb.Status)
+	if apierrors.IsConflict(err) {
+		// Another controller wrote the binding's status meanwhile: again,
+		// once the cache has it.
+		return reconcile.Result{Requeue: true}, nil
+	}
 	return reconcile.Result{RequeueAfter: after}, err
 }
 
@@ -106,6 +137,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 	}
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return 0, nil
+	}
+	key := client.ObjectKeyFromObject(obj).String()
+	if w, ok := s.written.Load(key); ok {
+		if w := w.(written); w.uid == obj.GetUID() && status.SchedulerObservedGeneration < w.generation && obj.GetGeneration() <= w.generation {
+			// The cache is behind this scheduler's own status write; that
+			// write's event brings the binding back.
+			return 0, nil
+		}
 	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := s.Client.List(ctx, clusters); err != nil {
@@ -132,7 +171,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)
 	}
 
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	// Optimistic lock: the merge patch replaces the conditions list whole,
+	// and must not put back an older copy of another controller's condition.
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	if res.Err == nil {
 		now := metav1.NewTime(s.Now())
@@ -145,7 +186,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 	if perr := s.Client.Status().Patch(ctx, obj, patch); perr != nil {
 		return 0, fmt.Errorf("writing the Scheduled condition: %w", perr)
 	}
-	key := client.ObjectKeyFromObject(obj).String()
+	s.written.Store(key, written{uid: obj.GetUID(), generation: status.SchedulerObservedGeneration})
 	if res.Err != nil {
 		// Unschedulable: cluster changes re-queue it at once; meanwhile it
 		// is retried with a growing delay (capacity may free up).

@@ -36,11 +36,13 @@ this project or any other implementation. Every wait is driven by watches.
   restart          the same, then kill and restart the controller manager with
                    changes made while it was down: catch-up time and member writes
   apiserver-limit  the karmada-apiserver's raw create rate, the ceiling of
-                   propagation`,
+                   propagation
+  floor            the same Deployments created directly in every member: the
+                   members' own time, which no control plane can beat`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand())
+	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand(), newFloorCommand())
 	return cmd
 }
 
@@ -377,5 +379,84 @@ afterwards.`,
 	}
 	c.addFlags(cmd.Flags())
 	cmd.Flags().IntVar(&objects, "objects", 1000, "Deployments to create")
+	return cmd
+}
+
+func newFloorCommand() *cobra.Command {
+	c := &common{}
+	var (
+		templates      int
+		replicas       int32
+		timeout        time.Duration
+		processes      []string
+		stateDir       string
+		sampleInterval time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "floor",
+		Short: "Time the same Deployments created directly in every member",
+		Long: `floor creates, in one new namespace of every member, the K Deployments that
+propagate would put there (duplicated), without the control plane, and
+follows watches until every one is available in every member. Its times are
+what the members alone need on this machine: the floor under any control
+plane's propagate figures. It reports the same milestones, the CPU time and
+peak RSS of the fleet's processes (karmada-local's, or --process), and
+deletes everything it made, timing how long the members take to be clean.`,
+		Example: `  karmada-bench floor --templates 1000`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.validate(); err != nil {
+				return err
+			}
+			if sampleInterval <= 0 {
+				return fmt.Errorf("--sample-interval=%s: must be positive", sampleInterval)
+			}
+			out := cmd.OutOrStdout()
+			w := bench.Workload{Templates: templates, Replicas: replicas, Mode: bench.Duplicated, Concurrency: c.concurrency,
+				Timeout: timeout, CleanupTimeout: c.cleanupTimeout, Log: out}
+			if err := w.Validate(); err != nil {
+				return err
+			}
+			var procs []bench.ProcessSource
+			for _, p := range processes {
+				src, err := bench.ParseProcessFlag(p)
+				if err != nil {
+					return err
+				}
+				procs = append(procs, src)
+			}
+			if len(processes) == 0 {
+				procs = bench.KarmadaLocalProcesses(stateDir, true)
+			}
+			f, err := bench.Connect(c.kubeconfig, c.karmadaContext, c.members, c.client())
+			if err != nil {
+				return err
+			}
+			defer abortOnSecondInterrupt(cmd.Context(), out)()
+			r := bench.Floor(cmd.Context(), f, w, c.client(), procs, sampleInterval)
+			r.Print(out)
+			if c.out != "" {
+				if err := bench.WriteJSON(c.out, r); err != nil {
+					return fmt.Errorf("writing %s: %w", c.out, err)
+				}
+				fmt.Fprintf(out, "result written to %s\n", c.out)
+			}
+			switch {
+			case r.Error != "":
+				return fmt.Errorf("%s", r.Error)
+			case !r.Cleanup.Complete:
+				return fmt.Errorf("clean-up incomplete: %s", strings.Join(r.Cleanup.Problems, "; "))
+			}
+			return nil
+		},
+	}
+	c.addFlags(cmd.Flags())
+	fs := cmd.Flags()
+	fs.IntVar(&templates, "templates", 100, "Deployments created in each member (K)")
+	fs.Int32Var(&replicas, "replicas", 1, "replicas of each Deployment")
+	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "how long to wait for every Deployment to be available in every member")
+	fs.StringArrayVar(&processes, "process", nil, "a process to measure, NAME=PID or NAME=PIDFILE (repeatable; default: every process of the karmada-local fleet)")
+	fs.StringVar(&stateDir, "karmada-local-state-dir", defaultStateDir(), "karmada-local's state directory, where the processes' pid files are (env KARMADA_LOCAL_STATE_DIR)")
+	fs.DurationVar(&sampleInterval, "sample-interval", 250*time.Millisecond, "how often the processes' memory and CPU time are read")
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,6 +108,8 @@ type setupContext struct {
 	mgr     manager.Manager
 	opts    *Options
 	members *clusterclient.Cache
+	// workStatus is the workStatus controller, nil when it is disabled.
+	workStatus *workstatus.Reconciler
 }
 
 // controllers registers every controller by its Karmada name.
@@ -132,13 +135,18 @@ var controllers = map[string]func(c setupContext) error{
 		return (&binding.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	workstatus.ControllerName: func(c setupContext) error {
-		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+		return c.workStatus.SetupWithManager(c.mgr)
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
 		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
-		return (&execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+		r := &execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}
+		if c.workStatus != nil {
+			// The Applied condition is written with the first status.
+			r.Handoff = c.workStatus
+		}
+		return r.SetupWithManager(c.mgr)
 	},
 }
 
@@ -243,8 +251,17 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if slices.Contains(enabled, binding.ControllerName) || slices.Contains(enabled, bindingstatus.ControllerName) {
+		if err := binding.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+			return fmt.Errorf("indexing works by binding: %w", err)
+		}
+	}
+	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members}
+	if slices.Contains(enabled, workstatus.ControllerName) {
+		sc.workStatus = &workstatus.Reconciler{Client: mgr.GetClient(), Members: members, Workers: o.ConcurrentWorkSyncs}
+	}
 	for _, name := range enabled {
-		if err := controllers[name](setupContext{ctx: ctx, mgr: mgr, opts: o, members: members}); err != nil {
+		if err := controllers[name](sc); err != nil {
 			return fmt.Errorf("setting up controller %s: %w", name, err)
 		}
 	}

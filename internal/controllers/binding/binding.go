@@ -43,8 +43,9 @@ import (
 // ControllerName is the name of this controller in --controllers.
 const ControllerName = "binding"
 
-// Finalizer holds a binding until its Works are deleted.
-const Finalizer = "karmada.io/binding-controller"
+// Finalizer holds a binding until its Works are deleted. The detector
+// creates bindings with it; the controller adds it to any binding without.
+const Finalizer = workv1alpha2.BindingControllerFinalizer
 
 // Labels on a Work naming the binding it was made from.
 const (
@@ -52,6 +53,44 @@ const (
 	BindingNameLabel        = "resourcebinding.karmada.io/name"
 	ClusterBindingNameLabel = "clusterresourcebinding.karmada.io/name"
 )
+
+// workBindingField indexes Works in the controller manager's cache by the
+// binding they were made from (bindingKey of their labels): the binding and
+// bindingStatus controllers look a binding's Works up on every sync, and a
+// label selector would scan every Work of the control plane each time.
+const workBindingField = "karmada.io/work-binding"
+
+// bindingKey is the index value for a Work's or a binding's labels: "rb:"
+// and the namespace/name of a ResourceBinding, or "crb:" and the name of a
+// ClusterResourceBinding; "" when the labels name neither.
+func bindingKey(labels map[string]string) string {
+	if n := labels[BindingNameLabel]; n != "" {
+		return "rb:" + labels[BindingNamespaceLabel] + "/" + n
+	}
+	if n := labels[ClusterBindingNameLabel]; n != "" {
+		return "crb:" + n
+	}
+	return ""
+}
+
+// IndexWorks registers the index WorksOf needs; call it once per manager,
+// before it starts, when the binding or the bindingStatus controller runs.
+func IndexWorks(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &workv1alpha1.Work{}, workBindingField, workBindingIndex)
+}
+
+func workBindingIndex(o client.Object) []string {
+	if k := bindingKey(o.GetLabels()); k != "" {
+		return []string{k}
+	}
+	return nil
+}
+
+// WorksOf selects, in a List from the manager's cache, the Works made from
+// the binding that labels (as put on its Works) name.
+func WorksOf(labels map[string]string) client.ListOption {
+	return client.MatchingFields{workBindingField: bindingKey(labels)}
+}
 
 // WorkName is the name of a binding's Work in each execution namespace: the
 // binding's name and a short hash of its namespace and name, so that
@@ -113,7 +152,7 @@ func (r *Reconciler) reconcileResourceBinding(ctx context.Context, req reconcile
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	labels := map[string]string{BindingNamespaceLabel: rb.Namespace, BindingNameLabel: rb.Name}
-	return reconcile.Result{}, r.sync(ctx, rb, &rb.Spec, &rb.Status, labels)
+	return RequeueOnConflict(r.sync(ctx, rb, &rb.Spec, &rb.Status, labels))
 }
 
 func (r *Reconciler) reconcileClusterResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -122,7 +161,17 @@ func (r *Reconciler) reconcileClusterResourceBinding(ctx context.Context, req re
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	labels := map[string]string{ClusterBindingNameLabel: crb.Name}
-	return reconcile.Result{}, r.sync(ctx, crb, &crb.Spec, &crb.Status, labels)
+	return RequeueOnConflict(r.sync(ctx, crb, &crb.Spec, &crb.Status, labels))
+}
+
+// RequeueOnConflict turns a write that lost a race with another writer of
+// the binding into a retry (with backoff, by when the cache has the newer
+// binding), rather than an error in the log.
+func RequeueOnConflict(err error) (reconcile.Result, error) {
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{Requeue: true}, nil
+	}
+	return reconcile.Result{}, err
 }
 
 // sync makes the Works of one binding match its scheduling result.
@@ -312,7 +361,8 @@ func (r *Reconciler) setOverrideCondition(ctx context.Context, obj client.Object
 	if equality.Semantic.DeepEqual(before, obj) {
 		return nil
 	}
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, obj, client.MergeFrom(before)))
+	// Optimistic lock: the merge patch replaces the conditions list whole.
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
 }
 
 // overridePolicies lists the override policies that select the template, in
@@ -363,7 +413,7 @@ func (r *Reconciler) template(ctx context.Context, ref workv1alpha2.ObjectRefere
 // returns how many of its Works are still being deleted.
 func (r *Reconciler) deleteWorks(ctx context.Context, labels map[string]string, keep []string) (int, error) {
 	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingLabels(labels)); err != nil {
+	if err := r.Client.List(ctx, works, WorksOf(labels)); err != nil {
 		return 0, err
 	}
 	left := 0

@@ -105,7 +105,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
 				return reconcile.Result{}, client.IgnoreNotFound(err)
 			}
-			return reconcile.Result{}, r.sync(ctx, rb, &rb.Spec, &rb.Status, map[string]string{binding.BindingNamespaceLabel: rb.Namespace, binding.BindingNameLabel: rb.Name})
+			return binding.RequeueOnConflict(r.sync(ctx, rb, &rb.Spec, &rb.Status, map[string]string{binding.BindingNamespaceLabel: rb.Namespace, binding.BindingNameLabel: rb.Name}))
 		})); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			if err := r.Client.Get(ctx, req.NamespacedName, crb); err != nil {
 				return reconcile.Result{}, client.IgnoreNotFound(err)
 			}
-			return reconcile.Result{}, r.sync(ctx, crb, &crb.Spec, &crb.Status, map[string]string{binding.ClusterBindingNameLabel: crb.Name})
+			return binding.RequeueOnConflict(r.sync(ctx, crb, &crb.Spec, &crb.Status, map[string]string{binding.ClusterBindingNameLabel: crb.Name}))
 		}))
 }
 
@@ -133,10 +133,15 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 		return nil
 	}
 	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingLabels(labels)); err != nil {
+	if err := r.Client.List(ctx, works, binding.WorksOf(labels)); err != nil {
 		return err
 	}
 	items, fully := Aggregate(spec.Clusters, works.Items)
+	if len(status.AggregatedStatus) == 0 && !reported(items) {
+		// No Work has been applied, or has failed, yet: a list of unknowns
+		// would tell nothing, and cost a write of the binding.
+		return nil
+	}
 	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: ReasonFullyApplied, Message: "All works have been successfully applied"}
 	if !fully {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNotFullyApplied, "Failed to apply all works, see status.aggregatedStatus for details"
@@ -148,7 +153,14 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 		meta.SetStatusCondition(&next.Conditions, cond)
 	}
 	if !equality.Semantic.DeepEqual(next, status) {
-		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+		// A merge patch replaces the conditions list whole: when it is in
+		// the patch, the write must not land on a newer binding (the
+		// scheduler's condition could be put back to what this cache saw).
+		var opts []client.MergeFromOption
+		if !equality.Semantic.DeepEqual(next.Conditions, status.Conditions) {
+			opts = append(opts, client.MergeFromWithOptimisticLock{})
+		}
+		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), opts...)
 		*status = *next
 		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
 			return client.IgnoreNotFound(err)
@@ -192,6 +204,17 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work) 
 	return items, fully
 }
 
+// reported tells whether any Work has told something: applied or not (with
+// why), or the state of its manifest.
+func reported(items []workv1alpha2.AggregatedStatusItem) bool {
+	for _, it := range items {
+		if it.Applied || it.AppliedMessage != "" || it.Status != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // updateTemplate writes the aggregate into the template's status, for kinds
 // that have one.
 func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.ObjectReference, items []workv1alpha2.AggregatedStatusItem) error {
@@ -211,7 +234,7 @@ func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.Object
 	if err != nil {
 		return fmt.Errorf("aggregating status of %s %s: %w", ref.Kind, ref.Name, err)
 	}
-	if equality.Semantic.DeepEqual(next.Object["status"], tmpl.Object["status"]) {
+	if interpreter.SameStatus(next.Object["status"], tmpl.Object["status"]) {
 		return nil
 	}
 	if err := r.Client.Status().Update(ctx, next); err != nil && !apierrors.IsNotFound(err) {

@@ -45,11 +45,30 @@ const (
 	ReasonApplyFailed    = "AppliedFailed"
 )
 
+// AppliedMessage is the message of a True Applied condition.
+const AppliedMessage = "manifests applied"
+
 // Reconciler reconciles Works.
 type Reconciler struct {
 	Client  client.Client
 	Members *clusterclient.Cache
 	Workers int
+	// Handoff, when set, writes the Applied condition of a successful apply
+	// together with the first status of what was applied (one write of the
+	// Work instead of two). Without it, the condition is written at once.
+	Handoff AppliedHandoff
+}
+
+// AppliedHandoff takes over writing the Applied condition of a Work whose
+// manifests were applied (the workStatus controller implements it).
+type AppliedHandoff interface {
+	// Applied records that the Work's generation was applied.
+	Applied(work types.NamespacedName, generation int64)
+	// Pending reports whether that generation was recorded and its
+	// condition is not written yet.
+	Pending(work types.NamespacedName, generation int64) bool
+	// Forget drops what was recorded for the Work.
+	Forget(work types.NamespacedName)
 }
 
 // SetupWithManager registers the controller.
@@ -93,10 +112,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if work.Spec.SuspendDispatching != nil && *work.Spec.SuspendDispatching {
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkDispatching, Status: metav1.ConditionFalse, Reason: "SuspendDispatching", Message: "dispatching is suspended"})
 	}
 	if !clusterReady(cluster) {
 		// The Cluster watch brings the Work back when the cluster is Ready.
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, Reason: ReasonApplyFailed, Message: fmt.Sprintf("cluster %s is not ready", cluster.Name)})
 	}
 	member, err := r.Members.Get(ctx, cluster)
@@ -104,7 +125,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	applyErr := r.apply(ctx, member, work)
-	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonApplySucceeded, Message: "manifests applied"}
+	if r.Handoff != nil {
+		if applyErr == nil && !appliedAtGeneration(work) {
+			r.Handoff.Applied(req.NamespacedName, work.Generation)
+			return ctrl.Result{}, nil
+		}
+	}
+	// A failure is written at once, and must not be followed by an older
+	// success.
+	r.forget(req.NamespacedName)
+	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonApplySucceeded, Message: AppliedMessage}
 	if applyErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonApplyFailed, applyErr.Error()
 	}
@@ -121,6 +151,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, applyErr
 	}
 	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) forget(work types.NamespacedName) {
+	if r.Handoff != nil {
+		r.Handoff.Forget(work)
+	}
 }
 
 // notServedError says a member does not serve a manifest's type (yet).
@@ -167,7 +203,7 @@ func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []re
 func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *workv1alpha1.Work) error {
 	var errs []error
 	workKey := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
-	applied := appliedAtGeneration(work)
+	applied := appliedAtGeneration(work) || (r.Handoff != nil && r.Handoff.Pending(workKey, work.Generation))
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {

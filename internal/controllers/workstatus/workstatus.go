@@ -7,11 +7,13 @@ package workstatus
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +29,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/interpreter"
 )
 
@@ -44,7 +47,94 @@ type Reconciler struct {
 	// rollout is written to the Work once rather than once per step.
 	Window time.Duration
 
+	// Settle is how long a Work's reflected status may wait for what it
+	// applied to settle (DefaultSettle when zero): a state still in progress
+	// (unobserved, unhealthy) is written at most once per Settle, a settled
+	// one after Window.
+	Settle time.Duration
+
 	memberEvents chan event.TypedGenericEvent[*workv1alpha1.Work]
+
+	// pending holds the Works applied whose Applied condition this
+	// controller writes (execution.AppliedHandoff); written, when each Work's
+	// status was last written.
+	mu      sync.Mutex
+	pending map[types.NamespacedName]appliedAt
+	written map[types.NamespacedName]time.Time
+}
+
+// appliedAt is a Work generation applied, and when.
+type appliedAt struct {
+	generation int64
+	at         time.Time
+}
+
+// DefaultSettle is the default of Reconciler.Settle.
+const DefaultSettle = 2 * time.Second
+
+func (r *Reconciler) settle() time.Duration {
+	if r.Settle > 0 {
+		return r.Settle
+	}
+	return DefaultSettle
+}
+
+// Applied implements execution.AppliedHandoff: the Applied condition of the
+// generation is written with the first status of what it applied, within
+// Settle.
+func (r *Reconciler) Applied(work types.NamespacedName, generation int64) {
+	r.mu.Lock()
+	if r.pending == nil {
+		r.pending = map[types.NamespacedName]appliedAt{}
+	}
+	if p, ok := r.pending[work]; !ok || p.generation != generation {
+		r.pending[work] = appliedAt{generation: generation, at: time.Now()}
+	}
+	r.mu.Unlock()
+	r.memberChanged(work)
+}
+
+// Pending implements execution.AppliedHandoff.
+func (r *Reconciler) Pending(work types.NamespacedName, generation int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.pending[work]
+	return ok && p.generation == generation
+}
+
+// Forget implements execution.AppliedHandoff.
+func (r *Reconciler) Forget(work types.NamespacedName) {
+	r.mu.Lock()
+	delete(r.pending, work)
+	r.mu.Unlock()
+}
+
+// handedOff returns the applied generation recorded for the Work, if any.
+func (r *Reconciler) handedOff(work types.NamespacedName) (appliedAt, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.pending[work]
+	return p, ok
+}
+
+// wrote records a write of the Work's status; done, that the condition of
+// the generation applied is in it.
+func (r *Reconciler) wrote(work types.NamespacedName, done *appliedAt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.written == nil {
+		r.written = map[types.NamespacedName]time.Time{}
+	}
+	r.written[work] = time.Now()
+	if p, ok := r.pending[work]; ok && done != nil && p == *done {
+		delete(r.pending, work)
+	}
+}
+
+func (r *Reconciler) lastWritten(work types.NamespacedName) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.written[work]
 }
 
 // DefaultWindow is the default of Reconciler.Window.
@@ -79,6 +169,10 @@ func (r *Reconciler) release(cluster string, work types.NamespacedName) {
 	if m, ok := r.Members.Lookup(cluster); ok {
 		m.Retain(work)
 	}
+	r.mu.Lock()
+	delete(r.pending, work)
+	delete(r.written, work)
+	r.mu.Unlock()
 }
 
 func (r *Reconciler) memberChanged(work types.NamespacedName) {
@@ -106,7 +200,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.release(clusterName, req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	if !meta.IsStatusConditionTrue(work.Status.Conditions, workv1alpha1.WorkApplied) {
+	handoff, ok := r.handedOff(req.NamespacedName)
+	if ok && handoff.generation != work.Generation {
+		// The cache is behind execution (an older generation), or a newer
+		// generation is on its way: that one's apply brings the Work back.
+		ok = false
+	}
+	if !ok && !meta.IsStatusConditionTrue(work.Status.Conditions, workv1alpha1.WorkApplied) {
 		return ctrl.Result{}, nil
 	}
 	cluster := &clusterv1alpha1.Cluster{}
@@ -122,6 +222,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var statuses []workv1alpha1.ManifestStatus
 	var used []schema.GroupVersionResource
+	// settled is false while a manifest's copy is not in the member's cache
+	// yet, not observed by its controller, or unhealthy.
+	settled := true
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
@@ -148,6 +251,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			// Not applied yet, or deleted in the member: the execution
 			// controller puts it back; no status until then.
+			settled = false
 			continue
 		}
 		if err != nil {
@@ -166,20 +270,54 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 					statuses = append(statuses, prev)
 				}
 			}
+			settled = false
 			continue
 		}
 		st := workv1alpha1.ManifestStatus{Identifier: id, Health: interpreter.Health(live)}
 		if st.Status, err = interpreter.ReflectStatus(live); err != nil {
 			return ctrl.Result{}, err
 		}
+		settled = settled && st.Health != workv1alpha1.ResourceUnhealthy
 		statuses = append(statuses, st)
 	}
 	// Types the Work no longer has (its manifests changed) are released.
 	member.Retain(req.NamespacedName, used...)
-	if equality.Semantic.DeepEqual(statuses, work.Status.ManifestStatuses) {
+	next := work.DeepCopy()
+	next.Status.ManifestStatuses = statuses
+	var done *appliedAt
+	if ok {
+		done = &handoff
+		meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
+			Reason: execution.ReasonApplySucceeded, Message: execution.AppliedMessage, ObservedGeneration: work.Generation})
+	}
+	if equality.Semantic.DeepEqual(next.Status, work.Status) {
+		r.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	patch := client.MergeFrom(work.DeepCopy())
-	work.Status.ManifestStatuses = statuses
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Status().Patch(ctx, work, patch))
+	if !settled {
+		// Progress is written at most once per settle period (from the
+		// apply, or from the last write): a copy that becomes healthy
+		// meanwhile costs one write rather than one per step.
+		since := r.lastWritten(req.NamespacedName)
+		if ok && handoff.at.After(since) {
+			since = handoff.at
+		}
+		if wait := r.settle() - time.Since(since); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	var opts []client.MergeFromOption
+	if !equality.Semantic.DeepEqual(next.Status.Conditions, work.Status.Conditions) {
+		// The merge patch replaces the conditions whole: it must not land
+		// on a newer Work (a failure execution wrote meanwhile).
+		opts = append(opts, client.MergeFromWithOptimisticLock{})
+	}
+	if err := r.Client.Status().Patch(ctx, next, client.MergeFromWithOptions(work, opts...)); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	r.wrote(req.NamespacedName, done)
+	return ctrl.Result{}, nil
 }
