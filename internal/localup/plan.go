@@ -400,7 +400,11 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		// Only what Karmada relies on in its control plane. It starts after
 		// the CRDs are installed, so that its garbage collector watches
 		// bindings from the start instead of after its next discovery resync.
-		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller")
+		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller",
+			// The garbage collector deletes a template's binding (two
+			// requests each): at the default 20/s, deleting a thousand
+			// templates waits on it for over a minute.
+			"--kube-api-qps=100", "--kube-api-burst=200")
 		kcm.After = []string{"karmada/setup"}
 	}
 	steps := []*Step{apiserver, kcm}

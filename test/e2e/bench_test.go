@@ -24,6 +24,9 @@ type benchReport struct {
 	InEveryMember struct {
 		Count int `json:"count"`
 	} `json:"inEveryMember"`
+	Available struct {
+		Count int `json:"count"`
+	} `json:"available"`
 	Aggregated struct {
 		Count int `json:"count"`
 	} `json:"aggregated"`
@@ -118,6 +121,20 @@ func testBenchRestart(ctx context.Context, t *testing.T) {
 	}
 	if r.Restart.Needless != 0 || r.Restart.MemberWrites != 15 {
 		t.Errorf("member writes %v (needless %v) for 15 changed copies", r.Restart.MemberWrites, r.Restart.Needless)
+	}
+	assertBenchCleanedUp(ctx, t, r)
+}
+
+// testBenchFloor runs `karmada-bench floor` with 10 Deployments: each is
+// seen available in every member, the members are measured, and nothing is
+// left behind.
+func testBenchFloor(ctx context.Context, t *testing.T) {
+	r := karmadaBench(t, "floor", "--templates", "10")
+	if r.InEveryMember.Count != 10 || r.Available.Count != 10 {
+		t.Errorf("in every member %d, available %d: want 10 and 10", r.InEveryMember.Count, r.Available.Count)
+	}
+	if f, ok := r.Resources["member1/kube-apiserver"]; !ok || f.Error != "" || f.CPUSeconds <= 0 {
+		t.Errorf("member1's API server not measured: %+v", f)
 	}
 	assertBenchCleanedUp(ctx, t, r)
 }

@@ -219,6 +219,7 @@ func TestFleet(t *testing.T) {
 	t.Run("karmadactl plan shows a policy's placement without applying it", func(t *testing.T) { testPlan(ctx, t) })
 	t.Run("karmada-bench propagate observes 20 templates fully propagated and cleans up", func(t *testing.T) { testBenchPropagate(ctx, t) })
 	t.Run("karmada-bench restart: changes made while the controller manager was down arrive with no needless writes", func(t *testing.T) { testBenchRestart(ctx, t) })
+	t.Run("karmada-bench floor: the same Deployments created directly in every member", func(t *testing.T) { testBenchFloor(ctx, t) })
 	t.Run("cordon, uncordon and taint change exactly the right taints", func(t *testing.T) { testTaintCommands(ctx, t) })
 
 	t.Run("member stop makes member2 unreachable and NotReady; start brings it back intact and Ready", func(t *testing.T) {
