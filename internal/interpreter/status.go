@@ -325,8 +325,9 @@ func Health(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
 // SameStatus reports whether two statuses of an unstructured object say the
 // same once stored: numbers are compared by value whatever their Go type, and
 // a field that is absent equals one holding its zero value (0, "", false,
-// null, an empty list, or a map of such), as built-in kinds omit empty fields when
-// they are stored. An update that changes nothing else is not worth sending.
+// null, an empty list, or a map of such), as built-in kinds omit empty fields
+// when they are stored. An update that changes nothing else is not worth
+// sending.
 func SameStatus(a, b any) bool {
 	if isZero(a) || isZero(b) {
 		return isZero(a) && isZero(b)

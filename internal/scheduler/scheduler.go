@@ -53,16 +53,16 @@ type Scheduler struct {
 	Now           func() time.Time
 
 	backoff workqueue.TypedRateLimiter[string]
-	// written holds, per binding key, the UID and generation of the last
-	// status this scheduler wrote (a written value).
+	// written holds, per binding key, the ownWrite of the last status this
+	// scheduler wrote.
 	written sync.Map
 }
 
-// written is a scheduling outcome this scheduler wrote, remembered until the
+// ownWrite is a scheduling outcome this scheduler wrote, remembered until the
 // cache shows it: the write of spec.clusters comes back as an event before
 // the status write does, and scheduling again on that half-updated copy
 // would only write the same placement a second time.
-type written struct {
+type ownWrite struct {
 	uid        types.UID
 	generation int64
 }
@@ -140,7 +140,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 	}
 	key := client.ObjectKeyFromObject(obj).String()
 	if w, ok := s.written.Load(key); ok {
-		if w := w.(written); w.uid == obj.GetUID() && status.SchedulerObservedGeneration < w.generation && obj.GetGeneration() <= w.generation {
+		if w := w.(ownWrite); w.uid == obj.GetUID() && status.SchedulerObservedGeneration < w.generation && obj.GetGeneration() <= w.generation {
 			// The cache is behind this scheduler's own status write; that
 			// write's event brings the binding back.
 			return 0, nil
@@ -186,7 +186,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 	if perr := s.Client.Status().Patch(ctx, obj, patch); perr != nil {
 		return 0, fmt.Errorf("writing the Scheduled condition: %w", perr)
 	}
-	s.written.Store(key, written{uid: obj.GetUID(), generation: status.SchedulerObservedGeneration})
+	s.written.Store(key, ownWrite{uid: obj.GetUID(), generation: status.SchedulerObservedGeneration})
 	if res.Err != nil {
 		// Unschedulable: cluster changes re-queue it at once; meanwhile it
 		// is retried with a growing delay (capacity may free up).

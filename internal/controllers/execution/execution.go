@@ -291,20 +291,12 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 // deleteIfOurs deletes the member's copy only when it carries this Work's
 // mark: nothing Karmada did not put there is deleted.
 func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, obj *unstructured.Unstructured, work *workv1alpha1.Work) error {
-	ri, mapping, err := resourceFor(m, obj)
+	ri, _, err := resourceFor(m, obj)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
 			return nil
 		}
 		return err
-	}
-	workKey := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
-	if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
-		// The member's cache shows the copy with this Work's mark: delete it
-		// without reading it again (the UID precondition keeps a copy made
-		// since from being deleted in its place). A copy the cache does not
-		// show may be one it has not seen yet: it is read below.
-		return deleteCopy(ctx, ri, obj, cur.GetUID())
 	}
 	cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -316,12 +308,7 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 	if !fromWork(cur, work) {
 		return nil
 	}
-	return deleteCopy(ctx, ri, obj, cur.GetUID())
-}
-
-// deleteCopy deletes a member's copy of obj if it still has the given UID.
-func deleteCopy(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, uid types.UID) error {
-	err := ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(uid)}})
+	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), objectName(obj), err)
 	}
