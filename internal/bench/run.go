@@ -265,6 +265,8 @@ feed:
 // waitPropagated waits until every created template is complete, the
 // timeout passes or ctx ends.
 func (s *session) waitPropagated(ctx context.Context) error {
+	// Every template is created: the ones complete so far are not all.
+	s.tracker.Seal()
 	timer := time.NewTimer(s.w.Timeout)
 	defer timer.Stop()
 	progress := time.NewTicker(10 * time.Second)

@@ -62,6 +62,9 @@ type Tracker struct {
 	copies    int // member copies present now, of started templates
 	allDone   chan struct{}
 	doneOnce  bool
+	// sealed is set once no template will start any more: before that,
+	// the templates started so far being complete says nothing of the run.
+	sealed bool
 	// emptyWait is closed when no member copy is left, once asked for.
 	emptyWait chan struct{}
 }
@@ -205,8 +208,17 @@ func (t *Tracker) advanceLocked(s *templateState, at time.Time) {
 	t.checkLocked()
 }
 
+// Seal says that every template has been started (created): Done may close
+// from now on.
+func (t *Tracker) Seal() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sealed = true
+	t.checkLocked()
+}
+
 func (t *Tracker) checkLocked() {
-	if t.pending == 0 && len(t.templates) > 0 && !t.doneOnce {
+	if t.sealed && t.pending == 0 && len(t.templates) > 0 && !t.doneOnce {
 		t.doneOnce = true
 		close(t.allDone)
 	}
@@ -216,7 +228,8 @@ func (t *Tracker) checkLocked() {
 	}
 }
 
-// Done is closed once every started template is complete.
+// Done is closed once the tracker is sealed and every started template is
+// complete.
 func (t *Tracker) Done() <-chan struct{} { return t.allDone }
 
 // Emptied returns a channel closed once no member holds a copy of any

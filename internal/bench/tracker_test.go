@@ -50,6 +50,10 @@ func TestTrackerDuplicated(t *testing.T) {
 	tr.Member("m1", "b", 2, 2, at(7))
 	tr.Member("m2", "b", 2, 2, at(8))
 	tr.Template("b", 4, at(9))
+	if closed(tr.Done()) {
+		t.Fatal("done before the tracker was sealed: more templates may still start")
+	}
+	tr.Seal()
 	if !closed(tr.Done()) {
 		t.Fatal("not done with every template complete")
 	}
@@ -73,6 +77,7 @@ func TestTrackerDividedCountsReplicasAcrossMembers(t *testing.T) {
 		t.Fatalf("exist %v available %v", l.Exist, l.Available)
 	}
 	tr.Member("m3", "a", 1, 1, t0.Add(4*time.Second))
+	tr.Seal()
 	if !closed(tr.Done()) {
 		t.Fatal("not done")
 	}
