@@ -209,7 +209,9 @@ func abortOnSecondInterrupt(ctx context.Context, out io.Writer) (stop func()) {
 	return func() { close(finished) }
 }
 
-func finish(r *bench.Report, out io.Writer, path string) error {
+// finish prints a run's report, writes it as JSON to path (when given), and
+// turns a failed run or an incomplete clean-up into the command's error.
+func finish(out io.Writer, path string, r interface{ Print(io.Writer) }, runErr string, cleanedUp bool, problems []string) error {
 	r.Print(out)
 	if path != "" {
 		if err := bench.WriteJSON(path, r); err != nil {
@@ -218,10 +220,10 @@ func finish(r *bench.Report, out io.Writer, path string) error {
 		fmt.Fprintf(out, "result written to %s\n", path)
 	}
 	switch {
-	case r.Error != "":
-		return fmt.Errorf("%s", r.Error)
-	case !r.Cleanup.Complete:
-		return fmt.Errorf("clean-up incomplete: %s", strings.Join(r.Cleanup.Problems, "; "))
+	case runErr != "":
+		return fmt.Errorf("%s", runErr)
+	case !cleanedUp:
+		return fmt.Errorf("clean-up incomplete: %s", strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -260,7 +262,8 @@ to be clean.`,
 				return err
 			}
 			defer abortOnSecondInterrupt(cmd.Context(), out)()
-			return finish(bench.Propagate(cmd.Context(), f, o), out, s.out)
+			r := bench.Propagate(cmd.Context(), f, o)
+			return finish(out, s.out, r, r.Error, r.Cleanup.Complete, r.Cleanup.Problems)
 		},
 	}
 	s.addFlags(cmd.Flags())
@@ -313,7 +316,8 @@ write per changed member copy; the rest is reported as needless.`,
 				return err
 			}
 			defer abortOnSecondInterrupt(cmd.Context(), out)()
-			return finish(bench.Restart(cmd.Context(), f, o, ro), out, s.out)
+			r := bench.Restart(cmd.Context(), f, o, ro)
+			return finish(out, s.out, r, r.Error, r.Cleanup.Complete, r.Cleanup.Problems)
 		},
 	}
 	s.addFlags(cmd.Flags())
@@ -434,20 +438,7 @@ deletes everything it made, timing how long the members take to be clean.`,
 			}
 			defer abortOnSecondInterrupt(cmd.Context(), out)()
 			r := bench.Floor(cmd.Context(), f, w, c.client(), procs, sampleInterval)
-			r.Print(out)
-			if c.out != "" {
-				if err := bench.WriteJSON(c.out, r); err != nil {
-					return fmt.Errorf("writing %s: %w", c.out, err)
-				}
-				fmt.Fprintf(out, "result written to %s\n", c.out)
-			}
-			switch {
-			case r.Error != "":
-				return fmt.Errorf("%s", r.Error)
-			case !r.Cleanup.Complete:
-				return fmt.Errorf("clean-up incomplete: %s", strings.Join(r.Cleanup.Problems, "; "))
-			}
-			return nil
+			return finish(out, c.out, r, r.Error, r.Cleanup.Complete, r.Cleanup.Problems)
 		},
 	}
 	c.addFlags(cmd.Flags())
