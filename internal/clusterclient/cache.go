@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -29,6 +29,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/interpreter"
 )
 
 // Cache keeps one set of clients per member cluster, rebuilt when the
@@ -67,7 +68,7 @@ type Member struct {
 	stop         chan struct{}
 	factory      informers.SharedInformerFactory
 	nodes        corelisters.NodeLister
-	pods         corelisters.PodLister
+	pods         cache.Store
 	synced       []cache.InformerSynced
 
 	managedMu sync.Mutex
@@ -141,13 +142,14 @@ func (m *Member) close() {
 	}
 }
 
-// NodesAndPods returns listers of the member's nodes and pods, starting their
-// informers on first use. synced is false until both caches are filled.
-func (m *Member) NodesAndPods() (nodes corelisters.NodeLister, pods corelisters.PodLister, synced bool) {
+// NodesAndPods returns a lister of the member's nodes and its pods' usage,
+// starting their informers on first use. synced is false until both caches
+// are filled.
+func (m *Member) NodesAndPods() (nodes corelisters.NodeLister, pods PodUsageLister, synced bool) {
 	m.informerOnce.Do(func() {
 		m.factory = informers.NewSharedInformerFactoryWithOptions(m.Kube, 0, informers.WithTransform(trimForSummary))
 		m.nodes = m.factory.Core().V1().Nodes().Lister()
-		m.pods = m.factory.Core().V1().Pods().Lister()
+		m.pods = m.factory.Core().V1().Pods().Informer().GetStore()
 		m.synced = []cache.InformerSynced{
 			m.factory.Core().V1().Nodes().Informer().HasSynced,
 			m.factory.Core().V1().Pods().Informer().HasSynced,
@@ -156,10 +158,56 @@ func (m *Member) NodesAndPods() (nodes corelisters.NodeLister, pods corelisters.
 	})
 	for _, s := range m.synced {
 		if !s() {
-			return m.nodes, m.pods, false
+			return m.nodes, PodUsageLister{m.pods}, false
 		}
 	}
-	return m.nodes, m.pods, true
+	return m.nodes, PodUsageLister{m.pods}, true
+}
+
+// PodUsage is what a cluster's resource summary needs of one pod, and all
+// that the member's pod informer keeps of it: a corev1.Pod, even emptied,
+// takes over 1 KiB, and a member may run many thousands.
+type PodUsage struct {
+	metav1.TypeMeta
+	// ObjectMeta holds name, namespace, uid and resourceVersion.
+	metav1.ObjectMeta
+	NodeName string
+	Phase    corev1.PodPhase
+	// Requests is what the pod asks of its node (interpreter.PodRequests).
+	Requests corev1.ResourceList
+}
+
+// DeepCopyObject implements runtime.Object.
+func (p *PodUsage) DeepCopyObject() runtime.Object {
+	return &PodUsage{TypeMeta: p.TypeMeta, ObjectMeta: *p.ObjectMeta.DeepCopy(), NodeName: p.NodeName, Phase: p.Phase, Requests: p.Requests.DeepCopy()}
+}
+
+// UsageOf returns what a summary needs of pod.
+func UsageOf(pod *corev1.Pod) *PodUsage {
+	return &PodUsage{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion},
+		NodeName:   pod.Spec.NodeName,
+		Phase:      pod.Status.Phase,
+		Requests:   interpreter.PodRequests(&pod.Spec),
+	}
+}
+
+// PodUsageLister lists the pods' usage from a member's pod informer.
+type PodUsageLister struct{ store cache.Store }
+
+// List returns every pod's usage; the caller must not change them.
+func (l PodUsageLister) List() []*PodUsage {
+	if l.store == nil {
+		return nil
+	}
+	items := l.store.List()
+	out := make([]*PodUsage, 0, len(items))
+	for _, it := range items {
+		if p, ok := it.(*PodUsage); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // trimForSummary keeps only what resource summaries need of nodes and pods,
@@ -167,21 +215,7 @@ func (m *Member) NodesAndPods() (nodes corelisters.NodeLister, pods corelisters.
 func trimForSummary(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		trimmed := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, UID: o.UID, ResourceVersion: o.ResourceVersion},
-			Spec: corev1.PodSpec{
-				NodeName: o.Spec.NodeName,
-				Overhead: o.Spec.Overhead,
-			},
-			Status: corev1.PodStatus{Phase: o.Status.Phase},
-		}
-		for _, c := range o.Spec.Containers {
-			trimmed.Spec.Containers = append(trimmed.Spec.Containers, corev1.Container{Name: c.Name, Resources: c.Resources})
-		}
-		for _, c := range o.Spec.InitContainers {
-			trimmed.Spec.InitContainers = append(trimmed.Spec.InitContainers, corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy})
-		}
-		return trimmed, nil
+		return UsageOf(o), nil
 	case *corev1.Node:
 		o.ManagedFields = nil
 		o.Status.Images = nil
@@ -234,19 +268,21 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, func(o *metav1.ListOptions) {
 				o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
 			})
-		mi = &managedInformer{informer: inf.Informer(), lister: inf.Lister(), stop: make(chan struct{}), users: map[types.NamespacedName]bool{}}
-		// Nothing reads the copies' managedFields; they are often the
-		// larger part of an object.
-		_ = mi.informer.SetTransform(stripManagedFields)
+		informer := inf.Informer()
+		mi = &managedInformer{informer: informer, stop: make(chan struct{}), users: map[types.NamespacedName]bool{},
+			lister: copyLister{indexer: informer.GetIndexer(), resource: gvr.GroupResource()}}
+		// The copies are kept as compact JSON without managedFields (see
+		// storedCopy): a controller manager holds one per copy.
+		_ = informer.SetTransform(compactCopy)
 		notify := func(o any) {
 			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = t.Obj
 			}
-			u, ok := o.(*unstructured.Unstructured)
+			s, ok := o.(*storedCopy)
 			if !ok {
 				return
 			}
-			a := u.GetAnnotations()
+			a := s.Annotations
 			fn := mi.onChange.Load()
 			if fn != nil && a[workv1alpha1.WorkNamespaceAnnotation] != "" && a[workv1alpha1.WorkNameAnnotation] != "" {
 				(*fn)(types.NamespacedName{Namespace: a[workv1alpha1.WorkNamespaceAnnotation], Name: a[workv1alpha1.WorkNameAnnotation]})
@@ -310,13 +346,6 @@ func (m *Member) ManagedTypes() []schema.GroupVersionResource {
 		out = append(out, gvr)
 	}
 	return out
-}
-
-func stripManagedFields(o any) (any, error) {
-	if u, ok := o.(*unstructured.Unstructured); ok {
-		u.SetManagedFields(nil)
-	}
-	return o, nil
 }
 
 // mergeStop returns a channel closed when either a or b is.

@@ -103,7 +103,14 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 	if err != nil {
 		return err
 	}
-	d.factory = metadatainformer.NewSharedInformerFactory(mc, 0)
+	// Nothing here reads managedFields; they are often most of a
+	// template's metadata, and every template of every kind is cached.
+	d.factory = metadatainformer.NewSharedInformerFactoryWithOptions(mc, 0, metadatainformer.WithTransform(func(o any) (any, error) {
+		if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+			m.ManagedFields = nil
+		}
+		return o, nil
+	}))
 	d.rediscover = make(chan struct{}, 1)
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](), workqueue.TypedRateLimitingQueueConfig[key]{Name: ControllerName})
 	d.watching = map[schema.GroupVersionResource]schema.GroupVersionKind{}

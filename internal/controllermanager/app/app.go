@@ -6,6 +6,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -60,6 +62,11 @@ type Options struct {
 	// ConcurrentResourceTemplateSyncs are detector workers.
 	ConcurrentResourceTemplateSyncs int
 	ConcurrentBindingSyncs          int
+
+	// GCPercent is the garbage collector's target (as GOGC); applied
+	// unless GOGC is set and the flag is not given.
+	GCPercent        int
+	gcPercentChanged bool
 }
 
 func (o *Options) addFlags(cmd *cobra.Command) {
@@ -84,6 +91,20 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", 1, "namespaces propagated at once")
 	f.IntVar(&o.ConcurrentResourceTemplateSyncs, "concurrent-resource-template-syncs", 5, "resource templates matched with policies at once")
 	f.IntVar(&o.ConcurrentBindingSyncs, "concurrent-resourcebinding-syncs", 5, "bindings turned into works at once")
+	f.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "how far the heap may grow over live data before a garbage collection, in percent (Go's GOGC; GOGC in the environment wins unless this flag is given): lower holds less memory for more CPU")
+}
+
+// DefaultGCPercent is --gc-percent's default: half of Go's 100. Measured at
+// 1,000 templates over 3 members: peak RSS 169 -> about 145 MiB, for about
+// 10 % more controller-manager CPU (README, Performance).
+const DefaultGCPercent = 50
+
+// applyGCPercent sets the collector's target from the flag, or leaves GOGC
+// from the environment in charge when it is set and the flag was not given.
+func (o *Options) applyGCPercent() {
+	if o.gcPercentChanged || os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(o.GCPercent)
+	}
 }
 
 // Validate checks the flags, naming the bad one.
@@ -96,6 +117,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-status-update-frequency=%s: must be positive", o.ClusterStatusUpdateFrequency)
 	case o.ClusterFailureThreshold < 0 || o.ClusterSuccessThreshold < 0:
 		return fmt.Errorf("--cluster-failure-threshold and --cluster-success-threshold must not be negative")
+	case o.GCPercent <= 0:
+		return fmt.Errorf("--gc-percent=%d: must be positive", o.GCPercent)
 	case o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 || o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
 		return fmt.Errorf("--kube-api-qps, --kube-api-burst, --cluster-api-qps and --cluster-api-burst must be positive")
 	}
@@ -203,6 +226,7 @@ push-mode members), workStatus (member state into Works) and bindingStatus
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.gcPercentChanged = cmd.Flags().Changed("gc-percent")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -218,6 +242,7 @@ push-mode members), workStatus (member state into Works) and bindingStatus
 
 // Run starts the manager and blocks until ctx ends.
 func Run(ctx context.Context, o *Options) error {
+	o.applyGCPercent()
 	ctrl.SetLogger(klog.NewKlogr())
 	log := klog.FromContext(ctx)
 	cfg, err := loadConfig(o.Kubeconfig)

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEnabledControllers(t *testing.T) {
@@ -30,5 +32,33 @@ func TestEnabledControllers(t *testing.T) {
 		if err != nil || strings.Join(got, ",") != c.want {
 			t.Errorf("%v: got %v (%v), want %s", c.spec, got, err, c.want)
 		}
+	}
+}
+
+func TestGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	current := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }
+
+	t.Setenv("GOGC", "")
+	(&Options{GCPercent: 50}).applyGCPercent()
+	if got := current(); got != 50 {
+		t.Fatalf("no GOGC, default flag: collector at %d%%, want 50", got)
+	}
+	// GOGC in the environment wins over the default...
+	t.Setenv("GOGC", "80")
+	debug.SetGCPercent(80)
+	(&Options{GCPercent: 50}).applyGCPercent()
+	if got := current(); got != 80 {
+		t.Fatalf("GOGC=80, flag not given: collector at %d%%, want 80", got)
+	}
+	// ...but not over the flag given on the command line.
+	(&Options{GCPercent: 30, gcPercentChanged: true}).applyGCPercent()
+	if got := current(); got != 30 {
+		t.Fatalf("GOGC=80, --gc-percent=30: collector at %d%%, want 30", got)
+	}
+
+	o := &Options{Controllers: []string{"*"}, GCPercent: 0, ClusterStatusUpdateFrequency: time.Second, KubeAPIQPS: 1, KubeAPIBurst: 1, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--gc-percent") {
+		t.Fatalf("--gc-percent=0: %v, want an error naming the flag", err)
 	}
 }

@@ -249,11 +249,8 @@ func (r *Reconciler) collect(ctx context.Context, m *clusterclient.Member, model
 		if err != nil {
 			errs = append(errs, err)
 		}
-		podList, err := pods.List(labels.Everything())
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if len(errs) == 0 || (nodeList != nil && podList != nil) {
+		podList := pods.List()
+		if len(errs) == 0 || nodeList != nil {
 			status.NodeSummary = NodeSummary(nodeList)
 			status.ResourceSummary = ResourceSummary(nodeList, podList, models)
 		}
@@ -302,26 +299,29 @@ func NodeSummary(nodes []*corev1.Node) *clusterv1alpha1.NodeSummary {
 // (allocated) and of pods waiting for a node (allocating). Finished pods hold
 // nothing. The "pods" resource counts pods. With resource models, it also
 // counts the nodes of each grade, graded by what is free on them.
-func ResourceSummary(nodes []*corev1.Node, pods []*corev1.Pod, models []clusterv1alpha1.ResourceModel) *clusterv1alpha1.ResourceSummary {
+func ResourceSummary(nodes []*corev1.Node, pods []*clusterclient.PodUsage, models []clusterv1alpha1.ResourceModel) *clusterv1alpha1.ResourceSummary {
 	s := &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{}, Allocated: corev1.ResourceList{}, Allocating: corev1.ResourceList{}}
 	for _, n := range nodes {
 		interpreter.AddResources(s.Allocatable, n.Status.Allocatable)
 	}
 	used := map[string]corev1.ResourceList{}
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
 			continue
 		}
-		requests := interpreter.PodRequests(&p.Spec)
+		requests := p.Requests.DeepCopy()
+		if requests == nil {
+			requests = corev1.ResourceList{}
+		}
 		requests[corev1.ResourcePods] = resource.MustParse("1")
 		target := s.Allocated
-		if p.Spec.NodeName == "" {
+		if p.NodeName == "" {
 			target = s.Allocating
 		} else if len(models) > 0 {
-			if used[p.Spec.NodeName] == nil {
-				used[p.Spec.NodeName] = corev1.ResourceList{}
+			if used[p.NodeName] == nil {
+				used[p.NodeName] = corev1.ResourceList{}
 			}
-			interpreter.AddResources(used[p.Spec.NodeName], requests)
+			interpreter.AddResources(used[p.NodeName], requests)
 		}
 		interpreter.AddResources(target, requests)
 	}

@@ -7,9 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
 )
 
 func TestDecideWaitsForThresholds(t *testing.T) {
@@ -75,13 +76,13 @@ func node(ready bool, cpu, mem string) *corev1.Node {
 	}}
 }
 
-func pod(nodeName string, phase corev1.PodPhase, cpu string) *corev1.Pod {
-	return &corev1.Pod{
+func pod(nodeName string, phase corev1.PodPhase, cpu string) *clusterclient.PodUsage {
+	return clusterclient.UsageOf(&corev1.Pod{
 		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
 		}}}},
 		Status: corev1.PodStatus{Phase: phase},
-	}
+	})
 }
 
 func TestSummaries(t *testing.T) {
@@ -90,7 +91,7 @@ func TestSummaries(t *testing.T) {
 	if ns.TotalNum != 2 || ns.ReadyNum != 1 {
 		t.Errorf("node summary %+v, want 2 total 1 ready", ns)
 	}
-	pods := []*corev1.Pod{
+	pods := []*clusterclient.PodUsage{
 		pod("n1", corev1.PodRunning, "500m"),
 		pod("n1", corev1.PodRunning, "250m"),
 		pod("", corev1.PodPending, "1"),
@@ -129,7 +130,7 @@ func TestSummaryGradesNodesByFreeResources(t *testing.T) {
 	n1, n2, n3 := node(true, "8", "32Gi"), node(true, "8", "32Gi"), node(true, "2", "8Gi")
 	n1.Name, n2.Name, n3.Name = "n1", "n2", "n3"
 	// n1 has 5 of 8 cpu used: 3 free puts it in grade 0.
-	pods := []*corev1.Pod{pod("n1", corev1.PodRunning, "5")}
+	pods := []*clusterclient.PodUsage{pod("n1", corev1.PodRunning, "5")}
 	rs := ResourceSummary([]*corev1.Node{n1, n2, n3}, pods, models)
 	want := []clusterv1alpha1.AllocatableModeling{{Grade: 0, Count: 2}, {Grade: 1, Count: 1}}
 	if !reflect.DeepEqual(rs.AllocatableModelings, want) {

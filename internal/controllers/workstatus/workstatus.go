@@ -6,6 +6,7 @@ package workstatus
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -226,8 +227,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// yet, not observed by its controller, or unhealthy.
 	settled := true
 	for i, manifest := range work.Spec.Workload.Manifests {
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
+		obj, err := identify(manifest.Raw)
+		if err != nil {
 			continue
 		}
 		gvk := obj.GroupVersionKind()
@@ -320,4 +321,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.wrote(req.NamespacedName, done)
 	return ctrl.Result{}, nil
+}
+
+// manifestID is what workStatus needs of a manifest: which object it is.
+type manifestID struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+func (m *manifestID) GetName() string      { return m.Metadata.Name }
+func (m *manifestID) GetNamespace() string { return m.Metadata.Namespace }
+
+// identify reads a manifest's kind, name and namespace, and nothing else
+// (this runs for every copy's every status change).
+func identify(raw []byte) (*manifestID, error) {
+	id := &manifestID{}
+	if err := json.Unmarshal(raw, id); err != nil {
+		return nil, err
+	}
+	if id.Kind == "" || id.APIVersion == "" {
+		return nil, fmt.Errorf("manifest without apiVersion or kind")
+	}
+	return id, nil
 }
