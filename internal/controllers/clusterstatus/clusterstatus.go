@@ -305,15 +305,11 @@ func ResourceSummary(nodes []*corev1.Node, pods []*clusterclient.PodUsage, model
 		interpreter.AddResources(s.Allocatable, n.Status.Allocatable)
 	}
 	used := map[string]corev1.ResourceList{}
+	onePod := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}
 	for _, p := range pods {
 		if p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
 			continue
 		}
-		requests := p.Requests.DeepCopy()
-		if requests == nil {
-			requests = corev1.ResourceList{}
-		}
-		requests[corev1.ResourcePods] = resource.MustParse("1")
 		target := s.Allocated
 		if p.NodeName == "" {
 			target = s.Allocating
@@ -321,9 +317,11 @@ func ResourceSummary(nodes []*corev1.Node, pods []*clusterclient.PodUsage, model
 			if used[p.NodeName] == nil {
 				used[p.NodeName] = corev1.ResourceList{}
 			}
-			interpreter.AddResources(used[p.NodeName], requests)
+			interpreter.AddResources(used[p.NodeName], p.Requests)
+			interpreter.AddResources(used[p.NodeName], onePod)
 		}
-		interpreter.AddResources(target, requests)
+		interpreter.AddResources(target, p.Requests)
+		interpreter.AddResources(target, onePod)
 	}
 	if len(models) > 0 {
 		counts := map[uint]int{}
