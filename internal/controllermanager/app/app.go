@@ -87,12 +87,22 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a cluster must keep failing its probe before it is marked NotReady")
 	f.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a NotReady cluster must keep passing its probe before it is marked Ready")
 	f.IntVar(&o.ConcurrentClusterSyncs, "concurrent-cluster-syncs", 5, "clusters reconciled at once")
-	f.IntVar(&o.ConcurrentWorkSyncs, "concurrent-work-syncs", 5, "works applied at once")
+	f.IntVar(&o.ConcurrentWorkSyncs, "concurrent-work-syncs", DefaultConcurrentWorkSyncs, "works applied at once")
 	f.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", 1, "namespaces propagated at once")
-	f.IntVar(&o.ConcurrentResourceTemplateSyncs, "concurrent-resource-template-syncs", 5, "resource templates matched with policies at once")
-	f.IntVar(&o.ConcurrentBindingSyncs, "concurrent-resourcebinding-syncs", 5, "bindings turned into works at once")
+	f.IntVar(&o.ConcurrentResourceTemplateSyncs, "concurrent-resource-template-syncs", DefaultConcurrentResourceTemplateSyncs, "resource templates matched with policies at once")
+	f.IntVar(&o.ConcurrentBindingSyncs, "concurrent-resourcebinding-syncs", DefaultConcurrentBindingSyncs, "bindings turned into works at once")
 	f.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "how far the heap may grow over live data before a garbage collection, in percent (Go's GOGC; GOGC in the environment wins unless this flag is given): lower holds less memory for more CPU")
 }
+
+// Worker defaults, chosen by sweeping them at 1,000 templates over 3
+// members (README, Performance): 2 workers were slower than Karmada's 5,
+// and 10 faster than 5 in every run; beyond 10 only the deletion kept
+// gaining, from more execution workers.
+const (
+	DefaultConcurrentResourceTemplateSyncs = 10
+	DefaultConcurrentBindingSyncs          = 10
+	DefaultConcurrentWorkSyncs             = 20
+)
 
 // DefaultGCPercent is --gc-percent's default: half of Go's 100. Measured at
 // 1,000 templates over 3 members: peak RSS 169 -> 138-140 MiB, CPU 30.7 ->

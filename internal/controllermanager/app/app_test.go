@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 func TestEnabledControllers(t *testing.T) {
@@ -60,5 +62,25 @@ func TestGCPercent(t *testing.T) {
 	o := &Options{Controllers: []string{"*"}, GCPercent: 0, ClusterStatusUpdateFrequency: time.Second, KubeAPIQPS: 1, KubeAPIBurst: 1, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--gc-percent") {
 		t.Fatalf("--gc-percent=0: %v, want an error naming the flag", err)
+	}
+}
+
+// The worker flags default to the measured values and still take others.
+func TestWorkerFlagDefaults(t *testing.T) {
+	o := &Options{}
+	cmd := &cobra.Command{Use: "t"}
+	o.addFlags(cmd)
+	if err := cmd.Flags().Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if o.ConcurrentResourceTemplateSyncs != 10 || o.ConcurrentBindingSyncs != 10 || o.ConcurrentWorkSyncs != 20 {
+		t.Fatalf("defaults: templates %d, bindings %d, works %d; want 10, 10, 20",
+			o.ConcurrentResourceTemplateSyncs, o.ConcurrentBindingSyncs, o.ConcurrentWorkSyncs)
+	}
+	if err := cmd.Flags().Parse([]string{"--concurrent-work-syncs=3", "--concurrent-resourcebinding-syncs=4"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.ConcurrentWorkSyncs != 3 || o.ConcurrentBindingSyncs != 4 {
+		t.Fatalf("given 3 and 4: works %d, bindings %d", o.ConcurrentWorkSyncs, o.ConcurrentBindingSyncs)
 	}
 }
