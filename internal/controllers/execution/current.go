@@ -81,6 +81,13 @@ func appliedAtGeneration(work *workv1alpha1.Work) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == work.Generation
 }
 
+// holds reports whether a member's copy (from the cache, or read from the
+// member) already holds the manifest, for a generation of the Work that was
+// applied before: then applying it again would change nothing.
+func holds(cur, manifest *unstructured.Unstructured, work *workv1alpha1.Work, applied bool) bool {
+	return applied && cur != nil && fromWork(cur, work) && Contains(cur.Object, manifest.Object)
+}
+
 // cachedCopy returns the member's copy of obj from the member's informer of
 // managed objects, waiting briefly for that informer to sync. ok is false
 // when the cache cannot answer (not synced): the caller must ask the member.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
@@ -65,5 +66,54 @@ func TestAppliedAtGeneration(t *testing.T) {
 	work.Status.Conditions[0].Status = metav1.ConditionFalse
 	if appliedAtGeneration(work) {
 		t.Error("a failed apply counts as applied")
+	}
+}
+
+// holds decides, from the cache or from a read of the member, whether a
+// copy needs applying again.
+func TestHolds(t *testing.T) {
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member1", Name: "web-deployment-1"}}
+	other := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member1", Name: "other-deployment-1"}}
+	manifest := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "default", "annotations": map[string]any{"touch": "1"}},
+			"spec":     map[string]any{"replicas": int64(2)},
+		}}
+		markFromWork(u, work)
+		return u
+	}
+	// The member's copy: the manifest plus what the member added.
+	copyOf := func(w *workv1alpha1.Work, edit func(*unstructured.Unstructured)) *unstructured.Unstructured {
+		u := manifest()
+		markFromWork(u, w)
+		u.Object["status"] = map[string]any{"replicas": int64(2)}
+		u.SetResourceVersion("42")
+		if edit != nil {
+			edit(u)
+		}
+		return u
+	}
+	cases := []struct {
+		name    string
+		cur     *unstructured.Unstructured
+		applied bool
+		want    bool
+	}{
+		{"same copy, generation applied before", copyOf(work, nil), true, true},
+		{"same copy, new generation not applied yet", copyOf(work, nil), false, false},
+		{"no copy", nil, true, false},
+		{"copy of another Work", copyOf(other, nil), true, false},
+		{"copy lacks the change", copyOf(work, func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{workv1alpha1.WorkNamespaceAnnotation: work.Namespace, workv1alpha1.WorkNameAnnotation: work.Name})
+		}), true, false},
+		{"copy changed by someone else", copyOf(work, func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, int64(5), "spec", "replicas")
+		}), true, false},
+	}
+	for _, c := range cases {
+		if got := holds(c.cur, manifest(), work, c.applied); got != c.want {
+			t.Errorf("%s: holds = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

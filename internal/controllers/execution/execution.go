@@ -219,7 +219,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		}
 		ours := false
 		if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
-			if applied && Contains(cur.Object, obj.Object) {
+			if holds(cur, obj, work, applied) {
 				continue
 			}
 			ours = true
@@ -232,6 +232,12 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			}
 			if err == nil && !fromWork(cur, work) {
 				errs = append(errs, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name))
+				continue
+			}
+			// The cache could not answer (a member's informer still
+			// syncing after a restart): the copy just read tells as well
+			// whether it already holds the manifest.
+			if err == nil && holds(cur, obj, work, applied) {
 				continue
 			}
 		}
