@@ -222,21 +222,24 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			if holds(cur, obj, work, applied) {
 				continue
 			}
-			ours = true
+			// A generation applied before whose copy the cache does not
+			// show may be the cache lagging behind that very apply: the
+			// member is asked before writing again.
+			ours = !applied
 		}
-		if !overwrite && !ours {
+		if !ours && (!overwrite || applied) {
 			cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err))
 				continue
 			}
-			if err == nil && !fromWork(cur, work) {
+			if err == nil && !overwrite && !fromWork(cur, work) {
 				errs = append(errs, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name))
 				continue
 			}
 			// The cache could not answer (a member's informer still
-			// syncing after a restart): the copy just read tells as well
-			// whether it already holds the manifest.
+			// syncing after a restart, or lagging): the copy just read
+			// tells as well whether it already holds the manifest.
 			if err == nil && holds(cur, obj, work, applied) {
 				continue
 			}
