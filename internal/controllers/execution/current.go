@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -79,6 +80,45 @@ func number(v any) (float64, bool) {
 func appliedAtGeneration(work *workv1alpha1.Work) bool {
 	c := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == work.Generation
+}
+
+// appliedGenerations remembers, per Work, the generation this process last
+// applied successfully. The Applied condition written for it reaches the
+// cache some time after the write, and a Work reconciled again before then
+// (another event queued meanwhile) must not be taken for a generation never
+// applied: that would apply its manifests again.
+type appliedGenerations struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]appliedGeneration
+}
+
+type appliedGeneration struct {
+	uid        types.UID
+	generation int64
+}
+
+func (a *appliedGenerations) record(work *workv1alpha1.Work) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[types.NamespacedName]appliedGeneration{}
+	}
+	a.m[types.NamespacedName{Namespace: work.Namespace, Name: work.Name}] = appliedGeneration{uid: work.UID, generation: work.Generation}
+}
+
+// has reports whether the Work's current generation was applied by this
+// process (a Work deleted and created again under its name is another Work).
+func (a *appliedGenerations) has(work *workv1alpha1.Work) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	g, ok := a.m[types.NamespacedName{Namespace: work.Namespace, Name: work.Name}]
+	return ok && g.uid == work.UID && g.generation == work.Generation
+}
+
+func (a *appliedGenerations) forget(work types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, work)
 }
 
 // holds reports whether a member's copy (from the cache, or read from the

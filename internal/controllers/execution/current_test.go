@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
@@ -115,5 +116,31 @@ func TestHolds(t *testing.T) {
 		if got := holds(c.cur, manifest(), work, c.applied); got != c.want {
 			t.Errorf("%s: holds = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestAppliedGenerations(t *testing.T) {
+	var a appliedGenerations
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-m1", Name: "w", UID: "u1", Generation: 2}}
+	if a.has(w) {
+		t.Fatal("nothing recorded yet")
+	}
+	a.record(w)
+	if !a.has(w) {
+		t.Fatal("the generation recorded must be known")
+	}
+	next := w.DeepCopy()
+	next.Generation = 3
+	if a.has(next) {
+		t.Error("a later generation was not applied")
+	}
+	again := w.DeepCopy()
+	again.UID = "u2"
+	if a.has(again) {
+		t.Error("a Work created again under the same name is another Work")
+	}
+	a.forget(types.NamespacedName{Namespace: w.Namespace, Name: w.Name})
+	if a.has(w) {
+		t.Error("a forgotten Work must be applied afresh")
 	}
 }

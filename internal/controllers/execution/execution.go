@@ -57,6 +57,9 @@ type Reconciler struct {
 	// together with the first status of what was applied (one write of the
 	// Work instead of two). Without it, the condition is written at once.
 	Handoff AppliedHandoff
+
+	// done remembers the generation of each Work this process applied.
+	done appliedGenerations
 }
 
 // AppliedHandoff takes over writing the Applied condition of a Work whose
@@ -64,9 +67,6 @@ type Reconciler struct {
 type AppliedHandoff interface {
 	// Applied records that the Work's generation was applied.
 	Applied(work types.NamespacedName, generation int64)
-	// Pending reports whether that generation was recorded and its
-	// condition is not written yet.
-	Pending(work types.NamespacedName, generation int64) bool
 	// Forget drops what was recorded for the Work.
 	Forget(work types.NamespacedName)
 }
@@ -90,6 +90,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	work := &workv1alpha1.Work{}
 	if err := r.Client.Get(ctx, req.NamespacedName, work); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	cluster := &clusterv1alpha1.Cluster{}
@@ -125,6 +128,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	applyErr := r.apply(ctx, member, work)
+	if applyErr == nil {
+		r.done.record(work)
+	} else {
+		r.forget(req.NamespacedName)
+	}
 	if r.Handoff != nil {
 		if applyErr == nil && !appliedAtGeneration(work) {
 			r.Handoff.Applied(req.NamespacedName, work.Generation)
@@ -133,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// A failure is written at once, and must not be followed by an older
 	// success.
-	r.forget(req.NamespacedName)
+	r.forgetHandoff(req.NamespacedName)
 	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonApplySucceeded, Message: AppliedMessage}
 	if applyErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonApplyFailed, applyErr.Error()
@@ -153,7 +161,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
+// forget drops what this process knows of the Work's applies: its copies
+// are compared and applied afresh next time.
 func (r *Reconciler) forget(work types.NamespacedName) {
+	r.done.forget(work)
+	r.forgetHandoff(work)
+}
+
+func (r *Reconciler) forgetHandoff(work types.NamespacedName) {
 	if r.Handoff != nil {
 		r.Handoff.Forget(work)
 	}
@@ -203,7 +218,7 @@ func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []re
 func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *workv1alpha1.Work) error {
 	var errs []error
 	workKey := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
-	applied := appliedAtGeneration(work) || (r.Handoff != nil && r.Handoff.Pending(workKey, work.Generation))
+	applied := appliedAtGeneration(work) || r.done.has(work)
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
@@ -249,6 +264,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			errs = append(errs, err)
 			continue
 		}
+		ctrl.LoggerFrom(ctx).V(4).Info("Applying manifest", "work", klog.KObj(work), "generation", work.Generation, "appliedBefore", applied, "object", objectName(obj))
 		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: ptrTrue()}); err != nil {
 			errs = append(errs, fmt.Errorf("applying %s %s: %w", obj.GetKind(), objectName(obj), err))
 		}
@@ -259,6 +275,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 // remove deletes the Work's resources from the member, when the member can be
 // reached and the Work does not ask to preserve them, then lets the Work go.
 func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
+	r.forget(client.ObjectKeyFromObject(work))
 	if !controllerutil.ContainsFinalizer(work, Finalizer) {
 		return ctrl.Result{}, nil
 	}

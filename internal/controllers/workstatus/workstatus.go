@@ -95,7 +95,8 @@ func (r *Reconciler) Applied(work types.NamespacedName, generation int64) {
 	r.memberChanged(work)
 }
 
-// Pending implements execution.AppliedHandoff.
+// Pending reports whether the Work's generation was handed over and its
+// Applied condition is not written yet.
 func (r *Reconciler) Pending(work types.NamespacedName, generation int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
