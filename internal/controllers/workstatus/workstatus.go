@@ -98,9 +98,9 @@ func (r *Reconciler) Applied(work types.NamespacedName, generation int64) {
 	r.memberChanged(work)
 }
 
-// Pending reports whether the Work's generation was handed over and its
+// isPending reports whether the Work's generation was handed over and its
 // Applied condition is not written yet.
-func (r *Reconciler) Pending(work types.NamespacedName, generation int64) bool {
+func (r *Reconciler) isPending(work types.NamespacedName, generation int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, ok := r.pending[work]

@@ -21,7 +21,7 @@ func TestAppliedHandoff(t *testing.T) {
 	if len(r.memberEvents) != 1 {
 		t.Fatalf("Applied queued %d reconciles of the Work, want 1", len(r.memberEvents))
 	}
-	if !r.Pending(w, 2) || r.Pending(w, 1) || r.Pending(w, 3) {
+	if !r.isPending(w, 2) || r.isPending(w, 1) || r.isPending(w, 3) {
 		t.Error("Pending must hold for the generation applied, and only for it")
 	}
 	first, _ := r.handedOff(w)
@@ -33,25 +33,25 @@ func TestAppliedHandoff(t *testing.T) {
 	// A write of an older record leaves the newer one pending.
 	older := appliedAt{generation: 1, at: first.at}
 	r.wrote(w, &older)
-	if !r.Pending(w, 2) {
+	if !r.isPending(w, 2) {
 		t.Error("a write for another generation dropped the pending one")
 	}
 	if r.lastWritten(w).IsZero() {
 		t.Error("the write's time was not recorded")
 	}
 	r.wrote(w, &first)
-	if r.Pending(w, 2) {
+	if r.isPending(w, 2) {
 		t.Error("the condition was written, yet still pending")
 	}
 
 	r.Applied(w, 3)
 	r.Forget(w)
-	if r.Pending(w, 3) {
+	if r.isPending(w, 3) {
 		t.Error("Forget left the Work pending")
 	}
 	r.Applied(w, 4)
 	r.release("member1", w)
-	if r.Pending(w, 4) || !r.lastWritten(w).IsZero() {
+	if r.isPending(w, 4) || !r.lastWritten(w).IsZero() {
 		t.Error("a released Work kept its records")
 	}
 }
