@@ -95,10 +95,10 @@ func (p *progress) wait(key string, settle time.Duration, now time.Time) time.Du
 
 // wrote records a write: the next aggregate in progress waits a full
 // settle period from it; a final one ends the wait.
-func (p *progress) wrote(key string, inProgress bool, now time.Time) {
+func (p *progress) wrote(key string, busy bool, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !inProgress {
+	if !busy {
 		delete(p.since, key)
 		return
 	}
@@ -235,7 +235,7 @@ func (r *Reconciler) sync(ctx context.Context, key string, obj client.Object, sp
 		meta.SetStatusCondition(&next.Conditions, cond)
 	}
 	if !equality.Semantic.DeepEqual(next, status) {
-		busy := InProgress(spec.Clusters, works.Items)
+		busy := inProgress(spec.Clusters, works.Items)
 		if busy {
 			// Each Work reporting on its own would cost two writes:
 			// progress is written at most once per settle period.
@@ -260,17 +260,12 @@ func (r *Reconciler) sync(ctx context.Context, key string, obj client.Object, sp
 	return 0, r.updateTemplate(ctx, spec.Resource, items)
 }
 
-// InProgress reports whether the aggregate of the Works is still on its
+// inProgress reports whether the aggregate of the Works is still on its
 // way: a target's Work is missing, not applied yet, or has not reported
 // every manifest's state, or reports one unhealthy. A failure to apply is
 // not progress: it is written at once.
-func InProgress(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work) bool {
-	byCluster := map[string]*workv1alpha1.Work{}
-	for i := range works {
-		if c, ok := workv1alpha1.ClusterOfExecutionNamespace(works[i].Namespace); ok {
-			byCluster[c] = &works[i]
-		}
-	}
+func inProgress(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work) bool {
+	byCluster := worksByCluster(works)
 	busy := false
 	for _, t := range targets {
 		w := byCluster[t.Name]
@@ -298,12 +293,7 @@ func InProgress(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work)
 // applied (and why not), and the reflected status and health of its first
 // manifest; fully is true when every scheduled cluster applied its Work.
 func Aggregate(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work) ([]workv1alpha2.AggregatedStatusItem, bool) {
-	byCluster := map[string]*workv1alpha1.Work{}
-	for i := range works {
-		if c, ok := workv1alpha1.ClusterOfExecutionNamespace(works[i].Namespace); ok {
-			byCluster[c] = &works[i]
-		}
-	}
+	byCluster := worksByCluster(works)
 	fully := len(targets) > 0
 	items := make([]workv1alpha2.AggregatedStatusItem, 0, len(targets))
 	for _, t := range targets {
@@ -327,6 +317,17 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works []workv1alpha1.Work) 
 		items = append(items, item)
 	}
 	return items, fully
+}
+
+// worksByCluster indexes Works by the cluster of their execution namespace.
+func worksByCluster(works []workv1alpha1.Work) map[string]*workv1alpha1.Work {
+	byCluster := make(map[string]*workv1alpha1.Work, len(works))
+	for i := range works {
+		if c, ok := workv1alpha1.ClusterOfExecutionNamespace(works[i].Namespace); ok {
+			byCluster[c] = &works[i]
+		}
+	}
+	return byCluster
 }
 
 // reported tells whether any Work has told something: applied or not (with

@@ -47,7 +47,7 @@ func TestInProgress(t *testing.T) {
 		{"a Work of a cluster not targeted", []workv1alpha1.Work{healthy("m1"), healthy("m2"), work("m3", 1, "", 0, "")}, false},
 	}
 	for _, c := range cases {
-		if got := InProgress(targets, c.works); got != c.want {
+		if got := inProgress(targets, c.works); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -131,7 +131,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if applyErr == nil {
 		r.done.record(work)
 	} else {
-		r.forget(req.NamespacedName)
+		// The hand-off is dropped below, with the failure written.
+		r.done.forget(req.NamespacedName)
 	}
 	if r.Handoff != nil {
 		if applyErr == nil && !appliedAtGeneration(work) {

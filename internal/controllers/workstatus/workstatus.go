@@ -98,15 +98,6 @@ func (r *Reconciler) Applied(work types.NamespacedName, generation int64) {
 	r.memberChanged(work)
 }
 
-// isPending reports whether the Work's generation was handed over and its
-// Applied condition is not written yet.
-func (r *Reconciler) isPending(work types.NamespacedName, generation int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p, ok := r.pending[work]
-	return ok && p.generation == generation
-}
-
 // Forget implements execution.AppliedHandoff.
 func (r *Reconciler) Forget(work types.NamespacedName) {
 	r.mu.Lock()

@@ -55,3 +55,10 @@ func TestAppliedHandoff(t *testing.T) {
 		t.Error("a released Work kept its records")
 	}
 }
+
+// isPending reports whether the Work's generation was handed over and its
+// Applied condition is not written yet.
+func (r *Reconciler) isPending(work types.NamespacedName, generation int64) bool {
+	p, ok := r.handedOff(work)
+	return ok && p.generation == generation
+}
