@@ -14,11 +14,6 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
-// TemplateGenerationAnnotation, on a member's copy, records the generation of
-// the control plane template it was made from, so that aggregation can tell
-// whether every member has caught up with the template.
-const TemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"
-
 // Status fields reflected from members, per kind. Kinds not listed reflect
 // their whole status.
 var reflectedFields = map[string][]string{
@@ -51,7 +46,7 @@ func ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error
 			}
 		}
 		picked["generation"] = obj.GetGeneration()
-		if g, err := strconv.ParseInt(obj.GetAnnotations()[TemplateGenerationAnnotation], 10, 64); err == nil {
+		if g, err := strconv.ParseInt(obj.GetAnnotations()[workv1alpha2.ResourceTemplateGenerationAnnotation], 10, 64); err == nil {
 			picked["resourceTemplateGeneration"] = g
 		}
 		status = picked

@@ -12,14 +12,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusteraffinity"
-	"github.com/karmada-go/karmada/internal/detector"
-)
-
-// Annotations on a Work listing the policies applied to its manifest, as
-// Karmada writes them.
-const (
-	AppliedOverridesAnnotation        = "policy.karmada.io/applied-overrides"
-	AppliedClusterOverridesAnnotation = "policy.karmada.io/applied-cluster-overrides"
+	"github.com/karmada-go/karmada/internal/policymatch"
 )
 
 // Policy is an OverridePolicy or a ClusterOverridePolicy, reduced to what
@@ -30,7 +23,7 @@ type Policy struct {
 	Name      string
 	Spec      *policyv1alpha1.OverrideSpec
 	// specificity is how precisely the policy selects the template.
-	specificity detector.Specificity
+	specificity policymatch.Specificity
 }
 
 // Key names the policy: "namespace/name" or "name".
@@ -88,19 +81,19 @@ func Matching(template *unstructured.Unstructured, ops []policyv1alpha1.Override
 	return append(cluster, namespaced...)
 }
 
-func selects(spec *policyv1alpha1.OverrideSpec, obj *unstructured.Unstructured, ns string) (detector.Specificity, bool) {
+func selects(spec *policyv1alpha1.OverrideSpec, obj *unstructured.Unstructured, ns string) (policymatch.Specificity, bool) {
 	if len(spec.ResourceSelectors) == 0 {
 		// Below every selector's specificity: applies first.
-		return detector.NoMatch, true
+		return policymatch.NoMatch, true
 	}
-	best := detector.NoMatch
+	best := policymatch.NoMatch
 	for _, sel := range spec.ResourceSelectors {
-		s, err := detector.SelectorMatches(sel, obj, ns)
+		s, err := policymatch.SelectorMatches(sel, obj, ns)
 		if err == nil && s > best {
 			best = s
 		}
 	}
-	return best, best != detector.NoMatch
+	return best, best != policymatch.NoMatch
 }
 
 // Apply applies the policies' rules that target the cluster to obj, in

@@ -26,6 +26,21 @@ const (
 	ExecutionFinalizer = "karmada.io/execution-controller"
 )
 
+// NamespaceWorkLabel, on a Work that propagates a namespace, names the
+// namespace.
+const NamespaceWorkLabel = "namespace.karmada.io/name"
+
+// The Applied condition of a Work: its reasons and the message of success.
+const (
+	ReasonAppliedSuccessful = "AppliedSuccessful"
+	ReasonAppliedFailed     = "AppliedFailed"
+	MessageApplied          = "manifests applied"
+)
+
+// ExecutionFieldManager is the server-side apply field manager that owns the
+// fields Karmada applies in members.
+const ExecutionFieldManager = "karmada-execution-controller"
+
 // ExecutionNamespace is the execution namespace of a member cluster.
 func ExecutionNamespace(cluster string) string { return ExecutionNamespacePrefix + cluster }
 

@@ -4,3 +4,28 @@ package v1alpha2
 // ClusterResourceBinding until the binding controller has deleted its Works.
 // Bindings are created with it, so that adding it costs no second write.
 const BindingControllerFinalizer = "karmada.io/binding-controller"
+
+// Labels on a Work naming the binding it was made from.
+const (
+	ResourceBindingNamespaceLabel = "resourcebinding.karmada.io/namespace"
+	ResourceBindingNameLabel      = "resourcebinding.karmada.io/name"
+	ClusterResourceBindingLabel   = "clusterresourcebinding.karmada.io/name"
+)
+
+// ResourceTemplateGenerationAnnotation, on a Work's manifest, is the
+// generation of the resource template the manifest was made from.
+const ResourceTemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"
+
+// The OverridesApplied condition of a binding (whether its override
+// policies applied to every Work), and the reasons and messages of it and of
+// FullyApplied.
+const (
+	OverridesApplied           = "OverridesApplied"
+	ReasonOverridesApplied     = "Applied"
+	ReasonOverrideFailed       = "OverrideFailed"
+	MessageOverridesApplied    = "every override policy was applied"
+	ReasonFullyAppliedSuccess  = "FullyAppliedSuccess"
+	ReasonFullyAppliedFailed   = "FullyAppliedFailed"
+	MessageFullyAppliedSuccess = "All works have been successfully applied"
+	MessageFullyAppliedFailed  = "Failed to apply all works, see status.aggregatedStatus for details"
+)

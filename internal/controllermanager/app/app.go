@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/controllers/binding"
@@ -146,6 +147,9 @@ type setupContext struct {
 }
 
 // controllers registers every controller by its Karmada name.
+// workStatus takes over the Applied condition of a successful apply.
+var _ execution.AppliedHandoff = &workstatus.Reconciler{}
+
 var controllers = map[string]func(c setupContext) error{
 	cluster.ControllerName: func(c setupContext) error {
 		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
@@ -287,7 +291,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if slices.Contains(enabled, binding.ControllerName) || slices.Contains(enabled, bindingstatus.ControllerName) {
-		if err := binding.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return fmt.Errorf("indexing works by binding: %w", err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,8 +35,11 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/overridemanager"
+	"github.com/karmada-go/karmada/internal/requeue"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -46,60 +48,6 @@ const ControllerName = "binding"
 // Finalizer holds a binding until its Works are deleted. The detector
 // creates bindings with it; the controller adds it to any binding without.
 const Finalizer = workv1alpha2.BindingControllerFinalizer
-
-// Labels on a Work naming the binding it was made from.
-const (
-	BindingNamespaceLabel   = "resourcebinding.karmada.io/namespace"
-	BindingNameLabel        = "resourcebinding.karmada.io/name"
-	ClusterBindingNameLabel = "clusterresourcebinding.karmada.io/name"
-)
-
-// workBindingField indexes Works in the controller manager's cache by the
-// binding they were made from (bindingKey of their labels): the binding and
-// bindingStatus controllers look a binding's Works up on every sync, and a
-// label selector would scan every Work of the control plane each time.
-const workBindingField = "karmada.io/work-binding"
-
-// bindingKey is the index value for a Work's or a binding's labels: "rb:"
-// and the namespace/name of a ResourceBinding, or "crb:" and the name of a
-// ClusterResourceBinding; "" when the labels name neither.
-func bindingKey(labels map[string]string) string {
-	if n := labels[BindingNameLabel]; n != "" {
-		return "rb:" + labels[BindingNamespaceLabel] + "/" + n
-	}
-	if n := labels[ClusterBindingNameLabel]; n != "" {
-		return "crb:" + n
-	}
-	return ""
-}
-
-// IndexWorks registers the index WorksOf needs; call it once per manager,
-// before it starts, when the binding or the bindingStatus controller runs.
-func IndexWorks(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &workv1alpha1.Work{}, workBindingField, workBindingIndex)
-}
-
-func workBindingIndex(o client.Object) []string {
-	if k := bindingKey(o.GetLabels()); k != "" {
-		return []string{k}
-	}
-	return nil
-}
-
-// WorksOf selects, in a List from the manager's cache, the Works made from
-// the binding that labels (as put on its Works) name.
-func WorksOf(labels map[string]string) client.ListOption {
-	return client.MatchingFields{workBindingField: bindingKey(labels)}
-}
-
-// WorkName is the name of a binding's Work in each execution namespace: the
-// binding's name and a short hash of its namespace and name, so that
-// bindings of different namespaces never share a Work.
-func WorkName(namespace, name string) string {
-	h := fnv.New32a()
-	h.Write([]byte(namespace + "/" + name))
-	return fmt.Sprintf("%s-%08x", name, h.Sum32())
-}
 
 // Reconciler reconciles ResourceBindings and ClusterResourceBindings.
 type Reconciler struct {
@@ -129,59 +77,49 @@ var workTampered = predicate.Funcs{
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
-	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&workv1alpha2.ResourceBinding{}, builder.WithPredicates(bindingChanged)).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(false)), builder.WithPredicates(workTampered)).
-		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
-		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(false))).
-		WithOptions(opts).
-		Complete(reconcile.Func(r.reconcileResourceBinding)); err != nil {
-		return err
+	for _, k := range bindings.Kinds {
+		b := ctrl.NewControllerManagedBy(mgr).Named(controllerName(k)).
+			For(k.New().Object, builder.WithPredicates(bindingChanged)).
+			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(k)), builder.WithPredicates(workTampered)).
+			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
+		if !k.ClusterScoped {
+			b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
+		}
+		if err := b.WithOptions(opts).Complete(r.reconcilerFor(k)); err != nil {
+			return err
+		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("cluster-resource-binding").
-		For(&workv1alpha2.ClusterResourceBinding{}, builder.WithPredicates(bindingChanged)).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(true)), builder.WithPredicates(workTampered)).
-		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(true))).
-		WithOptions(opts).
-		Complete(reconcile.Func(r.reconcileClusterResourceBinding))
+	return nil
 }
 
-func (r *Reconciler) reconcileResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	rb := &workv1alpha2.ResourceBinding{}
-	if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+// controllerName keeps the names the controllers had (they name metrics and
+// log lines).
+func controllerName(k bindings.Kind) string {
+	if k.ClusterScoped {
+		return "cluster-resource-binding"
 	}
-	labels := map[string]string{BindingNamespaceLabel: rb.Namespace, BindingNameLabel: rb.Name}
-	return RequeueOnConflict(r.sync(ctx, rb, &rb.Spec, &rb.Status, labels))
+	return ControllerName
 }
 
-func (r *Reconciler) reconcileClusterResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	crb := &workv1alpha2.ClusterResourceBinding{}
-	if err := r.Client.Get(ctx, req.NamespacedName, crb); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	labels := map[string]string{ClusterBindingNameLabel: crb.Name}
-	return RequeueOnConflict(r.sync(ctx, crb, &crb.Spec, &crb.Status, labels))
-}
-
-// RequeueOnConflict turns a write that lost a race with another writer of
-// the binding into a retry (with backoff, by when the cache has the newer
-// binding), rather than an error in the log.
-func RequeueOnConflict(err error) (reconcile.Result, error) {
-	if apierrors.IsConflict(err) {
-		return reconcile.Result{Requeue: true}, nil
-	}
-	return reconcile.Result{}, err
+func (r *Reconciler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		b, err := k.Get(ctx, r.Client, req.NamespacedName)
+		if err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		return requeue.OnConflict(r.sync(ctx, b))
+	})
 }
 
 // sync makes the Works of one binding match its scheduling result.
-func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, labels map[string]string) error {
+func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	log := klog.FromContext(ctx)
+	obj, spec, status, labels := b.Object, b.Spec, b.Status, b.WorkLabels()
 	if !obj.GetDeletionTimestamp().IsZero() {
 		if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 			return nil
 		}
-		left, err := r.deleteWorks(ctx, labels, nil)
+		left, err := r.deleteWorks(ctx, b, nil)
 		if err != nil {
 			return err
 		}
@@ -238,7 +176,7 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 		if err != nil {
 			return err
 		}
-		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: WorkName(obj.GetNamespace(), obj.GetName())}}
+		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: names.WorkName(obj.GetNamespace(), obj.GetName())}}
 		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
@@ -251,8 +189,8 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 			for k, v := range labels {
 				work.Labels[k] = v
 			}
-			setAnnotation(&work.ObjectMeta, overridemanager.AppliedOverridesAnnotation, m.AppliedOverrides)
-			setAnnotation(&work.ObjectMeta, overridemanager.AppliedClusterOverridesAnnotation, m.AppliedClusterOverrides)
+			setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedOverridesAnnotation, m.AppliedOverrides)
+			setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedClusterOverridesAnnotation, m.AppliedClusterOverrides)
 			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: m.Raw}}}
 			work.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
 			work.Spec.SuspendDispatching = suspended(spec, target.Name)
@@ -268,7 +206,7 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object, spec *workv1al
 	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
 		return err
 	}
-	_, err = r.deleteWorks(ctx, labels, keep)
+	_, err = r.deleteWorks(ctx, b, keep)
 	return err
 }
 
@@ -311,7 +249,7 @@ func Manifest(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBi
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[interpreter.TemplateGenerationAnnotation] = strconv.FormatInt(template.GetGeneration(), 10)
+	a[workv1alpha2.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(template.GetGeneration(), 10)
 	a[workv1alpha1.ConflictResolutionAnnotation] = workv1alpha1.ConflictAbort
 	if spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
 		a[workv1alpha1.ConflictResolutionAnnotation] = workv1alpha1.ConflictOverwrite
@@ -333,13 +271,6 @@ func setAnnotation(om *metav1.ObjectMeta, key, value string) {
 	om.Annotations[key] = value
 }
 
-// Condition on a binding reporting whether its override policies applied.
-const (
-	ConditionOverridesApplied = "OverridesApplied"
-	ReasonOverridesApplied    = "Applied"
-	ReasonOverrideFailed      = "OverrideFailed"
-)
-
 // setOverrideCondition records the outcome of applying override policies:
 // True when every policy applied, False naming the policy and path that
 // failed. Bindings without policies get no condition (one left from
@@ -348,13 +279,13 @@ func (r *Reconciler) setOverrideCondition(ctx context.Context, obj client.Object
 	before := obj.DeepCopyObject().(client.Object)
 	switch {
 	case len(errs) > 0:
-		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionOverridesApplied, Status: metav1.ConditionFalse,
-			Reason: ReasonOverrideFailed, Message: strings.Join(errs, "; "), ObservedGeneration: obj.GetGeneration()})
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: workv1alpha2.OverridesApplied, Status: metav1.ConditionFalse,
+			Reason: workv1alpha2.ReasonOverrideFailed, Message: strings.Join(errs, "; "), ObservedGeneration: obj.GetGeneration()})
 	case hasPolicies:
-		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionOverridesApplied, Status: metav1.ConditionTrue,
-			Reason: ReasonOverridesApplied, Message: "every override policy was applied", ObservedGeneration: obj.GetGeneration()})
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: workv1alpha2.OverridesApplied, Status: metav1.ConditionTrue,
+			Reason: workv1alpha2.ReasonOverridesApplied, Message: workv1alpha2.MessageOverridesApplied, ObservedGeneration: obj.GetGeneration()})
 	default:
-		if !meta.RemoveStatusCondition(&status.Conditions, ConditionOverridesApplied) {
+		if !meta.RemoveStatusCondition(&status.Conditions, workv1alpha2.OverridesApplied) {
 			return nil
 		}
 	}
@@ -411,14 +342,14 @@ func (r *Reconciler) template(ctx context.Context, ref workv1alpha2.ObjectRefere
 
 // deleteWorks deletes the binding's Works outside the keep namespaces and
 // returns how many of its Works are still being deleted.
-func (r *Reconciler) deleteWorks(ctx context.Context, labels map[string]string, keep []string) (int, error) {
-	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, WorksOf(labels)); err != nil {
+func (r *Reconciler) deleteWorks(ctx context.Context, b bindings.Binding, keep []string) (int, error) {
+	works, err := b.Works(ctx, r.Client)
+	if err != nil {
 		return 0, err
 	}
 	left := 0
-	for i := range works.Items {
-		w := &works.Items[i]
+	for i := range works {
+		w := &works[i]
 		if slices.Contains(keep, w.Namespace) {
 			continue
 		}
@@ -432,46 +363,32 @@ func (r *Reconciler) deleteWorks(ctx context.Context, labels map[string]string, 
 	return left, nil
 }
 
-// bindingsOf maps an override policy change to the bindings it may concern:
-// those of its namespace for an OverridePolicy, all of them for a
-// ClusterOverridePolicy. Each binding's sync works out what applies.
-func (r *Reconciler) bindingsOf(clusterScoped bool) handler.MapFunc {
+// bindingsOf maps an override policy change to the bindings of kind k it
+// may concern: those of its namespace for an OverridePolicy, all of them for
+// a ClusterOverridePolicy. Each binding's sync works out what applies.
+func (r *Reconciler) bindingsOf(k bindings.Kind) handler.MapFunc {
 	return func(ctx context.Context, policy client.Object) []reconcile.Request {
-		var out []reconcile.Request
-		if clusterScoped {
-			list := &workv1alpha2.ClusterResourceBindingList{}
-			if err := r.Client.List(ctx, list); err != nil {
-				klog.FromContext(ctx).Error(err, "Listing cluster resource bindings")
-				return nil
-			}
-			for i := range list.Items {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-			}
-			return out
+		var opts []client.ListOption
+		if ns := policy.GetNamespace(); ns != "" {
+			opts = append(opts, client.InNamespace(ns))
 		}
-		list := &workv1alpha2.ResourceBindingList{}
-		if err := r.Client.List(ctx, list, client.InNamespace(policy.GetNamespace())); err != nil {
-			klog.FromContext(ctx).Error(err, "Listing resource bindings")
+		list, err := k.List(ctx, r.Client, opts...)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Listing bindings", "kind", k.Name)
 			return nil
 		}
-		for i := range list.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		out := make([]reconcile.Request, 0, len(list))
+		for _, b := range list {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.Object)})
 		}
 		return out
 	}
 }
 
-func bindingOfWork(clusterScoped bool) handler.MapFunc {
+func bindingOfWork(k bindings.Kind) handler.MapFunc {
 	return func(_ context.Context, obj client.Object) []reconcile.Request {
-		l := obj.GetLabels()
-		if clusterScoped {
-			if n := l[ClusterBindingNameLabel]; n != "" {
-				return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: n}}}
-			}
-			return nil
-		}
-		if n := l[BindingNameLabel]; n != "" {
-			return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: l[BindingNamespaceLabel], Name: n}}}
+		if key, ok := k.OfWork(obj.GetLabels()); ok {
+			return []reconcile.Request{{NamespacedName: key}}
 		}
 		return nil
 	}

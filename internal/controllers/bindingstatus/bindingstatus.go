@@ -27,18 +27,13 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/controllers/binding"
+	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/requeue"
 )
 
 // ControllerName is the name of this controller in --controllers.
 const ControllerName = "bindingStatus"
-
-// Reasons of the FullyApplied condition.
-const (
-	ReasonFullyApplied    = "FullyAppliedSuccess"
-	ReasonNotFullyApplied = "FullyAppliedFailed"
-)
 
 // Reconciler aggregates binding status.
 type Reconciler struct {
@@ -154,49 +149,36 @@ func delayed(window time.Duration, mapFn func(client.Object) *reconcile.Request)
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
-	if err := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		// Its own status writes need no answer; spec changes (clusters
-		// added or removed) do.
-		For(&workv1alpha2.ResourceBinding{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1alpha1.Work{}, delayed(r.window(), func(o client.Object) *reconcile.Request {
-			l := o.GetLabels()
-			if n := l[binding.BindingNameLabel]; n != "" {
-				return &reconcile.Request{NamespacedName: client.ObjectKey{Namespace: l[binding.BindingNamespaceLabel], Name: n}}
-			}
-			return nil
-		})).
-		WithOptions(opts).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			rb := &workv1alpha2.ResourceBinding{}
-			if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
-				if apierrors.IsNotFound(err) {
-					r.progress.forget(req.String())
+	for _, k := range bindings.Kinds {
+		name := ControllerName
+		if k.ClusterScoped {
+			name = "cluster-binding-status"
+		}
+		if err := ctrl.NewControllerManagedBy(mgr).Named(name).
+			// Its own status writes need no answer; spec changes (clusters
+			// added or removed) do.
+			For(k.New().Object, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			Watches(&workv1alpha1.Work{}, delayed(r.window(), func(o client.Object) *reconcile.Request {
+				if key, ok := k.OfWork(o.GetLabels()); ok {
+					return &reconcile.Request{NamespacedName: key}
 				}
-				return reconcile.Result{}, client.IgnoreNotFound(err)
-			}
-			return r.result(r.sync(ctx, req.String(), rb, &rb.Spec, &rb.Status, map[string]string{binding.BindingNamespaceLabel: rb.Namespace, binding.BindingNameLabel: rb.Name}))
-		})); err != nil {
-		return err
+				return nil
+			})).
+			WithOptions(opts).
+			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+				b, err := k.Get(ctx, r.Client, req.NamespacedName)
+				if err != nil {
+					if apierrors.IsNotFound(err) {
+						r.progress.forget(req.String())
+					}
+					return reconcile.Result{}, client.IgnoreNotFound(err)
+				}
+				return r.result(r.sync(ctx, req.String(), b))
+			})); err != nil {
+			return err
+		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("cluster-binding-status").
-		For(&workv1alpha2.ClusterResourceBinding{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1alpha1.Work{}, delayed(r.window(), func(o client.Object) *reconcile.Request {
-			if n := o.GetLabels()[binding.ClusterBindingNameLabel]; n != "" {
-				return &reconcile.Request{NamespacedName: client.ObjectKey{Name: n}}
-			}
-			return nil
-		})).
-		WithOptions(opts).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			crb := &workv1alpha2.ClusterResourceBinding{}
-			if err := r.Client.Get(ctx, req.NamespacedName, crb); err != nil {
-				if apierrors.IsNotFound(err) {
-					r.progress.forget(req.String())
-				}
-				return reconcile.Result{}, client.IgnoreNotFound(err)
-			}
-			return r.result(r.sync(ctx, req.String(), crb, &crb.Spec, &crb.Status, map[string]string{binding.ClusterBindingNameLabel: crb.Name}))
-		}))
+	return nil
 }
 
 // result turns what sync returns into a reconcile result.
@@ -204,29 +186,30 @@ func (r *Reconciler) result(wait time.Duration, err error) (reconcile.Result, er
 	if err == nil && wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	return binding.RequeueOnConflict(err)
+	return requeue.OnConflict(err)
 }
 
 // sync writes the binding's aggregated status, then the template's. It
 // returns how long to wait when an aggregate in progress is held back.
-func (r *Reconciler) sync(ctx context.Context, key string, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, labels map[string]string) (time.Duration, error) {
+func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (time.Duration, error) {
+	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() {
 		r.progress.forget(key)
 		return 0, nil
 	}
-	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, binding.WorksOf(labels)); err != nil {
+	works, err := b.Works(ctx, r.Client)
+	if err != nil {
 		return 0, err
 	}
-	items, fully := Aggregate(spec.Clusters, works.Items)
+	items, fully := Aggregate(spec.Clusters, works)
 	if len(status.AggregatedStatus) == 0 && !reported(items) {
 		// No Work has been applied, or has failed, yet: a list of unknowns
 		// would tell nothing, and cost a write of the binding.
 		return 0, nil
 	}
-	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: ReasonFullyApplied, Message: "All works have been successfully applied"}
+	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: workv1alpha2.ReasonFullyAppliedSuccess, Message: workv1alpha2.MessageFullyAppliedSuccess}
 	if !fully {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNotFullyApplied, "Failed to apply all works, see status.aggregatedStatus for details"
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.ReasonFullyAppliedFailed, workv1alpha2.MessageFullyAppliedFailed
 	}
 	cond.ObservedGeneration = obj.GetGeneration()
 	next := status.DeepCopy()
@@ -235,7 +218,7 @@ func (r *Reconciler) sync(ctx context.Context, key string, obj client.Object, sp
 		meta.SetStatusCondition(&next.Conditions, cond)
 	}
 	if !equality.Semantic.DeepEqual(next, status) {
-		busy := inProgress(spec.Clusters, works.Items)
+		busy := inProgress(spec.Clusters, works)
 		if busy {
 			// Each Work reporting on its own would cost two writes:
 			// progress is written at most once per settle period.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,23 +17,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterready"
 )
 
 // ControllerName is the name of this controller in --controllers.
 const ControllerName = "cluster"
 
 // Finalizer holds a Cluster until its Works and execution namespace are gone.
-const Finalizer = "karmada.io/cluster-controller"
+const Finalizer = clusterv1alpha1.ClusterControllerFinalizer
 
 // Taints this controller keeps in step with the Ready condition.
 const (
-	TaintNotReady    = "cluster.karmada.io/not-ready"
-	TaintUnreachable = "cluster.karmada.io/unreachable"
+	TaintNotReady    = clusterv1alpha1.TaintClusterNotReady
+	TaintUnreachable = clusterv1alpha1.TaintClusterUnreachable
 )
 
 // Reconciler reconciles Clusters.
@@ -43,35 +41,11 @@ type Reconciler struct {
 	Workers int
 }
 
-// SpecOrReadinessChanged passes the Cluster events that matter to controllers
-// acting on readiness: creation and deletion, and updates of the
-// spec or finalizers (generation, deletion) or of the Ready condition, which
-// decides the taints and whether Works can be applied. The status refreshes
-// of resources and nodes, every few seconds per cluster, do not pass.
-var SpecOrReadinessChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		oldC, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
-		newC, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
-		if !ok1 || !ok2 {
-			return true
-		}
-		if !equality.Semantic.DeepEqual(oldC.Finalizers, newC.Finalizers) {
-			return true
-		}
-		o := meta.FindStatusCondition(oldC.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		n := meta.FindStatusCondition(newC.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		return !equality.Semantic.DeepEqual(o, n)
-	},
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-})
-
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(SpecOrReadinessChanged)).
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(clusterready.Changed)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }

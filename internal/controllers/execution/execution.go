@@ -27,7 +27,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
-	"github.com/karmada-go/karmada/internal/controllers/cluster"
+	"github.com/karmada-go/karmada/internal/clusterready"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -37,16 +37,7 @@ const ControllerName = "execution"
 const Finalizer = workv1alpha1.ExecutionFinalizer
 
 // FieldManager owns the fields Karmada applies in members.
-const FieldManager = "karmada-execution-controller"
-
-// Reasons of the Applied condition.
-const (
-	ReasonApplySucceeded = "AppliedSuccessful"
-	ReasonApplyFailed    = "AppliedFailed"
-)
-
-// AppliedMessage is the message of a True Applied condition.
-const AppliedMessage = "manifests applied"
+const FieldManager = workv1alpha1.ExecutionFieldManager
 
 // Reconciler reconciles Works.
 type Reconciler struct {
@@ -77,7 +68,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&workv1alpha1.Work{}).
 		// A cluster turning Ready (or going away) may unblock its Works.
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(cluster.SpecOrReadinessChanged)).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(clusterready.Changed)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
@@ -118,10 +109,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkDispatching, Status: metav1.ConditionFalse, Reason: "SuspendDispatching", Message: "dispatching is suspended"})
 	}
-	if !clusterReady(cluster) {
+	if !clusterready.IsReady(cluster) {
 		// The Cluster watch brings the Work back when the cluster is Ready.
 		r.forget(req.NamespacedName)
-		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, Reason: ReasonApplyFailed, Message: fmt.Sprintf("cluster %s is not ready", cluster.Name)})
+		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonAppliedFailed, Message: fmt.Sprintf("cluster %s is not ready", cluster.Name)})
 	}
 	member, err := r.Members.Get(ctx, cluster)
 	if err != nil {
@@ -143,9 +134,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// A failure is written at once, and must not be followed by an older
 	// success.
 	r.forgetHandoff(req.NamespacedName)
-	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonApplySucceeded, Message: AppliedMessage}
+	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied}
 	if applyErr != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonApplyFailed, applyErr.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha1.ReasonAppliedFailed, applyErr.Error()
 	}
 	if err := r.setCondition(ctx, work, cond); err != nil {
 		return ctrl.Result{}, err
@@ -286,14 +277,14 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		preserve = true
 	}
 	leaving := cluster == nil || !cluster.DeletionTimestamp.IsZero()
-	if !preserve && !leaving && !clusterReady(cluster) {
+	if !preserve && !leaving && !clusterready.IsReady(cluster) {
 		// Deleting now would orphan the member's copy: wait for the cluster
 		// (the Cluster watch brings the Work back when it is Ready). A cluster
 		// that is gone or being removed cannot be waited for.
 		ctrl.LoggerFrom(ctx).Info("Waiting for cluster to be Ready to remove work resources", "work", klog.KObj(work), "cluster", cluster.Name)
 		return ctrl.Result{}, nil
 	}
-	if !preserve && clusterReady(cluster) {
+	if !preserve && clusterready.IsReady(cluster) {
 		member, err := r.Members.Get(ctx, cluster)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -390,10 +381,6 @@ func (r *Reconciler) setCondition(ctx context.Context, work *workv1alpha1.Work, 
 		return client.IgnoreNotFound(err)
 	}
 	return nil
-}
-
-func clusterReady(c *clusterv1alpha1.Cluster) bool {
-	return c != nil && meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 }
 
 func objectName(obj *unstructured.Unstructured) string {

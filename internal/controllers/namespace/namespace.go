@@ -6,7 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,31 +22,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
-	"github.com/karmada-go/karmada/internal/controllers/cluster"
+	"github.com/karmada-go/karmada/internal/clusterready"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 // ControllerName is the name of this controller in --controllers.
 const ControllerName = "namespace"
 
-const (
-	// SkipAutoPropagationLabel set to "true" keeps a namespace out of members.
-	SkipAutoPropagationLabel = "namespace.karmada.io/skip-auto-propagation"
-	// NamespaceLabel on a Work names the namespace it propagates.
-	NamespaceLabel = "namespace.karmada.io/name"
-)
+// executionNamespaceWait is how long a namespace waits for the execution
+// namespace of a new cluster, which the cluster controller creates.
+const executionNamespaceWait = time.Second
 
-// WorkName is the name of the Work that propagates a namespace.
-func WorkName(namespace string) string { return "namespace-" + namespace }
-
-// Skipped reports whether a namespace is never propagated: system namespaces
-// (kube-*, karmada-*, default) and those labelled to opt out.
+// Skipped reports whether a namespace is never propagated: the system's own
+// (kube-*, karmada-*), default (every member has it), and those labelled to
+// opt out.
 func Skipped(ns *corev1.Namespace) bool {
-	n := ns.Name
-	if n == metav1.NamespaceDefault || strings.HasPrefix(n, "kube-") || strings.HasPrefix(n, "karmada-") {
+	if reserved.Namespace(ns.Name) || reserved.EveryMemberHas(ns.Name) {
 		return true
 	}
-	return ns.Labels[SkipAutoPropagationLabel] == "true"
+	return ns.Labels[policyv1alpha1.NamespaceSkipAutoPropagationLabel] == "true"
 }
 
 // Reconciler reconciles namespaces of the control plane.
@@ -61,7 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&corev1.Namespace{}).
 		// A new cluster needs every namespace.
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces), builder.WithPredicates(cluster.SpecOrReadinessChanged)).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces), builder.WithPredicates(clusterready.Changed)).
 		// A Work changed or deleted behind our back is put right.
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(namespaceOfWork)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
@@ -91,12 +88,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !c.DeletionTimestamp.IsZero() {
 			continue
 		}
-		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(c.Name), Name: WorkName(ns.Name)}}
+		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(c.Name), Name: names.NamespaceWorkName(ns.Name)}}
 		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
 			}
-			work.Labels[NamespaceLabel] = ns.Name
+			work.Labels[workv1alpha1.NamespaceWorkLabel] = ns.Name
 			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: manifest}}}
 			return nil
 		})
@@ -104,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if apierrors.IsNotFound(err) {
 				// The cluster controller has not created the execution
 				// namespace yet; it will, and the Cluster watch brings us back.
-				return ctrl.Result{Requeue: true}, nil
+				return ctrl.Result{RequeueAfter: executionNamespaceWait}, nil
 			}
 			return ctrl.Result{}, fmt.Errorf("writing work %s/%s: %w", work.Namespace, work.Name, err)
 		}
@@ -117,7 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) removeWorks(ctx context.Context, name string) error {
 	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingLabels{NamespaceLabel: name}); err != nil {
+	if err := r.Client.List(ctx, works, client.MatchingLabels{workv1alpha1.NamespaceWorkLabel: name}); err != nil {
 		return err
 	}
 	for i := range works.Items {
@@ -157,7 +154,7 @@ func (r *Reconciler) allNamespaces(ctx context.Context, _ client.Object) []recon
 }
 
 func namespaceOfWork(_ context.Context, obj client.Object) []reconcile.Request {
-	name, ok := obj.GetLabels()[NamespaceLabel]
+	name, ok := obj.GetLabels()[workv1alpha1.NamespaceWorkLabel]
 	if !ok {
 		return nil
 	}

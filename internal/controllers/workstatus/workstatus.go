@@ -30,8 +30,8 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
-	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/requeue"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -57,7 +57,7 @@ type Reconciler struct {
 	memberEvents chan event.TypedGenericEvent[*workv1alpha1.Work]
 
 	// pending holds the Works applied whose Applied condition this
-	// controller writes (execution.AppliedHandoff); written, when each Work's
+	// controller writes (the execution controller's AppliedHandoff); written, when each Work's
 	// status was last written.
 	mu      sync.Mutex
 	pending map[types.NamespacedName]appliedAt
@@ -83,7 +83,7 @@ func (r *Reconciler) settle() time.Duration {
 	return DefaultSettle
 }
 
-// Applied implements execution.AppliedHandoff: the Applied condition of the
+// Applied implements the execution controller's AppliedHandoff: the Applied condition of the
 // generation is written with the first status of what it applied, within
 // Settle.
 func (r *Reconciler) Applied(work types.NamespacedName, generation int64) {
@@ -98,7 +98,7 @@ func (r *Reconciler) Applied(work types.NamespacedName, generation int64) {
 	r.memberChanged(work)
 }
 
-// Forget implements execution.AppliedHandoff.
+// Forget implements the execution controller's AppliedHandoff.
 func (r *Reconciler) Forget(work types.NamespacedName) {
 	r.mu.Lock()
 	delete(r.pending, work)
@@ -284,7 +284,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if ok {
 		done = &handoff
 		meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
-			Reason: execution.ReasonApplySucceeded, Message: execution.AppliedMessage, ObservedGeneration: work.Generation})
+			Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied, ObservedGeneration: work.Generation})
 	}
 	if equality.Semantic.DeepEqual(next.Status, work.Status) {
 		r.Forget(req.NamespacedName)
@@ -309,10 +309,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		opts = append(opts, client.MergeFromWithOptimisticLock{})
 	}
 	if err := r.Client.Status().Patch(ctx, next, client.MergeFromWithOptions(work, opts...)); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return requeue.OnConflict(client.IgnoreNotFound(err))
 	}
 	r.wrote(req.NamespacedName, done)
 	return ctrl.Result{}, nil

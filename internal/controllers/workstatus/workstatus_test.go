@@ -8,10 +8,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
-	"github.com/karmada-go/karmada/internal/controllers/execution"
 )
-
-var _ execution.AppliedHandoff = &Reconciler{}
 
 func TestAppliedHandoff(t *testing.T) {
 	r := &Reconciler{Members: clusterclient.NewCache(nil, clusterclient.Options{}), memberEvents: make(chan event.TypedGenericEvent[*workv1alpha1.Work], 8)}

@@ -16,7 +16,7 @@ import (
 )
 
 // UnschedulableTaintKey keeps new workloads off a cordoned cluster.
-const UnschedulableTaintKey = "cluster.karmada.io/unschedulable"
+const UnschedulableTaintKey = clusterv1alpha1.TaintClusterUnschedulable
 
 var unschedulable = corev1.Taint{Key: UnschedulableTaintKey, Effect: corev1.TaintEffectNoSchedule}
 

@@ -20,9 +20,11 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/policymatch"
+	"github.com/karmada-go/karmada/internal/reserved"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
@@ -227,8 +229,8 @@ func Plan(ctx context.Context, c client.Client, fw *framework.Framework, w io.Wr
 				name = t.GetNamespace() + "/" + name
 			}
 			heading := fmt.Sprintf("%s %s", t.GetKind(), name)
-			current, claimed := detector.ClaimOf(t)
-			chosen, ok := detector.Choose(current, claimed, detector.Candidates(t, pps, cpps))
+			current, claimed := policymatch.ClaimOf(t)
+			chosen, ok := policymatch.Choose(current, claimed, policymatch.Candidates(t, pps, cpps))
 			if ok && !samePolicy(chosen, p) {
 				fmt.Fprintf(w, "%s\n  stays with policy %s (it wins over this one, see priority and preemption)\n\n", heading, chosen.Key())
 				continue
@@ -257,7 +259,7 @@ func without[T any](in []T, drop func(T) bool) []T {
 	return out
 }
 
-func samePolicy(c detector.Candidate, p Policy) bool {
+func samePolicy(c policymatch.Candidate, p Policy) bool {
 	if p.PP != nil {
 		return c.Namespaced && c.Namespace == p.PP.Namespace && c.Name == p.PP.Name
 	}
@@ -277,7 +279,7 @@ func bindingSpec(ctx context.Context, c client.Client, t *unstructured.Unstructu
 		Resource: workv1alpha2.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Namespace: t.GetNamespace(), Name: t.GetName(), UID: t.GetUID()},
 		Replicas: replicas, ReplicaRequirements: req, Placement: &placement,
 	}
-	name := detector.BindingName(t.GetKind(), t.GetName())
+	name := names.BindingName(t.GetKind(), t.GetName())
 	var current []workv1alpha2.TargetCluster
 	if t.GetNamespace() != "" {
 		rb := &workv1alpha2.ResourceBinding{}
@@ -325,12 +327,12 @@ func selected(ctx context.Context, c client.Client, spec *policyv1alpha1.Propaga
 		}
 		for j := range list.Items {
 			t := &list.Items[j]
-			if detector.IgnoredNamespace(t.GetNamespace()) || seen[string(t.GetUID())] {
+			if reserved.Namespace(t.GetNamespace()) || seen[string(t.GetUID())] {
 				continue
 			}
-			if s, err := detector.SelectorMatches(sel, t, namespace); err != nil {
+			if s, err := policymatch.SelectorMatches(sel, t, namespace); err != nil {
 				return nil, fmt.Errorf("resourceSelectors[%d]: %w", i, err)
-			} else if s != detector.NoMatch {
+			} else if s != policymatch.NoMatch {
 				seen[string(t.GetUID())] = true
 				out = append(out, t)
 			}

@@ -1,4 +1,4 @@
-package detector
+package policymatch
 
 import (
 	"reflect"
@@ -153,40 +153,37 @@ func TestChooseKeepsClaimsUnlessPreempted(t *testing.T) {
 	}
 }
 
-func TestClaimAndBindingName(t *testing.T) {
+func TestClaimOf(t *testing.T) {
 	web := deployment("shop", "web", nil)
 	if _, ok := ClaimOf(web); ok {
 		t.Fatal("an unannotated template reads as claimed")
 	}
-	web.SetAnnotations(map[string]string{PropagationPolicyNamespaceAnnotation: "shop", PropagationPolicyNameAnnotation: "pp"})
+	web.SetAnnotations(map[string]string{policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.PropagationPolicyNameAnnotation: "pp"})
 	if c, ok := ClaimOf(web); !ok || !c.Namespaced || c.Namespace != "shop" || c.Name != "pp" {
 		t.Fatalf("claim %+v, want shop/pp", c)
-	}
-	if got := BindingName("Deployment", "nginx"); got != "nginx-deployment" {
-		t.Errorf("binding name %q, want nginx-deployment", got)
 	}
 }
 
 func TestClaimChanges(t *testing.T) {
 	have := map[string]string{
-		ClusterPropagationPolicyAnnotation:       "old",
-		ClusterPropagationPolicyPermanentIDLabel: "id-old",
-		"app":                                    "web",
+		policyv1alpha1.ClusterPropagationPolicyAnnotation:       "old",
+		policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: "id-old",
+		"app": "web",
 	}
 	pp := &Candidate{Namespaced: true, Namespace: "shop", Name: "pp", PermanentID: "id-pp"}
 	annotations, labels := ClaimChanges(pp)
 	gotA := MergePatch(have, annotations)
-	wantA := map[string]any{ClusterPropagationPolicyAnnotation: nil, PropagationPolicyNamespaceAnnotation: "shop", PropagationPolicyNameAnnotation: "pp"}
+	wantA := map[string]any{policyv1alpha1.ClusterPropagationPolicyAnnotation: nil, policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.PropagationPolicyNameAnnotation: "pp"}
 	if !reflect.DeepEqual(gotA, wantA) {
 		t.Errorf("annotation patch %v, want %v", gotA, wantA)
 	}
 	gotL := MergePatch(have, labels)
-	wantL := map[string]any{ClusterPropagationPolicyPermanentIDLabel: nil, PropagationPolicyPermanentIDLabel: "id-pp"}
+	wantL := map[string]any{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: nil, policyv1alpha1.PropagationPolicyPermanentIDLabel: "id-pp"}
 	if !reflect.DeepEqual(gotL, wantL) {
 		t.Errorf("label patch %v, want %v", gotL, wantL)
 	}
 	// Already in place: nothing to patch.
-	done := map[string]string{PropagationPolicyNamespaceAnnotation: "shop", PropagationPolicyNameAnnotation: "pp", PropagationPolicyPermanentIDLabel: "id-pp"}
+	done := map[string]string{policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.PropagationPolicyNameAnnotation: "pp", policyv1alpha1.PropagationPolicyPermanentIDLabel: "id-pp"}
 	if p := MergePatch(done, annotations); p != nil {
 		t.Errorf("patch %v for a template already claimed", p)
 	}
@@ -198,7 +195,7 @@ func TestClaimChanges(t *testing.T) {
 	if p := MergePatch(done, a); len(p) != 2 {
 		t.Errorf("release patch %v, want both annotations removed", p)
 	}
-	if p := MergePatch(have, l); !reflect.DeepEqual(p, map[string]any{ClusterPropagationPolicyPermanentIDLabel: nil}) {
+	if p := MergePatch(have, l); !reflect.DeepEqual(p, map[string]any{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: nil}) {
 		t.Errorf("release label patch %v", p)
 	}
 }

@@ -1,29 +1,21 @@
-// Package detector matches resource templates with propagation policies and
-// keeps one binding per claimed template.
-package detector
+// Package policymatch decides which propagation policy holds a resource
+// template: which selectors match it and how precisely, which policy wins
+// (preemption, priority, specificity), and the claim labels and annotations
+// that record the choice. It is pure: the detector, the override manager,
+// karmadactl and the webhook share it.
+package policymatch
 
 import (
 	"fmt"
-	"k8s.io/apimachinery/pkg/types"
 	"sort"
-	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
-)
-
-// Labels and annotations with which a policy claims a template (and its
-// binding), as Karmada writes them.
-const (
-	PropagationPolicyNamespaceAnnotation = "propagationpolicy.karmada.io/namespace"
-	PropagationPolicyNameAnnotation      = "propagationpolicy.karmada.io/name"
-	PropagationPolicyPermanentIDLabel    = "propagationpolicy.karmada.io/permanent-id"
-
-	ClusterPropagationPolicyAnnotation       = "clusterpropagationpolicy.karmada.io/name"
-	ClusterPropagationPolicyPermanentIDLabel = "clusterpropagationpolicy.karmada.io/permanent-id"
 )
 
 // Specificity ranks how precisely a selector picks a template: a name beats a
@@ -126,7 +118,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 				continue
 			}
 			if s, err := bestSpecificity(&p.Spec, obj, p.Namespace); err == nil && s != NoMatch {
-				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
 			}
 		}
 	}
@@ -136,7 +128,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 			continue
 		}
 		if s, err := bestSpecificity(&p.Spec, obj, ""); err == nil && s != NoMatch {
-			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
 		}
 	}
 	return out
@@ -186,10 +178,10 @@ type Claim struct {
 // ClaimOf reads the claim recorded on a template, if any.
 func ClaimOf(obj *unstructured.Unstructured) (Claim, bool) {
 	a := obj.GetAnnotations()
-	if name := a[PropagationPolicyNameAnnotation]; name != "" {
-		return Claim{Namespaced: true, Namespace: a[PropagationPolicyNamespaceAnnotation], Name: name}, true
+	if name := a[policyv1alpha1.PropagationPolicyNameAnnotation]; name != "" {
+		return Claim{Namespaced: true, Namespace: a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], Name: name}, true
 	}
-	if name := a[ClusterPropagationPolicyAnnotation]; name != "" {
+	if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
 		return Claim{Name: name}, true
 	}
 	return Claim{}, false
@@ -235,20 +227,20 @@ func Choose(current Claim, claimed bool, cands []Candidate) (Candidate, bool) {
 // must be absent.
 func ClaimChanges(c *Candidate) (annotations, labels map[string]*string) {
 	annotations = map[string]*string{
-		PropagationPolicyNamespaceAnnotation: nil, PropagationPolicyNameAnnotation: nil, ClusterPropagationPolicyAnnotation: nil,
+		policyv1alpha1.PropagationPolicyNamespaceAnnotation: nil, policyv1alpha1.PropagationPolicyNameAnnotation: nil, policyv1alpha1.ClusterPropagationPolicyAnnotation: nil,
 	}
-	labels = map[string]*string{PropagationPolicyPermanentIDLabel: nil, ClusterPropagationPolicyPermanentIDLabel: nil}
+	labels = map[string]*string{policyv1alpha1.PropagationPolicyPermanentIDLabel: nil, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: nil}
 	switch {
 	case c == nil:
 	case c.Namespaced:
-		annotations[PropagationPolicyNamespaceAnnotation], annotations[PropagationPolicyNameAnnotation] = &c.Namespace, &c.Name
+		annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation], annotations[policyv1alpha1.PropagationPolicyNameAnnotation] = &c.Namespace, &c.Name
 		if c.PermanentID != "" {
-			labels[PropagationPolicyPermanentIDLabel] = &c.PermanentID
+			labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = &c.PermanentID
 		}
 	default:
-		annotations[ClusterPropagationPolicyAnnotation] = &c.Name
+		annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] = &c.Name
 		if c.PermanentID != "" {
-			labels[ClusterPropagationPolicyPermanentIDLabel] = &c.PermanentID
+			labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] = &c.PermanentID
 		}
 	}
 	return annotations, labels
@@ -271,9 +263,4 @@ func MergePatch(have map[string]string, want map[string]*string) map[string]any 
 		return nil
 	}
 	return patch
-}
-
-// BindingName is the name of a template's binding: <name>-<kind lowercased>.
-func BindingName(kind, name string) string {
-	return name + "-" + strings.ToLower(kind)
 }

@@ -1,0 +1,155 @@
+// Package bindings lets controllers handle ResourceBindings and
+// ClusterResourceBindings as one shape (object, spec, status, the labels put
+// on their Works), and finds a binding's Works through an index of the
+// manager's cache.
+package bindings
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+)
+
+// Binding is a ResourceBinding or a ClusterResourceBinding. Spec and Status
+// point into Object, so changing them changes the object to be written.
+type Binding struct {
+	Object client.Object
+	Spec   *workv1alpha2.ResourceBindingSpec
+	Status *workv1alpha2.ResourceBindingStatus
+}
+
+// Of adapts a *ResourceBinding or *ClusterResourceBinding; any other object
+// is an error.
+func Of(obj client.Object) (Binding, error) {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return Binding{Object: b, Spec: &b.Spec, Status: &b.Status}, nil
+	case *workv1alpha2.ClusterResourceBinding:
+		return Binding{Object: b, Spec: &b.Spec, Status: &b.Status}, nil
+	}
+	return Binding{}, fmt.Errorf("%T is not a ResourceBinding or ClusterResourceBinding", obj)
+}
+
+// ClusterScoped reports whether the binding is a ClusterResourceBinding.
+func (b Binding) ClusterScoped() bool { return b.Object.GetNamespace() == "" }
+
+// WorkLabels are the labels that name the binding on each of its Works.
+func (b Binding) WorkLabels() map[string]string {
+	if b.ClusterScoped() {
+		return map[string]string{workv1alpha2.ClusterResourceBindingLabel: b.Object.GetName()}
+	}
+	return map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: b.Object.GetNamespace(), workv1alpha2.ResourceBindingNameLabel: b.Object.GetName()}
+}
+
+// DeepCopy copies the binding and what it points into.
+func (b Binding) DeepCopy() Binding {
+	c, _ := Of(b.Object.DeepCopyObject().(client.Object))
+	return c
+}
+
+// Kind is one of the two binding kinds.
+type Kind struct {
+	// Name is the kind's name, as a controller name suffix.
+	Name          string
+	ClusterScoped bool
+}
+
+// Kinds are ResourceBinding, then ClusterResourceBinding.
+var Kinds = []Kind{{Name: "ResourceBinding"}, {Name: "ClusterResourceBinding", ClusterScoped: true}}
+
+// New returns an empty binding of the kind.
+func (k Kind) New() Binding {
+	if k.ClusterScoped {
+		b, _ := Of(&workv1alpha2.ClusterResourceBinding{})
+		return b
+	}
+	b, _ := Of(&workv1alpha2.ResourceBinding{})
+	return b
+}
+
+// Get reads a binding of the kind.
+func (k Kind) Get(ctx context.Context, c client.Reader, key client.ObjectKey) (Binding, error) {
+	b := k.New()
+	err := c.Get(ctx, key, b.Object)
+	return b, err
+}
+
+// List lists the bindings of the kind.
+func (k Kind) List(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]Binding, error) {
+	var out []Binding
+	if k.ClusterScoped {
+		l := &workv1alpha2.ClusterResourceBindingList{}
+		if err := c.List(ctx, l, opts...); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			b, _ := Of(&l.Items[i])
+			out = append(out, b)
+		}
+		return out, nil
+	}
+	l := &workv1alpha2.ResourceBindingList{}
+	if err := c.List(ctx, l, opts...); err != nil {
+		return nil, err
+	}
+	for i := range l.Items {
+		b, _ := Of(&l.Items[i])
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// OfWork returns the key of the binding of this kind that a Work's labels
+// name, and false when they name none of this kind.
+func (k Kind) OfWork(workLabels map[string]string) (client.ObjectKey, bool) {
+	if k.ClusterScoped {
+		n := workLabels[workv1alpha2.ClusterResourceBindingLabel]
+		return client.ObjectKey{Name: n}, n != ""
+	}
+	n := workLabels[workv1alpha2.ResourceBindingNameLabel]
+	return client.ObjectKey{Namespace: workLabels[workv1alpha2.ResourceBindingNamespaceLabel], Name: n}, n != ""
+}
+
+// workBindingField indexes Works in a manager's cache by the binding they
+// were made from: the binding and bindingStatus controllers look a binding's
+// Works up on every sync, and a label selector would scan every Work of the
+// control plane each time.
+const workBindingField = "karmada.io/work-binding"
+
+// indexKey is the index value for a Work's labels: "rb:" and the
+// namespace/name of a ResourceBinding, or "crb:" and the name of a
+// ClusterResourceBinding; "" when the labels name neither.
+func indexKey(labels map[string]string) string {
+	if n := labels[workv1alpha2.ResourceBindingNameLabel]; n != "" {
+		return "rb:" + labels[workv1alpha2.ResourceBindingNamespaceLabel] + "/" + n
+	}
+	if n := labels[workv1alpha2.ClusterResourceBindingLabel]; n != "" {
+		return "crb:" + n
+	}
+	return ""
+}
+
+// IndexWorks registers the index that Works needs. Call it once per
+// manager, before the manager starts, when any controller that calls Works
+// runs.
+func IndexWorks(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &workv1alpha1.Work{}, workBindingField, func(o client.Object) []string {
+		if k := indexKey(o.GetLabels()); k != "" {
+			return []string{k}
+		}
+		return nil
+	})
+}
+
+// Works lists, from a cache with IndexWorks registered, the binding's Works.
+func (b Binding) Works(ctx context.Context, c client.Reader) ([]workv1alpha1.Work, error) {
+	works := &workv1alpha1.WorkList{}
+	if err := c.List(ctx, works, client.MatchingFields{workBindingField: indexKey(b.WorkLabels())}); err != nil {
+		return nil, err
+	}
+	return works.Items, nil
+}

@@ -1,0 +1,91 @@
+package detector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/policymatch"
+)
+
+// ensureBinding creates or updates the template's binding from the policy.
+func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate) error {
+	replicas, requirements, err := interpreter.Replicas(obj)
+	if err != nil {
+		return fmt.Errorf("reading replicas of %s: %w", obj.GetName(), err)
+	}
+	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	wantA, wantL := policymatch.ClaimChanges(&c)
+	fill := func(om *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) {
+		if om.CreationTimestamp.IsZero() {
+			// The binding controller's finalizer from the start saves it a
+			// write per binding.
+			om.Finalizers = append(om.Finalizers, workv1alpha2.BindingControllerFinalizer)
+		}
+		om.OwnerReferences = []metav1.OwnerReference{owner}
+		om.Annotations = applyChanges(om.Annotations, wantA)
+		om.Labels = applyChanges(om.Labels, wantL)
+		spec.Resource = workv1alpha2.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(),
+			Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}
+		spec.Replicas = replicas
+		spec.ReplicaRequirements = requirements
+		p := c.Spec.Placement
+		spec.Placement = &p
+		spec.PropagateDeps = c.Spec.PropagateDeps
+		spec.ConflictResolution = c.Spec.ConflictResolution
+		spec.SchedulerName = c.Spec.SchedulerName
+		spec.Failover = c.Spec.Failover
+		spec.PreserveResourcesOnDeletion = c.Spec.PreserveResourcesOnDeletion
+		if c.Spec.Suspension != nil {
+			spec.Suspension = &workv1alpha2.Suspension{Suspension: *c.Spec.Suspension}
+		} else if spec.Suspension != nil {
+			spec.Suspension.Suspension = policyv1alpha1.Suspension{}
+		}
+	}
+	name := names.BindingName(obj.GetKind(), obj.GetName())
+	if obj.GetNamespace() == "" {
+		crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		_, err := controllerutil.CreateOrPatch(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
+		return err
+	}
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: name}}
+	op, err := controllerutil.CreateOrPatch(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
+	if err == nil && op != controllerutil.OperationResultNone {
+		klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KObj(rb), "policy", c.Key(), "operation", op)
+	}
+	return err
+}
+
+// applyChanges sets or (for nil values) removes keys of m.
+func applyChanges(m map[string]string, changes map[string]*string) map[string]string {
+	for k, v := range changes {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = *v
+	}
+	return m
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,161 @@
+package detector
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/reserved"
+)
+
+func (d *Detector) bindingDeleted(o any) {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	var ref workv1alpha2.ObjectReference
+	switch b := o.(type) {
+	case *workv1alpha2.ResourceBinding:
+		ref = b.Spec.Resource
+	case *workv1alpha2.ClusterResourceBinding:
+		ref = b.Spec.Resource
+	default:
+		return
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return
+	}
+	d.mu.RLock()
+	gvr, ok := d.kinds[gv.WithKind(ref.Kind)]
+	d.mu.RUnlock()
+	if ok && !reserved.Namespace(ref.Namespace) {
+		d.queue.Add(key{gvr: gvr, namespace: ref.Namespace, name: ref.Name})
+	}
+}
+
+func (d *Detector) enqueue(gvr schema.GroupVersionResource, o any) {
+	m, err := meta(o)
+	if err != nil || reserved.Namespace(m.GetNamespace()) {
+		return
+	}
+	d.queue.Add(key{gvr: gvr, namespace: m.GetNamespace(), name: m.GetName()})
+}
+
+// enqueueUpdate skips updates that change nothing a template's binding
+// depends on: status-only changes keep the generation and labels.
+func (d *Detector) enqueueUpdate(gvr schema.GroupVersionResource, old, o any) {
+	om, err1 := meta(old)
+	nm, err2 := meta(o)
+	if err1 == nil && err2 == nil && ownOrStatusWrite(om, nm) {
+		return
+	}
+	d.enqueue(gvr, o)
+}
+
+// ownOrStatusWrite tells whether a template's update changed nothing but its
+// status, or was a claim being written (by this detector: its own writes
+// need no second look). A claim taken away by someone else is looked at, and
+// put back.
+func ownOrStatusWrite(om, nm *metav1.PartialObjectMetadata) bool {
+	if om.GetGeneration() == 0 ||
+		!mapsEqual(withoutClaim(om.GetLabels()), withoutClaim(nm.GetLabels())) ||
+		!mapsEqual(withoutClaim(om.GetAnnotations()), withoutClaim(nm.GetAnnotations())) {
+		return false
+	}
+	sameAnnotations := mapsEqual(om.GetAnnotations(), nm.GetAnnotations())
+	if !sameAnnotations && !hasClaim(nm.GetAnnotations()) {
+		return false
+	}
+	if om.GetGeneration() == nm.GetGeneration() {
+		return true
+	}
+	// Some kinds (Deployments) count an annotation change as a new
+	// generation. One write that changed the claim annotations and nothing
+	// else of the metadata is the detector's merge patch, which touches
+	// nothing but metadata; a spec changed in the same write is impossible.
+	return !sameAnnotations && nm.GetGeneration() == om.GetGeneration()+1
+}
+
+func withoutClaim(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if !policyv1alpha1.IsClaimKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func hasClaim(annotations map[string]string) bool {
+	return annotations[policyv1alpha1.PropagationPolicyNameAnnotation] != "" || annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] != ""
+}
+
+func meta(o any) (*metav1.PartialObjectMetadata, error) {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	m, ok := o.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil, fmt.Errorf("unexpected %T", o)
+	}
+	return m, nil
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// policyChanged re-evaluates every template the policy may select or holds.
+func (d *Detector) policyChanged(o any) {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	var spec *policyv1alpha1.PropagationSpec
+	var namespace, name string
+	switch p := o.(type) {
+	case *policyv1alpha1.PropagationPolicy:
+		spec, namespace, name = &p.Spec, p.Namespace, p.Name
+	case *policyv1alpha1.ClusterPropagationPolicy:
+		spec, name = &p.Spec, p.Name
+	default:
+		return
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for gvr, gvk := range d.watching {
+		selected := false
+		for _, s := range spec.ResourceSelectors {
+			if s.APIVersion == gvk.GroupVersion().String() && s.Kind == gvk.Kind {
+				selected = true
+			}
+		}
+		items := d.factory.ForResource(gvr).Informer().GetStore().List()
+		for _, it := range items {
+			m, err := meta(it)
+			if err != nil {
+				continue
+			}
+			if namespace != "" && m.GetNamespace() != namespace {
+				continue
+			}
+			a := m.GetAnnotations()
+			holds := (namespace != "" && a[policyv1alpha1.PropagationPolicyNameAnnotation] == name && a[policyv1alpha1.PropagationPolicyNamespaceAnnotation] == namespace) ||
+				(namespace == "" && a[policyv1alpha1.ClusterPropagationPolicyAnnotation] == name)
+			if selected || holds {
+				d.enqueue(gvr, m)
+			}
+		}
+	}
+}

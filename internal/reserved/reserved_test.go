@@ -1,0 +1,19 @@
+package reserved
+
+import "testing"
+
+func TestNamespace(t *testing.T) {
+	cases := map[string]bool{
+		"kube-system": true, "kube-public": true, "kube-node-lease": true, "kube-flannel": true,
+		"karmada-system": true, "karmada-cluster": true, "karmada-es-member1": true,
+		"default": false, "kubeflow": false, "team-a": false, "karmadafoo": false,
+	}
+	for ns, want := range cases {
+		if got := Namespace(ns); got != want {
+			t.Errorf("Namespace(%q) = %v, want %v", ns, got, want)
+		}
+	}
+	if !EveryMemberHas("default") || EveryMemberHas("team-a") {
+		t.Error("EveryMemberHas: only default is in every member")
+	}
+}
