@@ -3,7 +3,6 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 	"strconv"
 
@@ -315,89 +314,4 @@ func Health(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
 		return healthy(phase == "Bound")
 	}
 	return workv1alpha1.ResourceUnknownHealth
-}
-
-// SameStatus reports whether two statuses of an unstructured object say the
-// same once stored: numbers are compared by value whatever their Go type, and
-// a field that is absent equals one holding its zero value (0, "", false,
-// null, an empty list, or a map of such), as built-in kinds omit empty fields
-// when they are stored. An update that changes nothing else is not worth
-// sending.
-func SameStatus(a, b any) bool {
-	if isZero(a) || isZero(b) {
-		return isZero(a) && isZero(b)
-	}
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, v := range x {
-			if !SameStatus(v, y[k]) {
-				return false
-			}
-		}
-		for k, v := range y {
-			if _, seen := x[k]; !seen && !isZero(v) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !SameStatus(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if n, ok := number(a); ok {
-		m, ok := number(b)
-		return ok && n == m
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func isZero(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string:
-		return x == ""
-	case bool:
-		return !x
-	case map[string]any:
-		for _, e := range x {
-			if !isZero(e) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		return len(x) == 0
-	}
-	n, ok := number(v)
-	return ok && n == 0
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case float64:
-		return n, true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	}
-	return 0, false
 }

@@ -205,27 +205,3 @@ func TestUnobserved(t *testing.T) {
 		}
 	}
 }
-
-func TestSameStatus(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		a, b any
-		want bool
-	}{
-		{"numbers of different types", map[string]any{"replicas": int64(3)}, map[string]any{"replicas": float64(3)}, true},
-		{"zero equals absent", map[string]any{"replicas": int64(3), "readyReplicas": int64(0)}, map[string]any{"replicas": int64(3)}, true},
-		{"absent equals zero", map[string]any{}, map[string]any{"unavailableReplicas": int64(0), "conditions": []any{}}, true},
-		{"nil and empty map", nil, map[string]any{"readyReplicas": int64(0)}, true},
-		{"a count changed", map[string]any{"readyReplicas": int64(1)}, map[string]any{"readyReplicas": int64(2)}, false},
-		{"a field appeared", map[string]any{}, map[string]any{"readyReplicas": int64(1)}, false},
-		{"a field went", map[string]any{"readyReplicas": int64(1)}, map[string]any{}, false},
-		{"a string changed", map[string]any{"phase": "Running"}, map[string]any{"phase": "Pending"}, false},
-		{"nested list", map[string]any{"ingress": []any{map[string]any{"ip": "1.2.3.4"}}}, map[string]any{"ingress": []any{map[string]any{"ip": "1.2.3.5"}}}, false},
-		{"list length", map[string]any{"ingress": []any{"a"}}, map[string]any{"ingress": []any{"a", "b"}}, false},
-		{"type changed", map[string]any{"x": "1"}, map[string]any{"x": int64(1)}, false},
-	} {
-		if got := SameStatus(tc.a, tc.b); got != tc.want {
-			t.Errorf("%s: SameStatus(%v, %v) = %v, want %v", tc.name, tc.a, tc.b, got, tc.want)
-		}
-	}
-}

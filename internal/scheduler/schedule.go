@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,6 +25,17 @@ const SpreadStep = "SpreadConstraint"
 // MaxExplained bounds the clusters kept in a placement explanation.
 const MaxExplained = 64
 
+// PluginError is a scheduling cycle that could not finish because a plugin
+// failed (framework.Error): no verdict on the binding, which is retried.
+type PluginError struct {
+	Plugin  string
+	Message string
+}
+
+func (e *PluginError) Error() string {
+	return fmt.Sprintf("plugin %s failed: %s", e.Plugin, e.Message)
+}
+
 // Result is the outcome of one scheduling cycle.
 type Result struct {
 	// Targets is the placement; empty when Err is set.
@@ -32,7 +44,8 @@ type Result struct {
 	AffinityName string
 	// Explanation says how every cluster fared (bounded, see MaxExplained).
 	Explanation *workv1alpha2.PlacementExplanation
-	// Err says why the binding fits no cluster.
+	// Err says why the binding fits no cluster, or is a *PluginError when a
+	// plugin failed and the cycle must be retried.
 	Err error
 }
 
@@ -51,7 +64,8 @@ func Schedule(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.R
 		r := scheduleTerm(ctx, fw, EffectiveSpec(spec, terms[i].AffinityName), clusters)
 		r.AffinityName = terms[i].AffinityName
 		r.Explanation.AffinityName = r.AffinityName
-		if r.Err == nil {
+		var pe *PluginError
+		if r.Err == nil || errors.As(r.Err, &pe) {
 			return r
 		}
 		if r.AffinityName != "" {
@@ -92,6 +106,11 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 			continue
 		}
 		if st := fw.RunFilters(ctx, spec, c); !st.IsSuccess() {
+			if st.Code() == framework.Error {
+				// A failed plugin says nothing about the cluster: ruling it
+				// out would move workloads off a healthy cluster.
+				return Result{Err: &PluginError{Plugin: st.Plugin(), Message: st.Message()}, Explanation: explanation(ex, nil)}
+			}
 			rule(c.Name, st.Plugin(), st.Message())
 			continue
 		}
@@ -127,7 +146,8 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 
 	scores, st := fw.RunScores(ctx, spec, feasible)
 	if !st.IsSuccess() {
-		return result(fmt.Errorf("scoring: %s (%s)", st.Message(), st.Plugin()))
+		// A score plugin has no verdict to give but a failure.
+		return result(&PluginError{Plugin: st.Plugin(), Message: st.Message()})
 	}
 	cands := make([]core.Candidate, 0, len(feasible))
 	for _, c := range feasible {

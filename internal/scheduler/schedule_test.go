@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -171,6 +172,53 @@ func TestClusterChangeMatters(t *testing.T) {
 	for _, c := range cases {
 		if got := ClusterChangeMatters(&base, c.new); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// verdict is a filter plugin that answers code for the cluster named bad.
+type verdict struct {
+	code framework.Code
+	bad  string
+}
+
+func (verdict) Name() string { return "Verdict" }
+
+func (v verdict) Filter(_ context.Context, _ *workv1alpha2.ResourceBindingSpec, c *clusterv1alpha1.Cluster) *framework.Status {
+	if c.Name == v.bad {
+		return framework.NewStatus(v.code, "verdict on "+c.Name)
+	}
+	return nil
+}
+
+// A plugin's Error stops the cycle with a PluginError (retried, placement
+// kept); its Unschedulable only rules the cluster out.
+func TestScheduleHonoursStatusCodes(t *testing.T) {
+	clusters := []clusterv1alpha1.Cluster{member("m1", "r", 10), member("m2", "r", 10)}
+	for _, c := range []struct {
+		code       framework.Code
+		wantPlugin bool
+		want       string
+	}{
+		{framework.Unschedulable, false, "m1=1"},
+		{framework.Error, true, ""},
+	} {
+		v := verdict{code: c.code, bad: "m2"}
+		fw, err := framework.New(framework.Registry{"Verdict": func() (framework.Plugin, error) { return v, nil }}, []string{"*"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Schedule(context.Background(), fw, spec(1, &policyv1alpha1.Placement{}), clusters)
+		var pe *PluginError
+		if got := errors.As(res.Err, &pe); got != c.wantPlugin {
+			t.Errorf("code %d: PluginError %v (%v), want %v", c.code, got, res.Err, c.wantPlugin)
+			continue
+		}
+		if pe != nil && (pe.Plugin != "Verdict" || !strings.Contains(pe.Message, "m2")) {
+			t.Errorf("code %d: %+v, want the plugin and its message", c.code, pe)
+		}
+		if got := targets(res.Targets); got != c.want {
+			t.Errorf("code %d: targets %q, want %q", c.code, got, c.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -30,6 +31,8 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
 
@@ -38,8 +41,9 @@ const DefaultSchedulerName = "default-scheduler"
 
 // Reasons of the Scheduled condition.
 const (
-	ReasonSuccess      = "Success"
-	ReasonNoClusterFit = "NoClusterFit"
+	ReasonSuccess        = "Success"
+	ReasonNoClusterFit   = "NoClusterFit"
+	ReasonSchedulerError = "SchedulerError"
 )
 
 // Scheduler reconciles ResourceBindings and ClusterResourceBindings.
@@ -77,58 +81,42 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	s.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute)
 	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1)}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-resourcebinding").
-		For(&workv1alpha2.ResourceBinding{}).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(false)), builder.WithPredicates(placementRelevant)).
-		WithOptions(opts).
-		Complete(reconcile.Func(s.reconcileResourceBinding)); err != nil {
-		return err
+	for _, k := range bindings.Kinds {
+		if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-"+strings.ToLower(k.Name)).
+			For(k.New().Object).
+			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(k)), builder.WithPredicates(placementRelevant)).
+			WithOptions(opts).
+			Complete(s.reconcilerFor(k)); err != nil {
+			return err
+		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("scheduler-clusterresourcebinding").
-		For(&workv1alpha2.ClusterResourceBinding{}).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(true)), builder.WithPredicates(placementRelevant)).
-		WithOptions(opts).
-		Complete(reconcile.Func(s.reconcileClusterResourceBinding))
+	return nil
 }
 
-func (s *Scheduler) reconcileResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	rb := &workv1alpha2.ResourceBinding{}
-	if err := s.Client.Get(ctx, req.NamespacedName, rb); err != nil {
-		if apierrors.IsNotFound(err) {
-			s.written.Delete(req.String())
+func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		b, err := k.Get(ctx, s.Client, req.NamespacedName)
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				s.written.Delete(req.String())
+			}
+			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	after, err := s.scheduleOne(ctx, rb, &rb.Spec, &rb.Status)
-	if apierrors.IsConflict(err) {
-		// Another controller wrote the binding's status meanwhile: again,
-		// once the cache has it.
-		return reconcile.Result{Requeue: true}, nil
-	}
-	return reconcile.Result{RequeueAfter: after}, err
-}
-
-func (s *Scheduler) reconcileClusterResourceBinding(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	crb := &workv1alpha2.ClusterResourceBinding{}
-	if err := s.Client.Get(ctx, req.NamespacedName, crb); err != nil {
-		if apierrors.IsNotFound(err) {
-			s.written.Delete(req.String())
+		after, err := s.scheduleOne(ctx, b)
+		if apierrors.IsConflict(err) {
+			// Another controller wrote the binding's status meanwhile: again,
+			// once the cache has it.
+			return requeue.OnConflict(err)
 		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	after, err := s.scheduleOne(ctx, crb, &crb.Spec, &crb.Status)
-	if apierrors.IsConflict(err) {
-		// Another controller wrote the binding's status meanwhile: again,
-		// once the cache has it.
-		return reconcile.Result{Requeue: true}, nil
-	}
-	return reconcile.Result{RequeueAfter: after}, err
+		return reconcile.Result{RequeueAfter: after}, err
+	})
 }
 
 // scheduleOne schedules a binding whose spec changed since it was last
 // scheduled, or that did not fit last time.
-func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (time.Duration, error) {
+func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.Duration, error) {
 	log := klog.FromContext(ctx)
+	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return 0, nil
 	}
@@ -156,6 +144,16 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 		return 0, nil
 	}
 	res := Schedule(ctx, s.Framework, spec, clusters.Items)
+	var pluginErr *PluginError
+	if errors.As(res.Err, &pluginErr) {
+		// No verdict: the placement stays as it is, the condition says why,
+		// and the binding is retried with backoff.
+		if err := s.setCondition(ctx, obj, status, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
+			Reason: ReasonSchedulerError, Message: res.Err.Error(), ObservedGeneration: obj.GetGeneration()}); err != nil {
+			return 0, err
+		}
+		return 0, res.Err
+	}
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, Message: "Binding has been scheduled successfully."}
 	if res.Err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, res.Err.Error()
@@ -194,6 +192,18 @@ func (s *Scheduler) scheduleOne(ctx context.Context, obj client.Object, spec *wo
 	}
 	s.backoff.Forget(key)
 	return 0, nil
+}
+
+// setCondition writes the Scheduled condition alone, when it changed.
+func (s *Scheduler) setCondition(ctx context.Context, obj client.Object, status *workv1alpha2.ResourceBindingStatus, cond metav1.Condition) error {
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	if !meta.SetStatusCondition(&status.Conditions, cond) {
+		return nil
+	}
+	if err := s.Client.Status().Patch(ctx, obj, patch); err != nil {
+		return fmt.Errorf("writing the Scheduled condition: %w", err)
+	}
+	return nil
 }
 
 // placementRelevant passes Cluster changes that can change a filter's
@@ -319,40 +329,26 @@ func targetNames(ts []workv1alpha2.TargetCluster) []string {
 // unscheduledBindings maps a Cluster change to the bindings that did not fit
 // last time or are not placed on it (a new or changed cluster may take them
 // now) and, when the cluster is leaving, to the bindings placed on it.
-func (s *Scheduler) unscheduledBindings(clusterScoped bool) handler.MapFunc {
+func (s *Scheduler) unscheduledBindings(k bindings.Kind) handler.MapFunc {
 	return func(ctx context.Context, cl client.Object) []reconcile.Request {
-		var out []reconcile.Request
+		list, err := k.List(ctx, s.Client)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Listing bindings", "kind", k.Name)
+			return nil
+		}
 		leaving := !cl.GetDeletionTimestamp().IsZero()
-		add := func(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) {
-			c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+		var out []reconcile.Request
+		for _, b := range list {
+			c := meta.FindStatusCondition(b.Status.Conditions, workv1alpha2.Scheduled)
 			placedThere := false
-			for _, t := range spec.Clusters {
+			for _, t := range b.Spec.Clusters {
 				placedThere = placedThere || t.Name == cl.GetName()
 			}
 			// Every binding not placed there may fit it now; the binding's own
 			// reconcile decides cheaply whether anything changes.
 			if c == nil || c.Status != metav1.ConditionTrue || (leaving && placedThere) || !placedThere {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.Object)})
 			}
-		}
-		if clusterScoped {
-			list := &workv1alpha2.ClusterResourceBindingList{}
-			if err := s.Client.List(ctx, list); err != nil {
-				klog.FromContext(ctx).Error(err, "Listing cluster resource bindings")
-				return nil
-			}
-			for i := range list.Items {
-				add(&list.Items[i], &list.Items[i].Spec, &list.Items[i].Status)
-			}
-			return out
-		}
-		list := &workv1alpha2.ResourceBindingList{}
-		if err := s.Client.List(ctx, list); err != nil {
-			klog.FromContext(ctx).Error(err, "Listing resource bindings")
-			return nil
-		}
-		for i := range list.Items {
-			add(&list.Items[i], &list.Items[i].Spec, &list.Items[i].Status)
 		}
 		return out
 	}

@@ -15,6 +15,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -50,7 +51,7 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 	s := &Scheduler{Client: c, Framework: fw, Now: time.Now,
 		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)}
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rb)}
-	if _, err := s.reconcileResourceBinding(ctx, req); err != nil {
+	if _, err := s.reconcilerFor(bindings.Kinds[0]).Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	if n := writes.Load(); n != 2 {
@@ -68,7 +69,7 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 	stale := got.DeepCopy()
 	stale.Status = workv1alpha2.ResourceBindingStatus{}
 	writes.Store(0)
-	if _, err := s.scheduleOne(ctx, stale, &stale.Spec, &stale.Status); err != nil {
+	if _, err := s.scheduleOne(ctx, bindings.Binding{Object: stale, Spec: &stale.Spec, Status: &stale.Status}); err != nil {
 		t.Fatal(err)
 	}
 	if n := writes.Load(); n != 0 {
@@ -77,7 +78,7 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 
 	// A newer generation (the spec changed since) is scheduled.
 	stale.Generation = got.Generation + 1
-	if _, err := s.scheduleOne(ctx, stale, &stale.Spec, &stale.Status); err != nil {
+	if _, err := s.scheduleOne(ctx, bindings.Binding{Object: stale, Spec: &stale.Spec, Status: &stale.Status}); err != nil {
 		t.Fatal(err)
 	}
 	if n := writes.Load(); n == 0 {

@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -14,13 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/karmada-go/karmada/internal/bindings"
@@ -34,22 +29,13 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/detector"
-	"github.com/karmada-go/karmada/internal/scheme"
 )
 
 // Options are the flags of karmada-controller-manager.
 type Options struct {
-	Kubeconfig              string
-	Controllers             []string
-	LeaderElect             bool
-	LeaderElectionNamespace string
-	MetricsBindAddress      string
-	HealthProbeBindAddress  string
-	PprofBindAddress        string
-	EnablePprof             bool
+	cli.ManagerOptions
+	Controllers []string
 
-	KubeAPIQPS      float32
-	KubeAPIBurst    int
 	ClusterAPIQPS   float32
 	ClusterAPIBurst int
 
@@ -72,16 +58,8 @@ type Options struct {
 
 func (o *Options) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver (default: in-cluster, then $KUBECONFIG)")
+	o.ManagerOptions.AddFlags(f, ":10357")
 	f.StringSliceVar(&o.Controllers, "controllers", []string{"*"}, fmt.Sprintf("controllers to run: '*' for all, 'name' to enable, '-name' to disable; known: %s", strings.Join(controllerNames(), ", ")))
-	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader before running controllers, so that several replicas can run")
-	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", "karmada-system", "namespace of the leader election lease")
-	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
-	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":10357", "address of /healthz and /readyz")
-	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
-	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
-	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
-	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 400, "burst of queries to the karmada-apiserver")
 	f.Float32Var(&o.ClusterAPIQPS, "cluster-api-qps", 40, "queries per second to each member cluster")
 	f.IntVar(&o.ClusterAPIBurst, "cluster-api-burst", 60, "burst of queries to each member cluster")
 	f.DurationVar(&o.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", 10*time.Second, "how often each push-mode cluster is probed and its status updated")
@@ -120,6 +98,9 @@ func (o *Options) applyGCPercent() {
 
 // Validate checks the flags, naming the bad one.
 func (o *Options) Validate() error {
+	if err := o.ManagerOptions.Validate(); err != nil {
+		return err
+	}
 	if _, err := enabledControllers(o.Controllers); err != nil {
 		return err
 	}
@@ -130,8 +111,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-failure-threshold and --cluster-success-threshold must not be negative")
 	case o.GCPercent <= 0:
 		return fmt.Errorf("--gc-percent=%d: must be positive", o.GCPercent)
-	case o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 || o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
-		return fmt.Errorf("--kube-api-qps, --kube-api-burst, --cluster-api-qps and --cluster-api-burst must be positive")
+	case o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
+		return fmt.Errorf("--cluster-api-qps=%v and --cluster-api-burst=%d must be positive", o.ClusterAPIQPS, o.ClusterAPIBurst)
 	}
 	return nil
 }
@@ -199,29 +180,7 @@ func controllerNames() []string {
 // enabledControllers resolves --controllers: '*' enables all, 'name' one,
 // '-name' disables one (which wins over '*').
 func enabledControllers(spec []string) ([]string, error) {
-	all, on, off := false, map[string]bool{}, map[string]bool{}
-	for _, s := range spec {
-		s = strings.TrimSpace(s)
-		name := strings.TrimPrefix(s, "-")
-		switch {
-		case s == "*":
-			all = true
-			continue
-		case controllers[name] == nil:
-			return nil, fmt.Errorf("--controllers: unknown controller %q; known: %s", name, strings.Join(controllerNames(), ", "))
-		case strings.HasPrefix(s, "-"):
-			off[name] = true
-		default:
-			on[name] = true
-		}
-	}
-	var out []string
-	for _, n := range controllerNames() {
-		if !off[n] && (all || on[n]) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return cli.Enabled("--controllers", "controller", controllerNames(), spec)
 }
 
 // NewCommand returns the karmada-controller-manager command.
@@ -248,9 +207,6 @@ push-mode members), workStatus (member state into Works) and bindingStatus
 		},
 	}
 	o.addFlags(cmd)
-	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
-	klog.InitFlags(gofs)
-	cmd.Flags().AddGoFlagSet(gofs)
 	return cmd
 }
 
@@ -259,29 +215,18 @@ func Run(ctx context.Context, o *Options) error {
 	o.applyGCPercent()
 	ctrl.SetLogger(klog.NewKlogr())
 	log := klog.FromContext(ctx)
-	cfg, err := loadConfig(o.Kubeconfig)
+	cfg, err := o.RESTConfig()
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme.Scheme,
+	mgr, err := o.NewManager(cfg, "karmada-controller-manager", func(opts *ctrl.Options) {
 		// Resource templates are read as unstructured objects, on every
 		// binding and status change: from the cache, one informer per kind
 		// in use, rather than a GET each time.
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		// Nothing reads managedFields from the cache; they are often the
-		// larger part of an object.
-		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		Metrics:                 cli.MetricsOptions(o.MetricsBindAddress, o.EnablePprof),
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		PprofBindAddress:        o.PprofBindAddress,
-		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        "karmada-controller-manager",
-		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		opts.Client = client.Options{Cache: &client.CacheOptions{Unstructured: true}}
 	})
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return err
 	}
 	// Credentials are read uncached: caching every Secret of the control
 	// plane to read a few would cost far more.
@@ -304,29 +249,8 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("setting up controller %s: %w", name, err)
 		}
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
 	log.Info("Starting karmada-controller-manager", "controllers", enabled)
 	return mgr.Start(ctx)
-}
-
-func loadConfig(path string) (*rest.Config, error) {
-	if path != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", path)
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig %s: %w", path, err)
-		}
-		return cfg, nil
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("no --kubeconfig and no in-cluster or $KUBECONFIG configuration: %w", err)
-	}
-	return cfg, nil
 }
 
 // Main runs the command and returns the exit code.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -59,7 +60,7 @@ func TestGCPercent(t *testing.T) {
 		t.Fatalf("GOGC=80, --gc-percent=30: collector at %d%%, want 30", got)
 	}
 
-	o := &Options{Controllers: []string{"*"}, GCPercent: 0, ClusterStatusUpdateFrequency: time.Second, KubeAPIQPS: 1, KubeAPIBurst: 1, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
+	o := &Options{Controllers: []string{"*"}, GCPercent: 0, ClusterStatusUpdateFrequency: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--gc-percent") {
 		t.Fatalf("--gc-percent=0: %v, want an error naming the flag", err)
 	}

@@ -29,6 +29,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/jsonvalue"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
 
@@ -343,7 +344,7 @@ func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.Object
 	if err != nil {
 		return fmt.Errorf("aggregating status of %s %s: %w", ref.Kind, ref.Name, err)
 	}
-	if interpreter.SameStatus(next.Object["status"], tmpl.Object["status"]) {
+	if jsonvalue.Equal(next.Object["status"], tmpl.Object["status"]) {
 		return nil
 	}
 	if err := r.Client.Status().Update(ctx, next); err != nil && !apierrors.IsNotFound(err) {

@@ -12,66 +12,12 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/jsonvalue"
 )
 
 // cacheSyncWait bounds how long a reconcile waits for a member's informer of
 // a type to sync before it falls back to reading the member directly.
 const cacheSyncWait = 10 * time.Second
-
-// Contains reports whether live holds every field of desired with the same
-// value: maps may have more keys in live, lists must have the same length
-// and hold, element by element, what desired holds. Numbers compare by
-// value whatever their Go type. A null in desired matches anything. It is
-// conservative: a value the member writes differently (a quantity
-// normalised, say) reads as a difference, which only costs an apply.
-func Contains(live, desired any) bool {
-	switch d := desired.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, dv := range d {
-			// A key live lacks reads as null: it matches only a null.
-			if !Contains(l[k], dv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		l, ok := live.([]any)
-		if !ok || len(l) != len(d) {
-			return false
-		}
-		for i := range d {
-			if !Contains(l[i], d[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if df, ok := number(desired); ok {
-		lf, ok := number(live)
-		return ok && lf == df
-	}
-	return live == desired
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
 
 // appliedAtGeneration reports whether the Work's current generation was
 // applied successfully before: only then can its manifests be compared with
@@ -125,7 +71,7 @@ func (a *appliedGenerations) forget(work types.NamespacedName) {
 // member) already holds the manifest, for a generation of the Work that was
 // applied before: then applying it again would change nothing.
 func holds(cur, manifest *unstructured.Unstructured, work *workv1alpha1.Work, applied bool) bool {
-	return applied && cur != nil && fromWork(cur, work) && Contains(cur.Object, manifest.Object)
+	return applied && cur != nil && fromWork(cur, work) && jsonvalue.Contains(cur.Object, manifest.Object)
 }
 
 // cachedCopy returns the member's copy of obj from the member's informer of

@@ -148,6 +148,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// for minutes.
 			return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 		}
+		if onlyInvalid(applyErr) {
+			// Applying the same manifests again cannot succeed: the
+			// condition says why, and a new generation of the Work brings
+			// it back.
+			return ctrl.Result{}, reconcile.TerminalError(applyErr)
+		}
 		return ctrl.Result{}, applyErr
 	}
 	return ctrl.Result{}, nil
@@ -171,6 +177,28 @@ type notServedError struct{ err error }
 
 func (e *notServedError) Error() string { return e.err.Error() }
 func (e *notServedError) Unwrap() error { return e.err }
+
+// invalidManifestError is a manifest that is not an object: no retry can
+// apply it.
+type invalidManifestError struct{ err error }
+
+func (e *invalidManifestError) Error() string { return e.err.Error() }
+func (e *invalidManifestError) Unwrap() error { return e.err }
+
+// onlyInvalid reports whether every apply error is an invalid manifest.
+func onlyInvalid(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var im *invalidManifestError
+		if !errors.As(e, &im) {
+			return false
+		}
+	}
+	return len(errs) > 0
+}
 
 // soonResolved reports whether every apply error is of the kind that goes
 // away by itself: a type not served yet, or a namespace not created yet.
@@ -214,7 +242,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
-			errs = append(errs, fmt.Errorf("manifest %d is not a valid object: %w", i, err))
+			errs = append(errs, &invalidManifestError{fmt.Errorf("manifest %d is not a valid object: %w", i, err)})
 			continue
 		}
 		overwrite := obj.GetAnnotations()[workv1alpha1.ConflictResolutionAnnotation] == workv1alpha1.ConflictOverwrite

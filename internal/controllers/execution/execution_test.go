@@ -30,3 +30,24 @@ func TestSoonResolved(t *testing.T) {
 		}
 	}
 }
+
+// Only manifests that are not objects make a failure terminal: anything
+// else may succeed on a retry.
+func TestOnlyInvalid(t *testing.T) {
+	invalid := &invalidManifestError{errors.New("manifest 0 is not a valid object")}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("no"))
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"an invalid manifest", invalid, true},
+		{"two invalid manifests", errors.Join(invalid, invalid), true},
+		{"an invalid manifest and a failure", errors.Join(invalid, forbidden), false},
+		{"a failure", forbidden, false},
+	} {
+		if got := onlyInvalid(c.err); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

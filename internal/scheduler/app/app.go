@@ -3,36 +3,41 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
-	"github.com/karmada-go/karmada/internal/scheme"
 )
 
 // Options are the flags of karmada-scheduler.
 type Options struct {
-	Kubeconfig              string
-	LeaderElect             bool
-	LeaderElectionNamespace string
-	MetricsBindAddress      string
-	HealthProbeBindAddress  string
-	PprofBindAddress        string
-	EnablePprof             bool
-	SchedulerName           string
-	Plugins                 []string
-	KubeAPIQPS              float32
-	KubeAPIBurst            int
-	Workers                 int
+	cli.ManagerOptions
+	SchedulerName string
+	Plugins       []string
+	Workers       int
+}
+
+// Validate checks the flags, naming the bad one.
+func (o *Options) Validate() error {
+	if err := o.ManagerOptions.Validate(); err != nil {
+		return err
+	}
+	if _, err := framework.Enabled(plugins.NewInTreeRegistry(), o.Plugins); err != nil {
+		return err
+	}
+	if o.Workers <= 0 {
+		return fmt.Errorf("--concurrent-syncs=%d: must be positive", o.Workers)
+	}
+	if o.SchedulerName == "" {
+		return fmt.Errorf("--scheduler-name must not be empty")
+	}
+	return nil
 }
 
 // NewCommand returns the karmada-scheduler command.
@@ -53,25 +58,17 @@ cluster, to status.placementExplanation (see karmadactl explain-placement).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
 			return Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver (default: in-cluster, then $KUBECONFIG)")
-	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader before scheduling, so that several replicas can run")
-	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", "karmada-system", "namespace of the leader election lease")
-	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
-	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":10351", "address of /healthz and /readyz")
-	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
-	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
+	o.ManagerOptions.AddFlags(f, ":10351")
 	f.StringVar(&o.SchedulerName, "scheduler-name", scheduler.DefaultSchedulerName, "bindings naming this scheduler (or none) are scheduled here")
 	f.StringSliceVar(&o.Plugins, "plugins", []string{"*"}, "plugins to run: '*' for all, 'name' to enable, '-name' to disable")
-	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
-	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 400, "burst of queries to the karmada-apiserver")
 	f.IntVar(&o.Workers, "concurrent-syncs", 5, "bindings scheduled at once")
-	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
-	klog.InitFlags(gofs)
-	f.AddGoFlagSet(gofs)
 	return cmd
 }
 
@@ -82,33 +79,15 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := ctrl.GetConfig()
-	if o.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	}
+	cfg, err := o.RESTConfig()
 	if err != nil {
-		return fmt.Errorf("loading the karmada-apiserver configuration (--kubeconfig): %w", err)
+		return err
 	}
-	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme.Scheme,
-		Metrics:                 cli.MetricsOptions(o.MetricsBindAddress, o.EnablePprof),
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		PprofBindAddress:        o.PprofBindAddress,
-		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        "karmada-scheduler",
-		LeaderElectionNamespace: o.LeaderElectionNamespace,
-	})
+	mgr, err := o.NewManager(cfg, "karmada-scheduler")
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return err
 	}
 	if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw, SchedulerName: o.SchedulerName, Workers: o.Workers}).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting karmada-scheduler", "plugins", o.Plugins, "schedulerName", o.SchedulerName)

@@ -6,11 +6,11 @@ package framework
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/cli"
 )
 
 // Code is the outcome of a plugin call.
@@ -23,7 +23,9 @@ const (
 	// Unschedulable: the cluster cannot take the workload now; it may once
 	// the cluster or the placement changes.
 	Unschedulable
-	// Error: the plugin failed; the binding is retried.
+	// Error: the plugin failed and has no verdict on the cluster; the
+	// scheduling cycle stops, the placement is kept, and the binding is
+	// retried with backoff.
 	Error
 )
 
@@ -153,28 +155,7 @@ func Enabled(r Registry, spec []string) ([]string, error) {
 	for n := range r {
 		known = append(known, n)
 	}
-	sort.Strings(known)
-	all, on, off := false, map[string]bool{}, map[string]bool{}
-	for _, s := range spec {
-		name := strings.TrimPrefix(strings.TrimSpace(s), "-")
-		switch {
-		case s == "*":
-			all = true
-		case r[name] == nil:
-			return nil, fmt.Errorf("--plugins: unknown plugin %q; known: %s", name, strings.Join(known, ", "))
-		case strings.HasPrefix(strings.TrimSpace(s), "-"):
-			off[name] = true
-		default:
-			on[name] = true
-		}
-	}
-	var out []string
-	for _, n := range known {
-		if !off[n] && (all || on[n]) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return cli.Enabled("--plugins", "plugin", known, spec)
 }
 
 // RunFilters returns nil when every filter passes the cluster, else the

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/karmada-go/karmada/internal/scheme"
+)
+
+// ManagerOptions are the flags of every binary that runs a controller-runtime
+// manager against the karmada-apiserver, with Karmada's flag names.
+type ManagerOptions struct {
+	Kubeconfig              string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	MetricsBindAddress      string
+	HealthProbeBindAddress  string
+	PprofBindAddress        string
+	EnablePprof             bool
+	KubeAPIQPS              float32
+	KubeAPIBurst            int
+}
+
+// AddFlags registers the flags, with the component's own health probe
+// address as the default, and klog's flags.
+func (o *ManagerOptions) AddFlags(f *pflag.FlagSet, healthProbeAddress string) {
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver (default: in-cluster, then $KUBECONFIG)")
+	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader before running, so that several replicas can run")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", "karmada-system", "namespace of the leader election lease")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
+	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", healthProbeAddress, "address of /healthz and /readyz")
+	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
+	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
+	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
+	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 400, "burst of queries to the karmada-apiserver")
+	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
+	klog.InitFlags(gofs)
+	f.AddGoFlagSet(gofs)
+}
+
+// Validate checks the flags, naming the bad one.
+func (o *ManagerOptions) Validate() error {
+	if o.KubeAPIQPS <= 0 {
+		return fmt.Errorf("--kube-api-qps=%v: must be positive", o.KubeAPIQPS)
+	}
+	if o.KubeAPIBurst <= 0 {
+		return fmt.Errorf("--kube-api-burst=%d: must be positive", o.KubeAPIBurst)
+	}
+	return nil
+}
+
+// RESTConfig loads the karmada-apiserver's configuration from --kubeconfig
+// when given (and only from it), else in-cluster or $KUBECONFIG, with the
+// flags' QPS and burst.
+func (o *ManagerOptions) RESTConfig() (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if o.Kubeconfig != "" {
+		if cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+	} else if cfg, err = ctrl.GetConfig(); err != nil {
+		return nil, fmt.Errorf("no --kubeconfig and no in-cluster or $KUBECONFIG configuration: %w", err)
+	}
+	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	return cfg, nil
+}
+
+// NewManager creates the manager: the project's scheme, managedFields
+// stripped from cached objects (nothing reads them, and they are often the
+// larger part of an object), metrics, probes, pprof and leader election
+// under leaderElectionID; customize, when given, changes those options
+// further. /healthz and /readyz answer once it runs.
+func (o *ManagerOptions) NewManager(cfg *rest.Config, leaderElectionID string, customize ...func(*ctrl.Options)) (manager.Manager, error) {
+	opts := ctrl.Options{
+		Scheme:                  scheme.Scheme,
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Metrics:                 MetricsOptions(o.MetricsBindAddress, o.EnablePprof),
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+	}
+	for _, c := range customize {
+		c(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// Enabled resolves a list flag such as --controllers or --plugins against
+// the known names of things of one kind (what: "controller", "plugin"): "*"
+// enables all, "name" one, "-name" disables one (which wins over "*"). It
+// returns the enabled names sorted, or an error naming the flag, the unknown
+// name and the known ones.
+func Enabled(flagName, what string, known []string, spec []string) ([]string, error) {
+	sorted := append([]string(nil), known...)
+	sort.Strings(sorted)
+	isKnown := make(map[string]bool, len(known))
+	for _, n := range known {
+		isKnown[n] = true
+	}
+	all, on, off := false, map[string]bool{}, map[string]bool{}
+	for _, s := range spec {
+		s = strings.TrimSpace(s)
+		name := strings.TrimPrefix(s, "-")
+		switch {
+		case s == "*":
+			all = true
+		case !isKnown[name]:
+			return nil, fmt.Errorf("%s: unknown %s %q; known: %s", flagName, what, name, strings.Join(sorted, ", "))
+		case strings.HasPrefix(s, "-"):
+			off[name] = true
+		default:
+			on[name] = true
+		}
+	}
+	var out []string
+	for _, n := range sorted {
+		if !off[n] && (all || on[n]) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
