@@ -20,11 +20,10 @@ var ClaimPrefixes = []string{
 // Job machinery (when it has one) and would not match in a member.
 var jobGeneratedLabels = []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"}
 
-// Prune returns a copy of a template stripped of what belongs to the control
-// plane: identity and bookkeeping metadata, status, claims, and fields the
-// control plane's API server assigned (a Service's cluster IPs, a Job's
-// generated selector, a ServiceAccount's token secrets).
-func Prune(obj *unstructured.Unstructured) *unstructured.Unstructured {
+// pruneCommon returns a copy of a template stripped of what every kind
+// leaves behind in the control plane: identity and bookkeeping metadata,
+// status, and claims.
+func pruneCommon(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out := obj.DeepCopy()
 	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
 		"deletionGracePeriodSeconds", "selfLink", "managedFields", "ownerReferences", "finalizers", "generateName"} {
@@ -34,32 +33,41 @@ func Prune(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out.SetLabels(withoutClaims(out.GetLabels()))
 	out.SetAnnotations(withoutClaims(out.GetAnnotations()))
 
-	switch groupKind(out) {
-	case serviceKind:
-		// A headless Service ("None") keeps its clusterIP: it is part of
-		// the spec, not an assigned address.
-		if ip, _, _ := unstructured.NestedString(out.Object, "spec", "clusterIP"); ip != "None" {
-			unstructured.RemoveNestedField(out.Object, "spec", "clusterIP")
-			unstructured.RemoveNestedField(out.Object, "spec", "clusterIPs")
-		}
-		unstructured.RemoveNestedField(out.Object, "spec", "healthCheckNodePort")
-	case jobKind:
-		if manual, _, _ := unstructured.NestedBool(out.Object, "spec", "manualSelector"); !manual {
-			unstructured.RemoveNestedField(out.Object, "spec", "selector")
-			labels, _, _ := unstructured.NestedStringMap(out.Object, "spec", "template", "metadata", "labels")
-			for _, l := range jobGeneratedLabels {
-				delete(labels, l)
-			}
-			if len(labels) == 0 {
-				unstructured.RemoveNestedField(out.Object, "spec", "template", "metadata", "labels")
-			} else {
-				_ = unstructured.SetNestedStringMap(out.Object, labels, "spec", "template", "metadata", "labels")
-			}
-		}
-	case saKind:
-		unstructured.RemoveNestedField(out.Object, "secrets")
-	}
 	return out
+}
+
+// pruneService drops the addresses the control plane assigned. A headless
+// Service ("None") keeps its clusterIP: it is part of the spec, not an
+// assigned address.
+func pruneService(out *unstructured.Unstructured) {
+	if ip, _, _ := unstructured.NestedString(out.Object, "spec", "clusterIP"); ip != "None" {
+		unstructured.RemoveNestedField(out.Object, "spec", "clusterIP")
+		unstructured.RemoveNestedField(out.Object, "spec", "clusterIPs")
+	}
+	unstructured.RemoveNestedField(out.Object, "spec", "healthCheckNodePort")
+}
+
+// pruneJob drops the selector and pod labels the control plane generated,
+// unless the Job chose its selector.
+func pruneJob(out *unstructured.Unstructured) {
+	if manual, _, _ := unstructured.NestedBool(out.Object, "spec", "manualSelector"); manual {
+		return
+	}
+	unstructured.RemoveNestedField(out.Object, "spec", "selector")
+	labels, _, _ := unstructured.NestedStringMap(out.Object, "spec", "template", "metadata", "labels")
+	for _, l := range jobGeneratedLabels {
+		delete(labels, l)
+	}
+	if len(labels) == 0 {
+		unstructured.RemoveNestedField(out.Object, "spec", "template", "metadata", "labels")
+	} else {
+		_ = unstructured.SetNestedStringMap(out.Object, labels, "spec", "template", "metadata", "labels")
+	}
+}
+
+// pruneServiceAccount drops the token secrets the control plane listed.
+func pruneServiceAccount(out *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(out.Object, "secrets")
 }
 
 func withoutClaims(m map[string]string) map[string]string {
@@ -81,94 +89,6 @@ func withoutClaims(m map[string]string) map[string]string {
 	}
 	if len(out) == 0 {
 		return nil
-	}
-	return out
-}
-
-// Retain returns desired (what Karmada applies) completed with what the
-// member owns in observed (the copy in the member), so that an update does
-// not undo the member's own changes: labels and annotations the member
-// added, a Service's assigned IPs and node ports, a ServiceAccount's secrets,
-// a PVC's bound volume, a Job's generated selector and labels, a Pod's node.
-func Retain(desired, observed *unstructured.Unstructured) *unstructured.Unstructured {
-	out := desired.DeepCopy()
-	out.SetLabels(mergeMissing(out.GetLabels(), observed.GetLabels()))
-	out.SetAnnotations(mergeMissing(out.GetAnnotations(), observed.GetAnnotations()))
-	keep := func(path ...string) {
-		if _, found, _ := unstructured.NestedFieldNoCopy(out.Object, path...); found {
-			return
-		}
-		if v, found, _ := unstructured.NestedFieldCopy(observed.Object, path...); found {
-			_ = unstructured.SetNestedField(out.Object, v, path...)
-		}
-	}
-	switch groupKind(out) {
-	case serviceKind:
-		keep("spec", "clusterIP")
-		keep("spec", "clusterIPs")
-		keep("spec", "healthCheckNodePort")
-		retainNodePorts(out, observed)
-	case saKind:
-		keep("secrets")
-	case pvcKind:
-		keep("spec", "volumeName")
-	case jobKind:
-		if manual, _, _ := unstructured.NestedBool(out.Object, "spec", "manualSelector"); !manual {
-			keep("spec", "selector")
-			obsLabels, _, _ := unstructured.NestedStringMap(observed.Object, "spec", "template", "metadata", "labels")
-			desLabels, _, _ := unstructured.NestedStringMap(out.Object, "spec", "template", "metadata", "labels")
-			if merged := mergeMissing(desLabels, obsLabels); len(merged) > 0 {
-				_ = unstructured.SetNestedStringMap(out.Object, merged, "spec", "template", "metadata", "labels")
-			}
-		}
-	case podKind:
-		keep("spec", "nodeName")
-	}
-	return out
-}
-
-// retainNodePorts keeps the node port the member assigned to each port the
-// template leaves without one, matching ports by name, then by port number.
-func retainNodePorts(out, observed *unstructured.Unstructured) {
-	desired, found, _ := unstructured.NestedSlice(out.Object, "spec", "ports")
-	if !found {
-		return
-	}
-	obs, _, _ := unstructured.NestedSlice(observed.Object, "spec", "ports")
-	for i, d := range desired {
-		dm, ok := d.(map[string]any)
-		if !ok {
-			continue
-		}
-		if _, has := dm["nodePort"]; has {
-			continue
-		}
-		for _, o := range obs {
-			om, ok := o.(map[string]any)
-			if !ok || om["nodePort"] == nil {
-				continue
-			}
-			if (dm["name"] != nil && dm["name"] == om["name"]) || (dm["name"] == nil && dm["port"] == om["port"]) {
-				dm["nodePort"] = om["nodePort"]
-				break
-			}
-		}
-		desired[i] = dm
-	}
-	_ = unstructured.SetNestedSlice(out.Object, desired, "spec", "ports")
-}
-
-// mergeMissing returns desired plus the keys of observed that desired lacks.
-func mergeMissing(desired, observed map[string]string) map[string]string {
-	if len(observed) == 0 {
-		return desired
-	}
-	out := make(map[string]string, len(desired)+len(observed))
-	for k, v := range observed {
-		out[k] = v
-	}
-	for k, v := range desired {
-		out[k] = v
 	}
 	return out
 }

@@ -1,9 +1,3 @@
-// Package interpreter holds the built-in knowledge of Kubernetes kinds that
-// propagation needs: how many replicas a template has and what each needs,
-// how to change its replica count for one cluster, what must not travel to a
-// member, what a member owns and must be kept on update, how to reflect and
-// aggregate status, and how to judge health. Every function works on
-// unstructured objects and is a plain function of its inputs.
 package interpreter
 
 import (
@@ -12,71 +6,46 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
-// Kinds with built-in replica knowledge.
-var (
-	deploymentKind  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	statefulSetKind = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	replicaSetKind  = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
-	daemonSetKind   = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
-	jobKind         = schema.GroupKind{Group: "batch", Kind: "Job"}
-	podKind         = schema.GroupKind{Kind: "Pod"}
-	serviceKind     = schema.GroupKind{Kind: "Service"}
-	pvcKind         = schema.GroupKind{Kind: "PersistentVolumeClaim"}
-	saKind          = schema.GroupKind{Kind: "ServiceAccount"}
-)
-
-func groupKind(obj *unstructured.Unstructured) schema.GroupKind {
-	return obj.GroupVersionKind().GroupKind()
+// podReplicas is InterpretReplica for kinds whose replica count is at
+// spec.replicas (default 1) and whose pods are made from podSpecPath.
+func podReplicas(podSpecPath ...string) func(*unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
+	return func(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
+		var replicas int64 = 1
+		if len(podSpecPath) > 1 {
+			if r, found, err := nestedInt(obj.Object, "spec", "replicas"); err != nil {
+				return 0, nil, fmt.Errorf("spec.replicas: %w", err)
+			} else if found {
+				replicas = r
+			}
+		}
+		return withRequirements(obj, replicas, podSpecPath)
+	}
 }
 
-// HasReplicas reports whether the kind's replicas can be divided between
-// clusters.
-func HasReplicas(gk schema.GroupKind) bool {
-	switch gk {
-	case deploymentKind, statefulSetKind, replicaSetKind, jobKind, podKind:
-		return true
-	}
-	return false
-}
-
-// Replicas returns the replica count of a workload and what one replica
-// needs. Kinds without replicas return (0, nil, nil).
-func Replicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-	gk := groupKind(obj)
-	if !HasReplicas(gk) {
-		return 0, nil, nil
-	}
+// jobReplicas is InterpretReplica for Jobs: a Job runs up to parallelism
+// pods at once (default 1), and no more than it needs to complete.
+func jobReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
 	var replicas int64 = 1
-	podSpecPath := []string{"spec", "template", "spec"}
-	switch gk {
-	case podKind:
-		podSpecPath = []string{"spec"}
-	case jobKind:
-		// A Job runs up to parallelism pods at once (default 1), and no more
-		// than it needs to complete.
-		replicas = 1
-		if p, found, err := nestedInt(obj.Object, "spec", "parallelism"); err != nil {
-			return 0, nil, fmt.Errorf("spec.parallelism: %w", err)
-		} else if found {
-			replicas = p
-		}
-		if c, found, err := nestedInt(obj.Object, "spec", "completions"); err != nil {
-			return 0, nil, fmt.Errorf("spec.completions: %w", err)
-		} else if found && c < replicas {
-			replicas = c
-		}
-	default:
-		if r, found, err := nestedInt(obj.Object, "spec", "replicas"); err != nil {
-			return 0, nil, fmt.Errorf("spec.replicas: %w", err)
-		} else if found {
-			replicas = r
-		}
+	if p, found, err := nestedInt(obj.Object, "spec", "parallelism"); err != nil {
+		return 0, nil, fmt.Errorf("spec.parallelism: %w", err)
+	} else if found {
+		replicas = p
 	}
+	if c, found, err := nestedInt(obj.Object, "spec", "completions"); err != nil {
+		return 0, nil, fmt.Errorf("spec.completions: %w", err)
+	} else if found && c < replicas {
+		replicas = c
+	}
+	return withRequirements(obj, replicas, []string{"spec", "template", "spec"})
+}
+
+// withRequirements adds to a replica count what one pod of the spec at
+// podSpecPath needs.
+func withRequirements(obj *unstructured.Unstructured, replicas int64, podSpecPath []string) (int32, *workv1alpha2.ReplicaRequirements, error) {
 	spec, found, err := unstructured.NestedMap(obj.Object, podSpecPath...)
 	if err != nil {
 		return 0, nil, fmt.Errorf("pod spec: %w", err)
@@ -146,25 +115,26 @@ func AddResources(into, add corev1.ResourceList) {
 	}
 }
 
-// ReviseReplicas returns a copy of obj with its replica count set for one
-// cluster. Kinds without replicas are returned unchanged.
-func ReviseReplicas(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
+// reviseSpecReplicas is ReviseReplica for kinds whose replica count is at
+// spec.replicas.
+func reviseSpecReplicas(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
-	switch groupKind(obj) {
-	case deploymentKind, statefulSetKind, replicaSetKind:
-		if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "replicas"); err != nil {
+	if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "replicas"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// reviseJob is ReviseReplica for Jobs: parallelism, and completions follow
+// it (a cluster running part of the pods completes its share).
+func reviseJob(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
+	out := obj.DeepCopy()
+	if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "parallelism"); err != nil {
+		return nil, err
+	}
+	if _, found, _ := nestedInt(out.Object, "spec", "completions"); found {
+		if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "completions"); err != nil {
 			return nil, err
-		}
-	case jobKind:
-		if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "parallelism"); err != nil {
-			return nil, err
-		}
-		// Completions follow parallelism: a cluster running part of the pods
-		// completes its share.
-		if _, found, _ := nestedInt(out.Object, "spec", "completions"); found {
-			if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "completions"); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return out, nil

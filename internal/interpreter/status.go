@@ -13,31 +13,15 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
-// Status fields reflected from members, per kind. Kinds not listed reflect
-// their whole status.
-var reflectedFields = map[string][]string{
-	"apps/Deployment":  {"replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas", "observedGeneration"},
-	"apps/StatefulSet": {"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas", "observedGeneration"},
-	"apps/ReplicaSet":  {"replicas", "readyReplicas", "availableReplicas", "fullyLabeledReplicas", "observedGeneration"},
-	"apps/DaemonSet": {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
-		"updatedNumberScheduled", "numberAvailable", "numberUnavailable", "observedGeneration"},
-}
-
-func kindKey(obj *unstructured.Unstructured) string {
-	gk := groupKind(obj)
-	return gk.Group + "/" + gk.Kind
-}
-
-// ReflectStatus returns what of a member object's status is recorded in its
-// Work: selected fields for workloads, plus the object's own generation and
-// the template generation it was made from; the whole status otherwise. No
-// status gives nil.
-func ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
-	status, found, err := unstructured.NestedMap(obj.Object, "status")
-	if err != nil || !found {
-		return nil, err
-	}
-	if fields, ok := reflectedFields[kindKey(obj)]; ok {
+// pickStatus is InterpretStatus for workloads: the named fields of the
+// status, plus the object's own generation and the template generation it
+// was made from (which aggregation compares).
+func pickStatus(fields ...string) func(*unstructured.Unstructured) (*runtime.RawExtension, error) {
+	return func(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
+		status, found, err := unstructured.NestedMap(obj.Object, "status")
+		if err != nil || !found {
+			return nil, err
+		}
 		picked := map[string]any{}
 		for _, f := range fields {
 			if v, ok := status[f]; ok {
@@ -48,8 +32,21 @@ func ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error
 		if g, err := strconv.ParseInt(obj.GetAnnotations()[workv1alpha2.ResourceTemplateGenerationAnnotation], 10, 64); err == nil {
 			picked["resourceTemplateGeneration"] = g
 		}
-		status = picked
+		return marshalStatus(picked)
 	}
+}
+
+// wholeStatus is the default of InterpretStatus: the whole status, nil
+// when there is none.
+func wholeStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
+	status, found, err := unstructured.NestedMap(obj.Object, "status")
+	if err != nil || !found {
+		return nil, err
+	}
+	return marshalStatus(status)
+}
+
+func marshalStatus(status map[string]any) (*runtime.RawExtension, error) {
 	raw, err := json.Marshal(status)
 	if err != nil {
 		return nil, err
@@ -57,40 +54,9 @@ func ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error
 	return &runtime.RawExtension{Raw: raw}, nil
 }
 
-// observingKinds are the kinds whose controllers report, in
-// status.observedGeneration, which generation their status describes.
-var observingKinds = map[string]bool{"apps/Deployment": true, "apps/StatefulSet": true, "apps/ReplicaSet": true, "apps/DaemonSet": true}
-
-// Unobserved reports whether a member's copy carries no status of its
-// current generation yet: a workload whose controller reports
-// status.observedGeneration, and has not observed the object's generation
-// (a copy just created or just changed). Such a status says nothing about
-// the current spec; reflecting it would only add a write.
-func Unobserved(obj *unstructured.Unstructured) bool {
-	if !observingKinds[kindKey(obj)] {
-		return false
-	}
-	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
-	return observed < obj.GetGeneration()
-}
-
-// summedFields are added up over clusters when aggregating, per kind.
-var summedFields = map[string][]string{
-	"apps/Deployment":  {"replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"},
-	"apps/StatefulSet": {"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"},
-	"apps/ReplicaSet":  {"replicas", "readyReplicas", "availableReplicas", "fullyLabeledReplicas"},
-	"apps/DaemonSet": {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
-		"updatedNumberScheduled", "numberAvailable", "numberUnavailable"},
-	"batch/Job": {"active", "succeeded", "failed"},
-}
-
-// AggregateStatus returns the template with its status set from the status
-// reflected by every cluster. For workloads, observedGeneration becomes the
-// template's generation only once every cluster runs a copy of that
-// generation and has observed it; until then it keeps its previous value.
-// Kinds without aggregation return the template unchanged.
-func AggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
-	out := template.DeepCopy()
+// clusterStatuses decodes every cluster's reflected status (nil for a
+// cluster that reported none).
+func clusterStatuses(items []workv1alpha2.AggregatedStatusItem) ([]map[string]any, error) {
 	statuses := make([]map[string]any, 0, len(items))
 	for _, it := range items {
 		if it.Status == nil || len(it.Status.Raw) == 0 {
@@ -103,40 +69,72 @@ func AggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.A
 		}
 		statuses = append(statuses, m)
 	}
-	key := kindKey(out)
-	switch {
-	case summedFields[key] != nil:
+	return statuses, nil
+}
+
+// sumStatus is AggregateStatus for workloads: the named fields are added up
+// over clusters, and then finish (observedGeneration, or a Job's
+// conditions) completes the status.
+func sumStatus(finish func(template *unstructured.Unstructured, status map[string]any, statuses []map[string]any), fields ...string) func(*unstructured.Unstructured, []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	return func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+		statuses, err := clusterStatuses(items)
+		if err != nil {
+			return nil, err
+		}
+		out := template.DeepCopy()
 		status, _, _ := unstructured.NestedMap(out.Object, "status")
 		if status == nil {
 			status = map[string]any{}
 		}
-		for _, f := range summedFields[key] {
+		for _, f := range fields {
 			var sum int64
 			for _, s := range statuses {
 				sum += toInt64(s[f])
 			}
 			status[f] = sum
 		}
-		if key != "batch/Job" {
-			if caughtUp(out.GetGeneration(), statuses) {
-				status["observedGeneration"] = out.GetGeneration()
-			}
-		} else {
-			aggregateJob(status, statuses)
-		}
+		finish(out, status, statuses)
 		if err := unstructured.SetNestedMap(out.Object, status, "status"); err != nil {
 			return nil, err
 		}
-	case key == "/Service":
-		if t, _, _ := unstructured.NestedString(out.Object, "spec", "type"); t == "LoadBalancer" {
-			if err := unstructured.SetNestedSlice(out.Object, loadBalancerIngress(statuses), "status", "loadBalancer", "ingress"); err != nil {
-				return nil, err
-			}
-		}
-	case key == "/Pod":
-		if err := unstructured.SetNestedField(out.Object, podPhase(statuses), "status", "phase"); err != nil {
+		return out, nil
+	}
+}
+
+// observedGeneration becomes the template's generation only once every
+// cluster runs a copy of that generation and has observed it; until then it
+// keeps its previous value.
+func observedGeneration(template *unstructured.Unstructured, status map[string]any, statuses []map[string]any) {
+	if caughtUp(template.GetGeneration(), statuses) {
+		status["observedGeneration"] = template.GetGeneration()
+	}
+}
+
+// aggregateService sets a LoadBalancer Service's ingress from every
+// cluster's.
+func aggregateService(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	statuses, err := clusterStatuses(items)
+	if err != nil {
+		return nil, err
+	}
+	out := template.DeepCopy()
+	if t, _, _ := unstructured.NestedString(out.Object, "spec", "type"); t == "LoadBalancer" {
+		if err := unstructured.SetNestedSlice(out.Object, loadBalancerIngress(statuses), "status", "loadBalancer", "ingress"); err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// aggregatePod sets a Pod's phase from every cluster's.
+func aggregatePod(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	statuses, err := clusterStatuses(items)
+	if err != nil {
+		return nil, err
+	}
+	out := template.DeepCopy()
+	if err := unstructured.SetNestedField(out.Object, podPhase(statuses), "status", "phase"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -158,7 +156,7 @@ func caughtUp(generation int64, statuses []map[string]any) bool {
 // aggregateJob sets the Job's conditions and times: Complete once every
 // cluster completed, Failed once any failed; startTime is the earliest,
 // completionTime the latest when all completed.
-func aggregateJob(status map[string]any, statuses []map[string]any) {
+func aggregateJob(_ *unstructured.Unstructured, status map[string]any, statuses []map[string]any) {
 	complete, failed := len(statuses) > 0, false
 	var start, end string
 	for _, s := range statuses {
@@ -273,45 +271,70 @@ func toInt64(v any) int64 {
 	return 0
 }
 
-// Health judges a member object's health from its status.
-func Health(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
-	status, _, _ := unstructured.NestedMap(obj.Object, "status")
-	gen := obj.GetGeneration()
-	observed := toInt64(status["observedGeneration"])
-	specReplicas := int64(1)
+// specReplicas is spec.replicas, 1 when absent.
+func specReplicas(obj *unstructured.Unstructured) int64 {
 	if r, found, _ := nestedInt(obj.Object, "spec", "replicas"); found {
-		specReplicas = r
+		return r
 	}
-	healthy := func(ok bool) workv1alpha1.ResourceHealth {
-		if ok {
-			return workv1alpha1.ResourceHealthy
-		}
-		return workv1alpha1.ResourceUnhealthy
+	return 1
+}
+
+// observed returns the status and whether it describes the object's
+// current generation.
+func observed(obj *unstructured.Unstructured) (map[string]any, bool) {
+	status, _, _ := unstructured.NestedMap(obj.Object, "status")
+	return status, toInt64(status["observedGeneration"]) == obj.GetGeneration()
+}
+
+func healthy(ok bool) workv1alpha1.ResourceHealth {
+	if ok {
+		return workv1alpha1.ResourceHealthy
 	}
-	switch groupKind(obj) {
-	case deploymentKind:
-		updated, available := toInt64(status["updatedReplicas"]), toInt64(status["availableReplicas"])
-		return healthy(observed == gen && updated == specReplicas && available == updated)
-	case statefulSetKind:
-		updated, ready := toInt64(status["updatedReplicas"]), toInt64(status["readyReplicas"])
-		return healthy(observed == gen && updated == specReplicas && ready == updated)
-	case replicaSetKind:
-		return healthy(observed == gen && toInt64(status["availableReplicas"]) == specReplicas)
-	case daemonSetKind:
-		desired, updated, available := toInt64(status["desiredNumberScheduled"]), toInt64(status["updatedNumberScheduled"]), toInt64(status["numberAvailable"])
-		return healthy(observed == gen && updated == desired && available == updated)
-	case podKind:
-		phase, _ := status["phase"].(string)
-		return healthy(phase == "Running" || phase == "Succeeded")
-	case serviceKind:
-		if t, _, _ := unstructured.NestedString(obj.Object, "spec", "type"); t != "LoadBalancer" {
-			return workv1alpha1.ResourceHealthy
-		}
-		ing, _, _ := unstructured.NestedSlice(obj.Object, "status", "loadBalancer", "ingress")
-		return healthy(len(ing) > 0)
-	case pvcKind:
-		phase, _ := status["phase"].(string)
-		return healthy(phase == "Bound")
+	return workv1alpha1.ResourceUnhealthy
+}
+
+// Health of built-in kinds: a workload is healthy once its controller has
+// observed the current generation and every replica is updated and
+// available (ready for a StatefulSet); a Pod once Running or Succeeded; a
+// LoadBalancer Service once it has an ingress; a PVC once Bound.
+
+func deploymentHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	status, cur := observed(obj)
+	updated, available := toInt64(status["updatedReplicas"]), toInt64(status["availableReplicas"])
+	return healthy(cur && updated == specReplicas(obj) && available == updated)
+}
+
+func statefulSetHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	status, cur := observed(obj)
+	updated, ready := toInt64(status["updatedReplicas"]), toInt64(status["readyReplicas"])
+	return healthy(cur && updated == specReplicas(obj) && ready == updated)
+}
+
+func replicaSetHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	status, cur := observed(obj)
+	return healthy(cur && toInt64(status["availableReplicas"]) == specReplicas(obj))
+}
+
+func daemonSetHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	status, cur := observed(obj)
+	desired, updated, available := toInt64(status["desiredNumberScheduled"]), toInt64(status["updatedNumberScheduled"]), toInt64(status["numberAvailable"])
+	return healthy(cur && updated == desired && available == updated)
+}
+
+func podHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	return healthy(phase == "Running" || phase == "Succeeded")
+}
+
+func serviceHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	if t, _, _ := unstructured.NestedString(obj.Object, "spec", "type"); t != "LoadBalancer" {
+		return workv1alpha1.ResourceHealthy
 	}
-	return workv1alpha1.ResourceUnknownHealth
+	ing, _, _ := unstructured.NestedSlice(obj.Object, "status", "loadBalancer", "ingress")
+	return healthy(len(ing) > 0)
+}
+
+func pvcHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	return healthy(phase == "Bound")
 }

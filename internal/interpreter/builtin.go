@@ -1,0 +1,94 @@
+package interpreter
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The fields of each workload's status that members report and that add up
+// over clusters.
+var (
+	deploymentSummed  = []string{"replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"}
+	statefulSetSummed = []string{"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"}
+	replicaSetSummed  = []string{"replicas", "readyReplicas", "availableReplicas", "fullyLabeledReplicas"}
+	daemonSetSummed   = []string{"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
+		"updatedNumberScheduled", "numberAvailable", "numberUnavailable"}
+	jobSummed = []string{"active", "succeeded", "failed"}
+)
+
+// reflected is what a workload's Work records of its status: the summed
+// fields and observedGeneration.
+func reflected(summed []string) []string {
+	return append(append([]string(nil), summed...), "observedGeneration")
+}
+
+// builtin is the registry of the kinds Karmada knows natively.
+var builtin = Registry{
+	{Group: "apps", Kind: "Deployment"}: {
+		GetReplicas:        podReplicas("spec", "template", "spec"),
+		ReviseReplica:      reviseSpecReplicas,
+		ReflectStatus:      pickStatus(reflected(deploymentSummed)...),
+		AggregateStatus:    sumStatus(observedGeneration, deploymentSummed...),
+		Health:             deploymentHealth,
+		Dependencies:       podDependencies("spec", "template", "spec"),
+		ObservesGeneration: true,
+	},
+	{Group: "apps", Kind: "StatefulSet"}: {
+		GetReplicas:        podReplicas("spec", "template", "spec"),
+		ReviseReplica:      reviseSpecReplicas,
+		ReflectStatus:      pickStatus(reflected(statefulSetSummed)...),
+		AggregateStatus:    sumStatus(observedGeneration, statefulSetSummed...),
+		Health:             statefulSetHealth,
+		Dependencies:       podDependencies("spec", "template", "spec"),
+		ObservesGeneration: true,
+	},
+	{Group: "apps", Kind: "ReplicaSet"}: {
+		GetReplicas:        podReplicas("spec", "template", "spec"),
+		ReviseReplica:      reviseSpecReplicas,
+		ReflectStatus:      pickStatus(reflected(replicaSetSummed)...),
+		AggregateStatus:    sumStatus(observedGeneration, replicaSetSummed...),
+		Health:             replicaSetHealth,
+		Dependencies:       podDependencies("spec", "template", "spec"),
+		ObservesGeneration: true,
+	},
+	{Group: "apps", Kind: "DaemonSet"}: {
+		// Every node runs one: nothing to divide.
+		ReflectStatus:      pickStatus(reflected(daemonSetSummed)...),
+		AggregateStatus:    sumStatus(observedGeneration, daemonSetSummed...),
+		Health:             daemonSetHealth,
+		Dependencies:       podDependencies("spec", "template", "spec"),
+		ObservesGeneration: true,
+	},
+	{Group: "batch", Kind: "Job"}: {
+		GetReplicas:     jobReplicas,
+		ReviseReplica:   reviseJob,
+		AggregateStatus: sumStatus(aggregateJob, jobSummed...),
+		Dependencies:    podDependencies("spec", "template", "spec"),
+		Prune:           pruneJob,
+	},
+	{Kind: "Pod"}: {
+		GetReplicas:     podReplicas("spec"),
+		AggregateStatus: aggregatePod,
+		Health:          podHealth,
+		Dependencies:    podDependencies("spec"),
+	},
+	{Kind: "Service"}: {
+		AggregateStatus: aggregateService,
+		Health:          serviceHealth,
+		Prune:           pruneService,
+	},
+	{Kind: "PersistentVolumeClaim"}: {
+		Health: pvcHealth,
+	},
+	{Kind: "ServiceAccount"}: {
+		Prune: pruneServiceAccount,
+	},
+}
+
+// BuiltinKinds lists the kinds of the built-in registry.
+func BuiltinKinds() []schema.GroupKind {
+	out := make([]schema.GroupKind, 0, len(builtin))
+	for gk := range builtin {
+		out = append(out, gk)
+	}
+	return out
+}
