@@ -134,6 +134,16 @@ func (c *Cache) Forget(name string) {
 	}
 }
 
+// Close stops and drops the clients and informers of every member.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, m := range c.members {
+		m.close()
+		delete(c.members, name)
+	}
+}
+
 func (m *Member) close() {
 	select {
 	case <-m.stop:

@@ -3,14 +3,27 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/karmada-go/karmada/internal/scheme"
 )
@@ -40,16 +53,30 @@ type Env struct {
 // skipped.
 func Start(t testing.TB) *Env {
 	t.Helper()
+	return start(t, true)
+}
+
+// StartMember runs a kube-apiserver and etcd without the Karmada CRDs, as a
+// member cluster's API server (no controllers run in it), and stops them
+// when the test ends.
+func StartMember(t testing.TB) *Env {
+	t.Helper()
+	return start(t, false)
+}
+
+func start(t testing.TB, crds bool) *Env {
+	t.Helper()
+	ctrl.SetLogger(klog.NewKlogr())
 	bin := BinDir()
 	for _, b := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			t.Fatalf("integration tests need %s: run `make build` (or set KUBEBUILDER_ASSETS)", filepath.Join(bin, b))
 		}
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd")},
-		ErrorIfCRDPathMissing: true,
+	env := &envtest.Environment{BinaryAssetsDirectory: bin}
+	if crds {
+		env.CRDDirectoryPaths = []string{filepath.Join(RepoRoot(), "config", "crd")}
+		env.ErrorIfCRDPathMissing = true
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -65,4 +92,76 @@ func Start(t testing.TB) *Env {
 		t.Fatal(err)
 	}
 	return &Env{Config: cfg, Client: c}
+}
+
+// RunManager starts a controller-runtime manager on env with the project's
+// scheme, lets setup add controllers to it, and stops it when the test ends.
+// Metrics are off; controller names may repeat across tests.
+func (e *Env) RunManager(t testing.TB, setup func(context.Context, manager.Manager) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:     scheme.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Logger:     klog.NewKlogr(),
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := setup(ctx, mgr); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// Eventually polls check every 100 ms until it returns nil or the timeout
+// passes, then fails the test with check's last error.
+func Eventually(t testing.TB, timeout time.Duration, what string, check func(ctx context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = check(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s: %v", what, timeout, last)
+	}
+}
+
+// MemberCredentials makes, in a member started by StartMember, a service
+// account with cluster-admin rights and returns a token of it and the
+// server's CA bundle: what karmadactl join stores for the controller manager.
+func MemberCredentials(ctx context.Context, t testing.TB, member *Env) (token string, caBundle []byte) {
+	t.Helper()
+	c := member.Client
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "karmada-test"}}
+	if err := c.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "karmada-test"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "kube-system", Name: "karmada-test"}},
+	}
+	if err := c.Create(ctx, crb); err != nil {
+		t.Fatal(err)
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		t.Fatalf("requesting a token: %v", err)
+	}
+	return tr.Status.Token, member.Config.CAData
 }

@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // ExecutionNamespacePrefix starts the name of the namespace, in the control
 // plane, that holds the Works of one member cluster: karmada-es-<cluster>.
@@ -12,6 +15,10 @@ const (
 	// member, name the Work it came from.
 	WorkNamespaceAnnotation = "work.karmada.io/namespace"
 	WorkNameAnnotation      = "work.karmada.io/name"
+	// WorkGenerationAnnotation, on an object applied to a member, is the
+	// generation of the Work it was applied from: the member's copy itself
+	// tells that the Work's current generation was applied.
+	WorkGenerationAnnotation = "work.karmada.io/generation"
 	// ManagedLabel marks member objects that Karmada manages.
 	ManagedLabel = "karmada.io/managed"
 	// ConflictResolutionAnnotation, on a manifest, says whether an object
@@ -40,6 +47,12 @@ const (
 // ExecutionFieldManager is the server-side apply field manager that owns the
 // fields Karmada applies in members.
 const ExecutionFieldManager = "karmada-execution-controller"
+
+// AppliedFromGeneration reports whether a member object's annotations say
+// it was applied from the given generation of its Work.
+func AppliedFromGeneration(annotations map[string]string, generation int64) bool {
+	return annotations[WorkGenerationAnnotation] == strconv.FormatInt(generation, 10)
+}
 
 // ExecutionNamespace is the execution namespace of a member cluster.
 func ExecutionNamespace(cluster string) string { return ExecutionNamespacePrefix + cluster }

@@ -123,14 +123,11 @@ type setupContext struct {
 	mgr     manager.Manager
 	opts    *Options
 	members *clusterclient.Cache
-	// workStatus is the workStatus controller, nil when it is disabled.
-	workStatus *workstatus.Reconciler
+	// workStatus says the workStatus controller runs.
+	workStatus bool
 }
 
 // controllers registers every controller by its Karmada name.
-// workStatus takes over the Applied condition of a successful apply.
-var _ execution.AppliedHandoff = &workstatus.Reconciler{}
-
 var controllers = map[string]func(c setupContext) error{
 	cluster.ControllerName: func(c setupContext) error {
 		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
@@ -153,18 +150,14 @@ var controllers = map[string]func(c setupContext) error{
 		return (&binding.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	workstatus.ControllerName: func(c setupContext) error {
-		return c.workStatus.SetupWithManager(c.mgr)
+		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
 		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
-		r := &execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}
-		if c.workStatus != nil {
-			// The Applied condition is written with the first status.
-			r.Handoff = c.workStatus
-		}
-		return r.SetupWithManager(c.mgr)
+		return (&execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
+			StatusWritesApplied: c.workStatus}).SetupWithManager(c.mgr)
 	},
 }
 
@@ -242,7 +235,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members}
 	if slices.Contains(enabled, workstatus.ControllerName) {
-		sc.workStatus = &workstatus.Reconciler{Client: mgr.GetClient(), Members: members, Workers: o.ConcurrentWorkSyncs}
+		sc.workStatus = true
 	}
 	for _, name := range enabled {
 		if err := controllers[name](sc); err != nil {

@@ -69,9 +69,12 @@ func (a *appliedGenerations) forget(work types.NamespacedName) {
 
 // holds reports whether a member's copy (from the cache, or read from the
 // member) already holds the manifest, for a generation of the Work that was
-// applied before: then applying it again would change nothing.
+// applied before (as the Work's status or this process knows, or as the
+// copy's own generation annotation says): then applying it again would
+// change nothing.
 func holds(cur, manifest *unstructured.Unstructured, work *workv1alpha1.Work, applied bool) bool {
-	return applied && cur != nil && fromWork(cur, work) && jsonvalue.Contains(cur.Object, manifest.Object)
+	return cur != nil && fromWork(cur, work) && (applied || workv1alpha1.AppliedFromGeneration(cur.GetAnnotations(), work.Generation)) &&
+		jsonvalue.Contains(cur.Object, manifest.Object)
 }
 
 // cachedCopy returns the member's copy of obj from the member's informer of

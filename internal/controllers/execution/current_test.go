@@ -54,6 +54,8 @@ func TestHolds(t *testing.T) {
 		}
 		return u
 	}
+	older := work.DeepCopy()
+	older.Generation--
 	cases := []struct {
 		name    string
 		cur     *unstructured.Unstructured
@@ -61,7 +63,8 @@ func TestHolds(t *testing.T) {
 		want    bool
 	}{
 		{"same copy, generation applied before", copyOf(work, nil), true, true},
-		{"same copy, new generation not applied yet", copyOf(work, nil), false, false},
+		{"same copy, this generation's stamp: applied before, though not recorded", copyOf(work, nil), false, true},
+		{"copy of an older generation, new generation not applied yet", copyOf(older, nil), false, false},
 		{"no copy", nil, true, false},
 		{"copy of another Work", copyOf(other, nil), true, false},
 		{"copy lacks the change", copyOf(work, func(u *unstructured.Unstructured) {

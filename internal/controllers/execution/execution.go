@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,22 +45,17 @@ type Reconciler struct {
 	Client  client.Client
 	Members *clusterclient.Cache
 	Workers int
-	// Handoff, when set, writes the Applied condition of a successful apply
-	// together with the first status of what was applied (one write of the
-	// Work instead of two). Without it, the condition is written at once.
-	Handoff AppliedHandoff
+	// StatusWritesApplied says the workStatus controller runs beside this
+	// one and writes the Applied condition of a successful apply, together
+	// with the first status of what was applied (one write of the Work
+	// instead of two): it knows the apply succeeded from the member's copies,
+	// which carry the Work generation they were applied from. This controller
+	// then writes only failures, and the success that follows a failure.
+	// Without it, this controller writes every outcome.
+	StatusWritesApplied bool
 
 	// done remembers the generation of each Work this process applied.
 	done appliedGenerations
-}
-
-// AppliedHandoff takes over writing the Applied condition of a Work whose
-// manifests were applied (the workStatus controller implements it).
-type AppliedHandoff interface {
-	// Applied records that the Work's generation was applied.
-	Applied(work types.NamespacedName, generation int64)
-	// Forget drops what was recorded for the Work.
-	Forget(work types.NamespacedName)
 }
 
 // SetupWithManager registers the controller.
@@ -122,21 +118,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if applyErr == nil {
 		r.done.record(work)
 	} else {
-		// The hand-off is dropped below, with the failure written.
 		r.done.forget(req.NamespacedName)
 	}
-	if r.Handoff != nil {
-		if applyErr == nil && !appliedAtGeneration(work) {
-			r.Handoff.Applied(req.NamespacedName, work.Generation)
-			return ctrl.Result{}, nil
-		}
-	}
-	// A failure is written at once, and must not be followed by an older
-	// success.
-	r.forgetHandoff(req.NamespacedName)
 	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied}
 	if applyErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha1.ReasonAppliedFailed, applyErr.Error()
+	} else if r.StatusWritesApplied && !appliedFailed(work) {
+		// workStatus writes it with the first status of the copies.
+		return ctrl.Result{}, nil
 	}
 	if err := r.setCondition(ctx, work, cond); err != nil {
 		return ctrl.Result{}, err
@@ -163,13 +152,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // are compared and applied afresh next time.
 func (r *Reconciler) forget(work types.NamespacedName) {
 	r.done.forget(work)
-	r.forgetHandoff(work)
 }
 
-func (r *Reconciler) forgetHandoff(work types.NamespacedName) {
-	if r.Handoff != nil {
-		r.Handoff.Forget(work)
-	}
+// appliedFailed reports whether the Work's Applied condition is False: a
+// failure this controller wrote, which only this controller clears.
+func appliedFailed(work *workv1alpha1.Work) bool {
+	c := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
+	return c != nil && c.Status == metav1.ConditionFalse
 }
 
 // notServedError says a member does not serve a manifest's type (yet).
@@ -374,6 +363,7 @@ func markFromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) {
 	}
 	a[workv1alpha1.WorkNamespaceAnnotation] = work.Namespace
 	a[workv1alpha1.WorkNameAnnotation] = work.Name
+	a[workv1alpha1.WorkGenerationAnnotation] = strconv.FormatInt(work.Generation, 10)
 	obj.SetAnnotations(a)
 	l := obj.GetLabels()
 	if l == nil {

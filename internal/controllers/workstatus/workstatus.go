@@ -56,15 +56,16 @@ type Reconciler struct {
 
 	memberEvents chan event.TypedGenericEvent[*workv1alpha1.Work]
 
-	// pending holds the Works applied whose Applied condition this
-	// controller writes (the execution controller's AppliedHandoff); written, when each Work's
+	// seen holds, per Work whose current generation's copies were seen
+	// applied and whose Applied condition is not written yet, that
+	// generation and when it was first seen; written, when each Work's
 	// status was last written.
 	mu      sync.Mutex
-	pending map[types.NamespacedName]appliedAt
+	seen    map[types.NamespacedName]appliedAt
 	written map[types.NamespacedName]time.Time
 }
 
-// appliedAt is a Work generation applied, and when.
+// appliedAt is a Work generation seen applied in the member, and when.
 type appliedAt struct {
 	generation int64
 	at         time.Time
@@ -83,48 +84,37 @@ func (r *Reconciler) settle() time.Duration {
 	return DefaultSettle
 }
 
-// Applied implements the execution controller's AppliedHandoff: the Applied condition of the
-// generation is written with the first status of what it applied, within
-// Settle.
-func (r *Reconciler) Applied(work types.NamespacedName, generation int64) {
-	r.mu.Lock()
-	if r.pending == nil {
-		r.pending = map[types.NamespacedName]appliedAt{}
-	}
-	if p, ok := r.pending[work]; !ok || p.generation != generation {
-		r.pending[work] = appliedAt{generation: generation, at: time.Now()}
-	}
-	r.mu.Unlock()
-	r.memberChanged(work)
-}
-
-// Forget implements the execution controller's AppliedHandoff.
-func (r *Reconciler) Forget(work types.NamespacedName) {
-	r.mu.Lock()
-	delete(r.pending, work)
-	r.mu.Unlock()
-}
-
-// handedOff returns the applied generation recorded for the Work, if any.
-func (r *Reconciler) handedOff(work types.NamespacedName) (appliedAt, bool) {
+// appliedSeen returns when the copies of the Work's generation were first
+// seen applied, recording now when this is the first time.
+func (r *Reconciler) appliedSeen(work types.NamespacedName, generation int64) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p, ok := r.pending[work]
-	return p, ok
+	if r.seen == nil {
+		r.seen = map[types.NamespacedName]appliedAt{}
+	}
+	if p, ok := r.seen[work]; ok && p.generation == generation {
+		return p.at
+	}
+	now := time.Now()
+	r.seen[work] = appliedAt{generation: generation, at: now}
+	return now
 }
 
-// wrote records a write of the Work's status; done, that the condition of
-// the generation applied is in it.
-func (r *Reconciler) wrote(work types.NamespacedName, done *appliedAt) {
+// forgetSeen drops what appliedSeen recorded for the Work.
+func (r *Reconciler) forgetSeen(work types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.seen, work)
+}
+
+// wrote records a write of the Work's status.
+func (r *Reconciler) wrote(work types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.written == nil {
 		r.written = map[types.NamespacedName]time.Time{}
 	}
 	r.written[work] = time.Now()
-	if p, ok := r.pending[work]; ok && done != nil && p == *done {
-		delete(r.pending, work)
-	}
 }
 
 func (r *Reconciler) lastWritten(work types.NamespacedName) time.Time {
@@ -166,7 +156,7 @@ func (r *Reconciler) release(cluster string, work types.NamespacedName) {
 		m.Retain(work)
 	}
 	r.mu.Lock()
-	delete(r.pending, work)
+	delete(r.seen, work)
 	delete(r.written, work)
 	r.mu.Unlock()
 }
@@ -196,13 +186,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.release(clusterName, req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	handoff, ok := r.handedOff(req.NamespacedName)
-	if ok && handoff.generation != work.Generation {
-		// The cache is behind execution (an older generation), or a newer
-		// generation is on its way: that one's apply brings the Work back.
-		ok = false
-	}
-	if !ok && !meta.IsStatusConditionTrue(work.Status.Conditions, workv1alpha1.WorkApplied) {
+	applied := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
+	if applied != nil && applied.Status != metav1.ConditionTrue {
+		// A failure the execution controller wrote: it also writes the
+		// success that follows, and nothing is reflected meanwhile.
 		return ctrl.Result{}, nil
 	}
 	cluster := &clusterv1alpha1.Cluster{}
@@ -219,8 +206,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var statuses []workv1alpha1.ManifestStatus
 	var used []schema.GroupVersionResource
 	// settled is false while a manifest's copy is not in the member's cache
-	// yet, not observed by its controller, or unhealthy.
-	settled := true
+	// yet, not observed by its controller, or unhealthy; stamped, while every
+	// copy was applied from the Work's current generation.
+	settled, stamped := true, len(work.Spec.Workload.Manifests) > 0
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj, err := identify(manifest.Raw)
 		if err != nil {
@@ -247,7 +235,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			// Not applied yet, or deleted in the member: the execution
 			// controller puts it back; no status until then.
-			settled = false
+			settled, stamped = false, false
 			continue
 		}
 		if err != nil {
@@ -255,8 +243,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		live, ok := got.(*unstructured.Unstructured)
 		if !ok {
+			stamped = false
 			continue
 		}
+		stamped = stamped && workv1alpha1.AppliedFromGeneration(live.GetAnnotations(), work.Generation)
 		if interpreter.Unobserved(live) {
 			// Its controller has not caught up with the copy's spec: keep
 			// what was reflected before, if anything, rather than write a
@@ -280,23 +270,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	member.Retain(req.NamespacedName, used...)
 	next := work.DeepCopy()
 	next.Status.ManifestStatuses = statuses
-	var done *appliedAt
-	if ok {
-		done = &handoff
+	// The Applied condition of the current generation is written once
+	// every copy says it was applied from it, with the first status of them.
+	markApplied := stamped && (applied == nil || applied.ObservedGeneration != work.Generation)
+	if applied == nil && !markApplied {
+		// Nothing is reported of a Work not applied yet.
+		return ctrl.Result{}, nil
+	}
+	var since time.Time
+	if markApplied {
+		since = r.appliedSeen(req.NamespacedName, work.Generation)
 		meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
 			Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied, ObservedGeneration: work.Generation})
 	}
 	if equality.Semantic.DeepEqual(next.Status, work.Status) {
-		r.Forget(req.NamespacedName)
+		r.forgetSeen(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if !settled {
-		// Progress is written at most once per settle period (from the
-		// apply, or from the last write): a copy that becomes healthy
-		// meanwhile costs one write rather than one per step.
-		since := r.lastWritten(req.NamespacedName)
-		if ok && handoff.at.After(since) {
-			since = handoff.at
+		// Progress is written at most once per settle period (from when
+		// the copies were first seen applied, or from the last write): a
+		// copy that becomes healthy meanwhile costs one write rather than
+		// one per step.
+		if last := r.lastWritten(req.NamespacedName); last.After(since) {
+			since = last
 		}
 		if wait := r.settle() - time.Since(since); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
@@ -311,7 +308,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Status().Patch(ctx, next, client.MergeFromWithOptions(work, opts...)); err != nil {
 		return requeue.OnConflict(client.IgnoreNotFound(err))
 	}
-	r.wrote(req.NamespacedName, done)
+	r.wrote(req.NamespacedName)
+	if markApplied {
+		r.forgetSeen(req.NamespacedName)
+	}
 	return ctrl.Result{}, nil
 }
 

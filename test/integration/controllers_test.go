@@ -1,0 +1,546 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/controllers/binding"
+	"github.com/karmada-go/karmada/internal/controllers/bindingstatus"
+	"github.com/karmada-go/karmada/internal/controllers/cluster"
+	"github.com/karmada-go/karmada/internal/controllers/namespace"
+	"github.com/karmada-go/karmada/internal/detector"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// deadline bounds every wait of these tests.
+const deadline = 30 * time.Second
+
+// setReady writes the Cluster's Ready condition, as clusterStatus would.
+func setReady(ctx context.Context, t *testing.T, c client.Client, name string, status metav1.ConditionStatus) {
+	t.Helper()
+	cl := &clusterv1alpha1.Cluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+		t.Fatal(err)
+	}
+	meta.SetStatusCondition(&cl.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: "Test", Message: "set by the test"})
+	cl.Status.APIEnablements = []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1", Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}
+	if err := c.Status().Update(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deployment(ns, name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}
+}
+
+func createNamespace(ctx context.Context, t *testing.T, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// The detector claims a template for the policy that selects it, writes the
+// binding from both, and releases the claim when the policy goes.
+func TestDetector(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		return (&detector.Detector{Client: mgr.GetClient(), Config: mgr.GetConfig(), Workers: 2, RediscoverEvery: time.Second}).SetupWithManager(ctx, mgr)
+	})
+	ctx := context.Background()
+	createNamespace(ctx, t, c, "shop")
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	web := deployment("shop", "web", 3)
+	web.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	other := deployment("shop", "other", 1)
+	if err := c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+
+	rb := &workv1alpha2.ResourceBinding{}
+	key := client.ObjectKey{Namespace: "shop", Name: names.BindingName("Deployment", "web")}
+	testenv.Eventually(t, deadline, "binding of shop/web", func(ctx context.Context) error {
+		return c.Get(ctx, key, rb)
+	})
+	if rb.Spec.Replicas != 3 || rb.Spec.Resource.Name != "web" || rb.Spec.Resource.UID != web.UID {
+		t.Errorf("binding spec: replicas %d, resource %+v", rb.Spec.Replicas, rb.Spec.Resource)
+	}
+	if q := rb.Spec.ReplicaRequirements.ResourceRequest[corev1.ResourceCPU]; q.String() != "250m" {
+		t.Errorf("per-replica cpu %s, want 250m", q.String())
+	}
+	if rb.Spec.Placement == nil || rb.Spec.Placement.ClusterAffinity == nil || !slices.Equal(rb.Spec.Placement.ClusterAffinity.ClusterNames, []string{"member1"}) {
+		t.Errorf("binding placement %+v, want the policy's", rb.Spec.Placement)
+	}
+	if !slices.Contains(rb.Finalizers, workv1alpha2.BindingControllerFinalizer) {
+		t.Errorf("binding finalizers %v: created without the binding controller's", rb.Finalizers)
+	}
+	if len(rb.OwnerReferences) != 1 || rb.OwnerReferences[0].UID != web.UID {
+		t.Errorf("binding owners %+v, want the template", rb.OwnerReferences)
+	}
+	got := &appsv1.Deployment{}
+	testenv.Eventually(t, deadline, "claim on the template", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), got); err != nil {
+			return err
+		}
+		a := got.Annotations
+		if a[policyv1alpha1.PropagationPolicyNameAnnotation] != "web" || a[policyv1alpha1.PropagationPolicyNamespaceAnnotation] != "shop" ||
+			got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" {
+			return fmt.Errorf("template labels %v, annotations %v", got.Labels, a)
+		}
+		return nil
+	})
+	if rb.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] {
+		t.Errorf("binding's permanent id %q, template's %q", rb.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel])
+	}
+	// A template no policy selects gets no binding and no claim.
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: names.BindingName("Deployment", "other")}, &workv1alpha2.ResourceBinding{}); !apierrors.IsNotFound(err) {
+		t.Errorf("binding of the unselected template: %v, want NotFound", err)
+	}
+
+	// The spec follows the template.
+	got.Spec.Replicas = ptr.To[int32](5)
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "binding replicas follow the template", func(ctx context.Context) error {
+		if err := c.Get(ctx, key, rb); err != nil {
+			return err
+		}
+		if rb.Spec.Replicas != 5 {
+			return fmt.Errorf("replicas %d", rb.Spec.Replicas)
+		}
+		return nil
+	})
+
+	// Deleting the policy releases the template; the binding stays.
+	if err := c.Delete(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "claim released", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), got); err != nil {
+			return err
+		}
+		if got.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] != "" {
+			return fmt.Errorf("annotations %v", got.Annotations)
+		}
+		return nil
+	})
+	if err := c.Get(ctx, key, rb); err != nil {
+		t.Errorf("the binding went with the policy: %v", err)
+	}
+}
+
+// The cluster controller gives each Cluster its execution namespace and
+// readiness taints, and removes its Works and namespace before it goes; the
+// namespace controller propagates user namespaces as Works.
+func TestClusterAndNamespaceControllers(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := (&cluster.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return (&namespace.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr)
+	})
+	ctx := context.Background()
+	for _, n := range []string{"member1", "member2"} {
+		if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"member1", "member2"} {
+		testenv.Eventually(t, deadline, "execution namespace of "+n, func(ctx context.Context) error {
+			return c.Get(ctx, client.ObjectKey{Name: workv1alpha1.ExecutionNamespace(n)}, &corev1.Namespace{})
+		})
+	}
+	cl := &clusterv1alpha1.Cluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "member1"}, cl); err != nil || !slices.Contains(cl.Finalizers, clusterv1alpha1.ClusterControllerFinalizer) {
+		t.Fatalf("member1 finalizers %v (%v)", cl.Finalizers, err)
+	}
+
+	taintKeys := func(name string) ([]string, error) {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			return nil, err
+		}
+		var keys []string
+		for _, t := range cl.Spec.Taints {
+			keys = append(keys, t.Key+":"+string(t.Effect))
+		}
+		return keys, nil
+	}
+	setReady(ctx, t, c, "member1", metav1.ConditionFalse)
+	testenv.Eventually(t, deadline, "not-ready taint", func(context.Context) error {
+		keys, err := taintKeys("member1")
+		if err == nil && !slices.Equal(keys, []string{clusterv1alpha1.TaintClusterNotReady + ":NoSchedule"}) {
+			err = fmt.Errorf("taints %v", keys)
+		}
+		return err
+	})
+	setReady(ctx, t, c, "member1", metav1.ConditionTrue)
+	testenv.Eventually(t, deadline, "taint removed", func(context.Context) error {
+		keys, err := taintKeys("member1")
+		if err == nil && len(keys) != 0 {
+			err = fmt.Errorf("taints %v", keys)
+		}
+		return err
+	})
+
+	// Namespaces: a user's becomes a Work in every execution namespace;
+	// default, kube-* and opted-out ones do not.
+	createNamespace(ctx, t, c, "team-a")
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b", Labels: map[string]string{policyv1alpha1.NamespaceSkipAutoPropagationLabel: "true"}}}); err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(ctx, t, c, "kube-extra")
+	for _, n := range []string{"member1", "member2"} {
+		testenv.Eventually(t, deadline, "namespace Work in "+n, func(ctx context.Context) error {
+			w := &workv1alpha1.Work{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace(n), Name: names.NamespaceWorkName("team-a")}, w); err != nil {
+				return err
+			}
+			if len(w.Spec.Workload.Manifests) != 1 || !strings.Contains(string(w.Spec.Workload.Manifests[0].Raw), `"name":"team-a"`) {
+				return fmt.Errorf("manifests %s", w.Spec.Workload.Manifests)
+			}
+			return nil
+		})
+	}
+	works := &workv1alpha1.WorkList{}
+	if err := c.List(ctx, works, client.HasLabels{workv1alpha1.NamespaceWorkLabel}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range works.Items {
+		if n := w.Labels[workv1alpha1.NamespaceWorkLabel]; n != "team-a" {
+			t.Errorf("namespace %s was propagated (Work %s/%s)", n, w.Namespace, w.Name)
+		}
+	}
+	// Opting out afterwards removes the Works.
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "team-a"}, ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels = map[string]string{policyv1alpha1.NamespaceSkipAutoPropagationLabel: "true"}
+	if err := c.Update(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "namespace Works removed", func(ctx context.Context) error {
+		works := &workv1alpha1.WorkList{}
+		if err := c.List(ctx, works, client.MatchingLabels{workv1alpha1.NamespaceWorkLabel: "team-a"}); err != nil {
+			return err
+		}
+		if len(works.Items) != 0 {
+			return fmt.Errorf("%d Works left", len(works.Items))
+		}
+		return nil
+	})
+
+	// Removing a Cluster removes its Works, then its execution namespace,
+	// then lets the Cluster go.
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member2"), Name: "leftover"}}
+	if err := c.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "member2's execution namespace deleted", func(ctx context.Context) error {
+		ns := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: workv1alpha1.ExecutionNamespace("member2")}, ns); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if ns.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("not being deleted")
+		}
+		// No namespace controller runs here: finalize it as it would.
+		ns.Spec.Finalizers = nil
+		return c.SubResource("finalize").Update(ctx, ns)
+	})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(w), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Errorf("member2's Work: %v, want it deleted", err)
+	}
+	testenv.Eventually(t, deadline, "member2 gone", func(ctx context.Context) error {
+		err := c.Get(ctx, client.ObjectKey{Name: "member2"}, &clusterv1alpha1.Cluster{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+}
+
+// The binding controller turns a scheduled binding into one Work per
+// cluster (pruned, replicas revised, overrides applied), moves Works with
+// the placement, and deletes them with the binding.
+func TestBindingController(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return (&binding.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr)
+	})
+	ctx := context.Background()
+	for _, n := range []string{"member1", "member2", "member3"} {
+		if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"name": n}}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
+			t.Fatal(err)
+		}
+		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(n))
+	}
+	createNamespace(ctx, t, c, "shop")
+	web := deployment("shop", "web", 4)
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	op := &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "registry"},
+		Spec: policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{{
+			TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}},
+			Overriders: policyv1alpha1.Overriders{LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{
+				Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"region": "two"}}}},
+		}}},
+	}
+	if err := c.Create(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web")},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
+			Replicas: 4,
+		},
+	}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 3}}
+	if err := c.Update(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	workName := names.WorkName("shop", rb.Name)
+	manifestOf := func(ctx context.Context, cluster string) (*unstructured.Unstructured, *workv1alpha1.Work, error) {
+		w := &workv1alpha1.Work{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace(cluster), Name: workName}, w); err != nil {
+			return nil, nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if len(w.Spec.Workload.Manifests) != 1 {
+			return nil, w, fmt.Errorf("%d manifests", len(w.Spec.Workload.Manifests))
+		}
+		return u, w, u.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw)
+	}
+	for _, want := range []struct {
+		cluster  string
+		replicas int64
+		label    string
+	}{{"member1", 1, ""}, {"member2", 3, "two"}} {
+		testenv.Eventually(t, deadline, "Work in "+want.cluster, func(ctx context.Context) error {
+			m, w, err := manifestOf(ctx, want.cluster)
+			if err != nil {
+				return err
+			}
+			r, _, _ := unstructured.NestedInt64(m.Object, "spec", "replicas")
+			if r != want.replicas || m.GetLabels()["region"] != want.label {
+				return fmt.Errorf("replicas %d, labels %v", r, m.GetLabels())
+			}
+			if m.GetUID() != "" || m.GetResourceVersion() != "" || m.Object["status"] != nil {
+				return fmt.Errorf("manifest not pruned: %v", m.Object["metadata"])
+			}
+			if w.Labels[workv1alpha2.ResourceBindingNameLabel] != rb.Name || w.Labels[workv1alpha2.ResourceBindingNamespaceLabel] != "shop" {
+				return fmt.Errorf("Work labels %v", w.Labels)
+			}
+			if !slices.Contains(w.Finalizers, workv1alpha1.ExecutionFinalizer) {
+				return fmt.Errorf("Work finalizers %v", w.Finalizers)
+			}
+			return nil
+		})
+	}
+	testenv.Eventually(t, deadline, "OverridesApplied", func(ctx context.Context) error {
+		got := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), got); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha2.OverridesApplied) {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		return nil
+	})
+
+	// Moving to member3 deletes member1's Work (nothing removes the
+	// execution finalizer here, so it is only marked).
+	if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+		t.Fatal(err)
+	}
+	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 3}, {Name: "member3", Replicas: 1}}
+	if err := c.Update(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "Work in member3, member1's deleted", func(ctx context.Context) error {
+		if _, _, err := manifestOf(ctx, "member3"); err != nil {
+			return err
+		}
+		_, w, err := manifestOf(ctx, "member1")
+		if err != nil {
+			return err
+		}
+		if w.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("member1's Work is not being deleted")
+		}
+		return nil
+	})
+
+	// Deleting the binding deletes every Work; it goes once they are gone.
+	if err := c.Delete(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "Works gone, then the binding", func(ctx context.Context) error {
+		works := &workv1alpha1.WorkList{}
+		if err := c.List(ctx, works); err != nil {
+			return err
+		}
+		left := 0
+		for i := range works.Items {
+			w := &works.Items[i]
+			if w.Name != workName {
+				continue
+			}
+			left++
+			if w.DeletionTimestamp.IsZero() {
+				return fmt.Errorf("Work %s/%s not being deleted", w.Namespace, w.Name)
+			}
+			// Stand in for the execution controller.
+			w.Finalizers = nil
+			if err := c.Update(ctx, w); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		err := c.Get(ctx, client.ObjectKeyFromObject(rb), &workv1alpha2.ResourceBinding{})
+		if left == 0 && apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("%d Works left, binding: %v", left, err)
+	})
+}
+
+// bindingStatus aggregates the Works' status into the binding and the
+// template.
+func TestBindingStatusController(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return (&bindingstatus.Reconciler{Client: mgr.GetClient(), Workers: 2, Settle: time.Millisecond}).SetupWithManager(mgr)
+	})
+	ctx := context.Background()
+	createNamespace(ctx, t, c, "shop")
+	web := deployment("shop", "web", 2)
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web")},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
+			Replicas: 2,
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 2}},
+		},
+	}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bindings.Of(rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"member1", "member2"} {
+		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(n))
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(n), Name: names.WorkName("shop", rb.Name), Labels: b.WorkLabels()}}
+		if err := c.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		status, _ := json.Marshal(map[string]any{"replicas": 2, "readyReplicas": 2, "availableReplicas": 2, "updatedReplicas": 2,
+			"observedGeneration": 1, "generation": 1, "resourceTemplateGeneration": web.Generation})
+		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
+			Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied, ObservedGeneration: w.Generation})
+		w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{
+			Identifier: workv1alpha1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Namespace: "shop", Name: "web"},
+			Status:     &runtime.RawExtension{Raw: status}, Health: workv1alpha1.ResourceHealthy,
+		}}
+		if err := c.Status().Update(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, deadline, "aggregated status on the binding", func(ctx context.Context) error {
+		got := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), got); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha2.FullyApplied) || len(got.Status.AggregatedStatus) != 2 {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		for _, it := range got.Status.AggregatedStatus {
+			if !it.Applied || it.Health != workv1alpha1.ResourceHealthy {
+				return fmt.Errorf("item %+v", it)
+			}
+		}
+		return nil
+	})
+	testenv.Eventually(t, deadline, "aggregated status on the template", func(ctx context.Context) error {
+		got := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), got); err != nil {
+			return err
+		}
+		if got.Status.AvailableReplicas != 4 || got.Status.ReadyReplicas != 4 || got.Status.ObservedGeneration != got.Generation {
+			return fmt.Errorf("template status %+v", got.Status)
+		}
+		return nil
+	})
+}
