@@ -9,6 +9,8 @@ GOFLAGS    ?=
 BINARIES   := karmada-local karmadactl karmada-controller-manager karmada-scheduler karmada-bench
 # Arguments passed to `karmada-local up` by `make up`, e.g. UP_ARGS="--members 5".
 UP_ARGS    ?=
+# Tests to run (go test -run), e.g. `make test-e2e RUN=TestSeedsExample`; empty: all.
+RUN        ?=
 
 .PHONY: help
 help: ## Show this help
@@ -47,11 +49,11 @@ test: build verify test-unit test-e2e ## Run every test: unit and integration (r
 
 .PHONY: test-unit
 test-unit: build ## Unit and integration tests (integration tests use bin/ as envtest assets)
-	KUBEBUILDER_ASSETS=$(BIN) $(GO) test $(GOFLAGS) -count=1 ./...
+	KUBEBUILDER_ASSETS=$(BIN) $(GO) test $(GOFLAGS) -count=1 $(if $(RUN),-run '$(RUN)') ./...
 
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against one fleet started for the run
-	KARMADA_BIN_DIR=$(BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v ./test/e2e/...
+	KARMADA_BIN_DIR=$(BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v $(if $(RUN),-run '$(RUN)') ./test/e2e/...
 
 .PHONY: bench
 bench: ## Benchmarks

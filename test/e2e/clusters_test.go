@@ -127,7 +127,7 @@ func testJoinedClusters(ctx context.Context, t *testing.T) {
 			t.Errorf("%s: apiEnablements lack apps/v1 deployments", name)
 		}
 	}
-	// member2 runs the 4-replica Deployment of the earlier step: its pods are allocated.
+	// member2 runs the 4-replica Deployment the test created: its pods are allocated.
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		cl := &clusterv1alpha1.Cluster{}
 		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, cl); err != nil || cl.Status.ResourceSummary == nil {
@@ -163,13 +163,10 @@ func testNamespacePropagation(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
 	for _, ns := range []*corev1.Namespace{
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-propagated"}},
-		// Deleted later, while member2 is down.
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-doomed"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-private", Labels: map[string]string{"namespace.karmada.io/skip-auto-propagation": "true"}}},
 	} {
-		if err := c.Create(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
+		createNamespaceUntilCleanup(ctx, t, c, ns)
 	}
 	members := []string{"member1", "member2", "member3"}
 	for _, m := range members {
@@ -208,25 +205,47 @@ func waitNamespace(ctx context.Context, t *testing.T, member, name string, prese
 	}
 }
 
+// createNamespaceUntilCleanup creates a namespace in the control plane and
+// deletes it (if still there) when the test ends.
+func createNamespaceUntilCleanup(ctx context.Context, t *testing.T, c client.Client, ns *corev1.Namespace) {
+	t.Helper()
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	name := ns.Name
+	t.Cleanup(func() {
+		if err := c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting namespace %s: %v", name, err)
+		}
+	})
+}
+
+// prepareNamespacesForOutage creates a namespace to delete while member2 is
+// down, and waits until every member has it.
+func prepareNamespacesForOutage(ctx context.Context, t *testing.T) {
+	createNamespaceUntilCleanup(ctx, t, karmadaClient(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-outage-doomed"}})
+	for _, m := range []string{"member1", "member2", "member3"} {
+		waitNamespace(ctx, t, m, "e2e-outage-doomed", true)
+	}
+}
+
 // changeNamespacesWhileDown deletes one propagated namespace and creates
 // another while member2 is stopped.
 func changeNamespacesWhileDown(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
-	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-doomed"}}); err != nil {
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-outage-doomed"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-born"}}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-outage-born"}})
 	// The members that are up follow at once.
-	waitNamespace(ctx, t, "member1", "e2e-doomed", false)
-	waitNamespace(ctx, t, "member1", "e2e-born", true)
+	waitNamespace(ctx, t, "member1", "e2e-outage-doomed", false)
+	waitNamespace(ctx, t, "member1", "e2e-outage-born", true)
 }
 
 // namespacesConvergedAfterOutage checks member2 caught up once Ready.
 func namespacesConvergedAfterOutage(ctx context.Context, t *testing.T) {
-	waitNamespace(ctx, t, "member2", "e2e-doomed", false)
-	waitNamespace(ctx, t, "member2", "e2e-born", true)
+	waitNamespace(ctx, t, "member2", "e2e-outage-doomed", false)
+	waitNamespace(ctx, t, "member2", "e2e-outage-born", true)
 }
 
 func testTaintCommands(ctx context.Context, t *testing.T) {
@@ -302,6 +321,22 @@ func testMemberReadyAgain(ctx context.Context, t *testing.T) {
 
 func testUnjoin(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
+	// A namespace that exists before the unjoin must reach the re-joined
+	// member.
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-before-rejoin"}})
+	waitNamespace(ctx, t, "member3", "e2e-before-rejoin", true)
+	// Whatever fails below, the next test gets member3 back, joined.
+	t.Cleanup(func() {
+		if out, err := karmadaLocal("member", "start", "member3"); err != nil {
+			t.Errorf("member start in clean-up: %v\n%s", err, out)
+		}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: "member3"}, &clusterv1alpha1.Cluster{}); apierrors.IsNotFound(err) {
+			if out, err := karmadactl("join", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3"); err != nil {
+				t.Errorf("re-join in clean-up: %v\n%s", err, out)
+			}
+		}
+		waitClusterReady(context.Background(), t, c, "member3", metav1.ConditionTrue, 60*time.Second)
+	})
 	out, err := karmadaLocal("member", "stop", "member3")
 	if err != nil {
 		t.Fatalf("member stop: %v\n%s", err, out)
@@ -348,7 +383,7 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 	}
 	waitClusterReady(ctx, t, c, "member3", metav1.ConditionTrue, 30*time.Second)
 	// A cluster that joins gets the namespaces that already exist.
-	waitNamespace(ctx, t, "member3", "e2e-born", true)
+	waitNamespace(ctx, t, "member3", "e2e-before-rejoin", true)
 }
 
 func testSchedulerPlacesBinding(ctx context.Context, t *testing.T) {

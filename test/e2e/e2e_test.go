@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -122,199 +123,210 @@ func kube(t *testing.T, context string) kubernetes.Interface {
 	return kc
 }
 
-// TestFleet runs in order: each step relies on the fleet state the previous
-// one left.
-func TestFleet(t *testing.T) {
-	ctx := context.Background()
+// Each test below is independent: it sets up what it needs on the shared
+// fleet, leaves the fleet as it found it, and runs alone with -run.
 
-	t.Run("up prints progress and the commands to try", func(t *testing.T) {
-		for _, want := range []string{"karmada/kube-apiserver", "member3/nodes", "kubectl --context member1"} {
-			if !strings.Contains(fleet.upOutput, want) {
-				t.Errorf("up output lacks %q", want)
-			}
+func TestUpPrintsProgress(t *testing.T) {
+	for _, want := range []string{"karmada/kube-apiserver", "member3/nodes", "kubectl --context member1"} {
+		if !strings.Contains(fleet.upOutput, want) {
+			t.Errorf("up output lacks %q", want)
 		}
-	})
+	}
+}
 
-	t.Run("control plane serves the Karmada API", func(t *testing.T) {
-		c, err := client.New(restConfig(t, "karmada-apiserver"), client.Options{Scheme: scheme.Scheme})
+func TestControlPlaneServesKarmadaAPI(t *testing.T) {
+	ctx := context.Background()
+	c, err := client.New(restConfig(t, "karmada-apiserver"), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"karmada-system", "karmada-cluster"} {
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); err != nil {
+			t.Errorf("namespace %s: %v", ns, err)
+		}
+	}
+	testenv.RoundTrip(ctx, t, c, testenv.CoreObjects("default", "-e2e"))
+}
+
+func TestMembersHaveReadyKwokNodes(t *testing.T) {
+	ctx := context.Background()
+	regions := map[string]string{}
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("member%d", i)
+		nodes, err := kube(t, name).CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ns := range []string{"karmada-system", "karmada-cluster"} {
-			if err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); err != nil {
-				t.Errorf("namespace %s: %v", ns, err)
-			}
+		if len(nodes.Items) != 3 {
+			t.Fatalf("%s has %d nodes, want 3", name, len(nodes.Items))
 		}
-		testenv.RoundTrip(ctx, t, c, testenv.CoreObjects("default", "-e2e"))
-	})
-
-	t.Run("members have Ready kwok nodes with distinct topology", func(t *testing.T) {
-		regions := map[string]string{}
-		for i := 1; i <= 3; i++ {
-			name := fmt.Sprintf("member%d", i)
-			nodes, err := kube(t, name).CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
+		for _, n := range nodes.Items {
+			if n.Status.Allocatable.Cpu().IsZero() || n.Status.Allocatable.Memory().IsZero() || n.Status.Allocatable.Pods().IsZero() {
+				t.Errorf("node %s has no allocatable cpu/memory/pods: %v", n.Name, n.Status.Allocatable)
 			}
-			if len(nodes.Items) != 3 {
-				t.Fatalf("%s has %d nodes, want 3", name, len(nodes.Items))
+			region := n.Labels["topology.kubernetes.io/region"]
+			if region == "" || n.Labels["topology.kubernetes.io/zone"] == "" {
+				t.Errorf("node %s lacks topology labels", n.Name)
 			}
-			for _, n := range nodes.Items {
-				if n.Status.Allocatable.Cpu().IsZero() || n.Status.Allocatable.Memory().IsZero() || n.Status.Allocatable.Pods().IsZero() {
-					t.Errorf("node %s has no allocatable cpu/memory/pods: %v", n.Name, n.Status.Allocatable)
-				}
-				region := n.Labels["topology.kubernetes.io/region"]
-				if region == "" || n.Labels["topology.kubernetes.io/zone"] == "" {
-					t.Errorf("node %s lacks topology labels", n.Name)
-				}
-				if other, seen := regions[region]; seen && other != name {
-					t.Errorf("%s and %s share region %s", other, name, region)
-				}
-				regions[region] = name
+			if other, seen := regions[region]; seen && other != name {
+				t.Errorf("%s and %s share region %s", other, name, region)
 			}
-			v, err := kube(t, name).Discovery().ServerVersion()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasPrefix(v.GitVersion, "v1.33.") {
-				t.Errorf("%s reports version %s, want the pinned v1.33.x", name, v.GitVersion)
-			}
+			regions[region] = name
 		}
-	})
+		v, err := kube(t, name).Discovery().ServerVersion()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(v.GitVersion, "v1.33.") {
+			t.Errorf("%s reports version %s, want the pinned v1.33.x", name, v.GitVersion)
+		}
+	}
+}
 
+// directDeployment creates, in a member, a Deployment that Karmada does not
+// manage, waits until all its replicas are available, and deletes it when
+// the test ends.
+func directDeployment(ctx context.Context, t *testing.T, member, name string, replicas int32) {
+	t.Helper()
 	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "direct", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](4),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "direct"}},
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "direct"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
 			},
 		},
 	}
-
-	t.Run("a Deployment on member2 reaches all replicas available", func(t *testing.T) {
-		kc := kube(t, "member2")
-		if _, err := kc.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		waitAvailable(ctx, t, kc, "direct", 4)
-	})
-
-	t.Run("every member is joined and Ready with its status", func(t *testing.T) { testJoinedClusters(ctx, t) })
-	t.Run("a member joins under one name only; re-joining is idempotent", func(t *testing.T) { testJoinRules(t) })
-	t.Run("karmada-scheduler places a binding by static weight", func(t *testing.T) { testSchedulerPlacesBinding(ctx, t) })
-	t.Run("namespaces propagate to every member", func(t *testing.T) { testNamespacePropagation(ctx, t) })
-	t.Run("the seeds' nginx example propagates as written", func(t *testing.T) { testSeedsExample(ctx, t) })
-	t.Run("an object Karmada did not create is left alone under Abort", func(t *testing.T) { testConflictAbort(ctx, t) })
-	t.Run("a CRD and an object of it propagate", func(t *testing.T) { testCRDAndInstance(ctx, t) })
-	t.Run("deleting a policy keeps what it propagated and releases the template", func(t *testing.T) { testPolicyDeletionReleasesClaim(ctx, t) })
-	t.Run("killing karmada-controller-manager while 50 Deployments propagate loses and duplicates nothing", func(t *testing.T) { testRestartMidPropagation(ctx, t) })
-	t.Run("Divided static weights 1:2 put 3 and 6 of 9 replicas", func(t *testing.T) { testStaticWeights(ctx, t) })
-	t.Run("dynamic weights follow free capacity", func(t *testing.T) { testDynamicWeights(ctx, t) })
-	t.Run("clusterAffinities fall through past a cordoned primary; explain-placement says why", func(t *testing.T) { testAffinityGroups(ctx, t) })
-	t.Run("an imageOverrider gives member2 another registry", func(t *testing.T) { testImageOverride(ctx, t) })
-	t.Run("a spread constraint of two regions uses two regions", func(t *testing.T) { testSpreadRegions(ctx, t) })
-	t.Run("karmadactl plan shows a policy's placement without applying it", func(t *testing.T) { testPlan(ctx, t) })
-	t.Run("karmada-bench propagate observes 20 templates fully propagated and cleans up", func(t *testing.T) { testBenchPropagate(ctx, t) })
-	t.Run("karmada-bench restart: changes made while the controller manager was down arrive with no needless writes", func(t *testing.T) { testBenchRestart(ctx, t) })
-	t.Run("karmada-bench floor: the same Deployments created directly in every member", func(t *testing.T) { testBenchFloor(ctx, t) })
-	t.Run("cordon, uncordon and taint change exactly the right taints", func(t *testing.T) { testTaintCommands(ctx, t) })
-
-	t.Run("member stop makes member2 unreachable and NotReady; start brings it back intact and Ready", func(t *testing.T) {
-		out, err := karmadaLocal("member", "stop", "member2")
-		if err != nil {
-			t.Fatalf("member stop: %v\n%s", err, out)
-		}
-		kc := kube(t, "member2")
-		if _, err := kc.Discovery().ServerVersion(); err == nil {
-			t.Fatal("member2's API still answers after member stop")
-		}
-		if _, err := kube(t, "member1").Discovery().ServerVersion(); err != nil {
-			t.Fatalf("member1 stopped answering when member2 was stopped: %v", err)
-		}
-		status, err := karmadaLocal("status")
-		if err != nil {
-			t.Fatalf("status: %v\n%s", err, status)
-		}
-		if !lineHas(status, "member2/kube-apiserver", "stopped") {
-			t.Errorf("status does not show member2's apiserver stopped:\n%s", status)
-		}
-		testMemberNotReady(ctx, t)
-		changeNamespacesWhileDown(ctx, t)
-
-		out, err = karmadaLocal("member", "start", "member2")
-		if err != nil {
-			t.Fatalf("member start: %v\n%s", err, out)
-		}
-		got, err := kc.AppsV1().Deployments("default").Get(ctx, "direct", metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("the Deployment is gone after member start: %v", err)
-		}
-		if *got.Spec.Replicas != 4 {
-			t.Errorf("replicas = %d after restart, want 4", *got.Spec.Replicas)
-		}
-		waitAvailable(ctx, t, kc, "direct", 4)
-		testMemberReadyAgain(ctx, t)
-		namespacesConvergedAfterOutage(ctx, t)
-	})
-
-	t.Run("unjoin removes the cluster and its credentials, refusing while unreachable", func(t *testing.T) { testUnjoin(ctx, t) })
-
-	t.Run("up again changes nothing", func(t *testing.T) {
-		before := pids(t)
-		out, err := karmadaLocal("up", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
-		if err != nil {
-			t.Fatalf("second up: %v\n%s", err, out)
-		}
-		if !strings.Contains(out, "already up") {
-			t.Errorf("second up did not say the fleet is already up:\n%s", out)
-		}
-		if after := pids(t); fmt.Sprint(before) != fmt.Sprint(after) {
-			t.Errorf("second up changed processes: before %v, after %v", before, after)
+	kc := kube(t, member)
+	if _, err := kc.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := kube(t, member).AppsV1().Deployments("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting Deployment %s in %s: %v", name, member, err)
 		}
 	})
-
-	t.Run("status lists every component healthy", func(t *testing.T) {
-		out, err := karmadaLocal("status")
-		if err != nil {
-			t.Fatalf("status: %v\n%s", err, out)
-		}
-		lines := 0
-		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(l, "karmada/") || strings.HasPrefix(l, "member") {
-				lines++
-				if !strings.Contains(l, "healthy") || strings.Contains(l, "unhealthy") {
-					t.Errorf("not healthy: %s", l)
-				}
-			}
-		}
-		// etcd, 4 control plane components, 4 per member.
-		if lines != 5+3*4 {
-			t.Errorf("status lists %d components, want %d:\n%s", lines, 5+3*4, out)
-		}
-	})
-
-	t.Run("down leaves no process of the fleet running", func(t *testing.T) {
-		running := pids(t)
-		if len(running) != 17 {
-			t.Fatalf("found %d fleet processes before down, want 17: %v", len(running), running)
-		}
-		out, err := karmadaLocal("down")
-		if err != nil {
-			t.Fatalf("down: %v\n%s", err, out)
-		}
-		for _, pid := range running {
-			if processAlive(pid) {
-				t.Errorf("pid %d still runs after down", pid)
-			}
-		}
-		if left := pids(t); len(left) != 0 {
-			t.Errorf("processes referring to the state directory remain: %v", left)
-		}
-	})
+	waitAvailable(ctx, t, kc, name, replicas)
 }
+
+// A Deployment created directly in member2 reaches all replicas available,
+// and its pods count in member2's resource summary.
+func TestClustersJoinedWithStatus(t *testing.T) {
+	ctx := context.Background()
+	directDeployment(ctx, t, "member2", "direct", 4)
+	testJoinedClusters(ctx, t)
+}
+
+func TestJoinRules(t *testing.T) { testJoinRules(t) }
+
+func TestSchedulerPlacesBindingByStaticWeight(t *testing.T) {
+	testSchedulerPlacesBinding(context.Background(), t)
+}
+
+func TestNamespacePropagation(t *testing.T) { testNamespacePropagation(context.Background(), t) }
+
+func TestSeedsExample(t *testing.T) { testSeedsExample(context.Background(), t) }
+
+func TestConflictAbortLeavesMemberObjectsAlone(t *testing.T) {
+	testConflictAbort(context.Background(), t)
+}
+
+func TestCRDAndInstancePropagate(t *testing.T) { testCRDAndInstance(context.Background(), t) }
+
+func TestPolicyDeletionReleasesClaim(t *testing.T) {
+	testPolicyDeletionReleasesClaim(context.Background(), t)
+}
+
+// Killing karmada-controller-manager while 50 Deployments propagate loses and
+// duplicates nothing.
+func TestRestartMidPropagation(t *testing.T) { testRestartMidPropagation(context.Background(), t) }
+
+// Divided static weights 1:2 put 3 and 6 of 9 replicas.
+func TestStaticWeights(t *testing.T) { testStaticWeights(context.Background(), t) }
+
+func TestDynamicWeightsFollowFreeCapacity(t *testing.T) { testDynamicWeights(context.Background(), t) }
+
+// clusterAffinities fall through past a cordoned primary; explain-placement
+// says why.
+func TestAffinityGroups(t *testing.T) { testAffinityGroups(context.Background(), t) }
+
+// An imageOverrider gives member2 another registry.
+func TestImageOverride(t *testing.T) { testImageOverride(context.Background(), t) }
+
+// A spread constraint of two regions uses two regions.
+func TestSpreadRegions(t *testing.T) { testSpreadRegions(context.Background(), t) }
+
+// karmadactl plan shows a policy's placement without applying it.
+func TestPlan(t *testing.T) { testPlan(context.Background(), t) }
+
+// karmada-bench propagate observes 20 templates fully propagated and cleans
+// up.
+func TestBenchPropagate(t *testing.T) { testBenchPropagate(context.Background(), t) }
+
+// karmada-bench restart: changes made while the controller manager was down
+// arrive with no needless writes.
+func TestBenchRestart(t *testing.T) { testBenchRestart(context.Background(), t) }
+
+// karmada-bench floor: the same Deployments created directly in every member.
+func TestBenchFloor(t *testing.T) { testBenchFloor(context.Background(), t) }
+
+// cordon, uncordon and taint change exactly the right taints.
+func TestTaintCommands(t *testing.T) { testTaintCommands(context.Background(), t) }
+
+// member stop makes member2 unreachable and NotReady; start brings it back
+// intact and Ready, with the namespace changes made meanwhile.
+func TestMemberOutage(t *testing.T) {
+	ctx := context.Background()
+	directDeployment(ctx, t, "member2", "outage-direct", 4)
+	prepareNamespacesForOutage(ctx, t)
+	out, err := karmadaLocal("member", "stop", "member2")
+	if err != nil {
+		t.Fatalf("member stop: %v\n%s", err, out)
+	}
+	// Whatever fails below, the next test gets member2 back.
+	t.Cleanup(func() {
+		if out, err := karmadaLocal("member", "start", "member2"); err != nil {
+			t.Errorf("member start in clean-up: %v\n%s", err, out)
+		}
+	})
+	kc := kube(t, "member2")
+	if _, err := kc.Discovery().ServerVersion(); err == nil {
+		t.Fatal("member2's API still answers after member stop")
+	}
+	if _, err := kube(t, "member1").Discovery().ServerVersion(); err != nil {
+		t.Fatalf("member1 stopped answering when member2 was stopped: %v", err)
+	}
+	status, err := karmadaLocal("status")
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, status)
+	}
+	if !lineHas(status, "member2/kube-apiserver", "stopped") {
+		t.Errorf("status does not show member2's apiserver stopped:\n%s", status)
+	}
+	testMemberNotReady(ctx, t)
+	changeNamespacesWhileDown(ctx, t)
+
+	out, err = karmadaLocal("member", "start", "member2")
+	if err != nil {
+		t.Fatalf("member start: %v\n%s", err, out)
+	}
+	got, err := kc.AppsV1().Deployments("default").Get(ctx, "outage-direct", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the Deployment is gone after member start: %v", err)
+	}
+	if *got.Spec.Replicas != 4 {
+		t.Errorf("replicas = %d after restart, want 4", *got.Spec.Replicas)
+	}
+	waitAvailable(ctx, t, kc, "outage-direct", 4)
+	testMemberReadyAgain(ctx, t)
+	namespacesConvergedAfterOutage(ctx, t)
+}
+
+// unjoin removes the cluster and its credentials, refusing while the member
+// is unreachable; joining again restores it.
+func TestUnjoin(t *testing.T) { testUnjoin(context.Background(), t) }
 
 func lineHas(text, prefix, word string) bool {
 	for _, l := range strings.Split(text, "\n") {

@@ -69,6 +69,13 @@ func waitMemberDeployment(ctx context.Context, t *testing.T, member, name string
 
 func testSeedsExample(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
+	t.Cleanup(func() {
+		deleteAll(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx"}},
+			&policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx-propagation"}},
+			&policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "config"}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx-conf"}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "unrelated"}})
+	})
 	examples := filepath.Join(testenv.RepoRoot(), "examples")
 	kubectlApply(t, "apply", "-f", filepath.Join(examples, "nginx-deployment.yaml"))
 	kubectlApply(t, "apply", "-f", filepath.Join(examples, "propagation-policy.yaml"))
@@ -214,6 +221,12 @@ func testSeedsExample(ctx context.Context, t *testing.T) {
 func testConflictAbort(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
 	kc := kube(t, "member1")
+	t.Cleanup(func() {
+		deleteAll(t, c, deploymentNamed("theirs", 5), &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "theirs"}})
+		if err := kc.AppsV1().Deployments("default").Delete(context.Background(), "theirs", metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting member1's own Deployment: %v", err)
+		}
+	})
 	// The member already runs a Deployment of its own with the template's name.
 	mine := deploymentNamed("theirs", 2)
 	if _, err := kc.AppsV1().Deployments("default").Create(ctx, mine, metav1.CreateOptions{}); err != nil {
@@ -296,6 +309,9 @@ func deploymentNamed(name string, replicas int32) *appsv1.Deployment {
 func testRestartMidPropagation(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
 	const n = 50
+	t.Cleanup(func() {
+		deleteAll(t, c, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bulk"}})
+	})
 	pp := &policyv1alpha1.PropagationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bulk"},
 		Spec: policyv1alpha1.PropagationSpec{
@@ -389,6 +405,7 @@ func testRestartMidPropagation(ctx context.Context, t *testing.T) {
 // of its objects with a PropagationPolicy.
 func testCRDAndInstance(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
+	t.Cleanup(func() { cleanUpWidgets(t, c) })
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -472,6 +489,9 @@ func testPolicyDeletionReleasesClaim(ctx context.Context, t *testing.T) {
 			},
 		}
 	}
+	t.Cleanup(func() {
+		deleteAll(t, c, deploymentNamed("handover", 1), policy("first", ""), policy("second", ""), policy("third", ""))
+	})
 	claimedBy := func(name string) func(ctx context.Context) (bool, error) {
 		return func(ctx context.Context) (bool, error) {
 			d := &appsv1.Deployment{}
@@ -554,6 +574,49 @@ func testPolicyDeletionReleasesClaim(ctx context.Context, t *testing.T) {
 	for _, name := range []string{"second", "third"} {
 		if err := c.Delete(ctx, policy(name, "")); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// deleteAll deletes objects of the control plane that a test made, those
+// already gone aside.
+func deleteAll(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.Delete(context.Background(), o); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// cleanUpWidgets deletes the Widget, its policies and its CRD, and waits
+// until the CRD has left every member, so that the test can run again.
+func cleanUpWidgets(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	widget := &unstructured.Unstructured{}
+	widget.SetAPIVersion("example.com/v1")
+	widget.SetKind("Widget")
+	widget.SetNamespace("default")
+	widget.SetName("gear")
+	if err := c.Delete(ctx, widget); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+		t.Errorf("deleting the Widget: %v", err)
+	}
+	deleteAll(t, c, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "widgets"}},
+		&policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "widgets-crd"}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"}})
+	for _, m := range []string{"member1", "member2"} {
+		dc, err := dynamic.NewForConfig(restConfig(t, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+		err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := dc.Resource(crds).Get(ctx, "widgets.example.com", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("the widgets CRD is still in %s after clean-up", m)
 		}
 	}
 }

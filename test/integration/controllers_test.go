@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -145,8 +146,13 @@ func TestDetector(t *testing.T) {
 	}
 
 	// The spec follows the template.
-	got.Spec.Replicas = ptr.To[int32](5)
-	if err := c.Update(ctx, got); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), got); err != nil {
+			return err
+		}
+		got.Spec.Replicas = ptr.To[int32](5)
+		return c.Update(ctx, got)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, deadline, "binding replicas follow the template", func(ctx context.Context) error {
@@ -359,10 +365,7 @@ func TestBindingController(t *testing.T) {
 	if err := c.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
-	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 3}}
-	if err := c.Update(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
+	setClusters(ctx, t, c, rb, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1}, workv1alpha2.TargetCluster{Name: "member2", Replicas: 3})
 	workName := names.WorkName("shop", rb.Name)
 	manifestOf := func(ctx context.Context, cluster string) (*unstructured.Unstructured, *workv1alpha1.Work, error) {
 		w := &workv1alpha1.Work{}
@@ -414,13 +417,7 @@ func TestBindingController(t *testing.T) {
 
 	// Moving to member3 deletes member1's Work (nothing removes the
 	// execution finalizer here, so it is only marked).
-	if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
-		t.Fatal(err)
-	}
-	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 3}, {Name: "member3", Replicas: 1}}
-	if err := c.Update(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
+	setClusters(ctx, t, c, rb, workv1alpha2.TargetCluster{Name: "member2", Replicas: 3}, workv1alpha2.TargetCluster{Name: "member3", Replicas: 1})
 	testenv.Eventually(t, deadline, "Work in member3, member1's deleted", func(ctx context.Context) error {
 		if _, _, err := manifestOf(ctx, "member3"); err != nil {
 			return err
@@ -466,6 +463,22 @@ func TestBindingController(t *testing.T) {
 		}
 		return fmt.Errorf("%d Works left, binding: %v", left, err)
 	})
+}
+
+// setClusters places the binding as the scheduler would, retrying when a
+// controller wrote the binding meanwhile.
+func setClusters(ctx context.Context, t *testing.T, c client.Client, rb *workv1alpha2.ResourceBinding, targets ...workv1alpha2.TargetCluster) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		rb.Spec.Clusters = targets
+		return c.Update(ctx, rb)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // bindingStatus aggregates the Works' status into the binding and the

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -140,11 +141,13 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 	if err := mc.Update(ctx, cm, client.FieldOwner("member-webhook")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
-		t.Fatal(err)
-	}
-	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{configMapManifest(t, "shop", "settings", map[string]string{"a": "2"})}
-	if err := c.Update(ctx, w); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+			return err
+		}
+		w.Spec.Workload.Manifests = []workv1alpha1.Manifest{configMapManifest(t, "shop", "settings", map[string]string{"a": "2"})}
+		return c.Update(ctx, w)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, deadline, "the update applied and reported", func(ctx context.Context) error {

@@ -30,6 +30,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/clusterready"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
@@ -59,10 +60,18 @@ type Reconciler struct {
 	// seen holds, per Work whose current generation's copies were seen
 	// applied and whose Applied condition is not written yet, that
 	// generation and when it was first seen; written, when each Work's
-	// status was last written.
+	// status was last written and from which resourceVersion.
 	mu      sync.Mutex
 	seen    map[types.NamespacedName]appliedAt
-	written map[types.NamespacedName]time.Time
+	written map[types.NamespacedName]ownWrite
+}
+
+// ownWrite is a status write of this controller: when, and the
+// resourceVersion of the Work it was written over. A cached Work still at
+// that resourceVersion has not caught up with the write yet.
+type ownWrite struct {
+	at   time.Time
+	over string
 }
 
 // appliedAt is a Work generation seen applied in the member, and when.
@@ -107,20 +116,30 @@ func (r *Reconciler) forgetSeen(work types.NamespacedName) {
 	delete(r.seen, work)
 }
 
-// wrote records a write of the Work's status.
-func (r *Reconciler) wrote(work types.NamespacedName) {
+// wrote records a write of the Work's status over resourceVersion over.
+func (r *Reconciler) wrote(work types.NamespacedName, over string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.written == nil {
-		r.written = map[types.NamespacedName]time.Time{}
+		r.written = map[types.NamespacedName]ownWrite{}
 	}
-	r.written[work] = time.Now()
+	r.written[work] = ownWrite{at: time.Now(), over: over}
+}
+
+// behindOwnWrite reports whether the cached Work is the one this controller
+// last wrote over: its write's event brings the Work back, and a status
+// computed from this copy would write the same again (or lose a conflict).
+func (r *Reconciler) behindOwnWrite(work *workv1alpha1.Work) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.written[types.NamespacedName{Namespace: work.Namespace, Name: work.Name}]
+	return ok && w.over != "" && w.over == work.ResourceVersion
 }
 
 func (r *Reconciler) lastWritten(work types.NamespacedName) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.written[work]
+	return r.written[work].at
 }
 
 // DefaultWindow is the default of Reconciler.Window.
@@ -186,6 +205,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.release(clusterName, req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
+	if r.behindOwnWrite(work) {
+		return ctrl.Result{}, nil
+	}
 	applied := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
 	if applied != nil && applied.Status != metav1.ConditionTrue {
 		// A failure the execution controller wrote: it also writes the
@@ -196,7 +218,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+	if cluster.Spec.SyncMode == clusterv1alpha1.Pull || !clusterready.IsReady(cluster) {
+		// An agent reports a pull-mode member's Works; a member that is not
+		// Ready has nothing current to report (the execution controller
+		// writes why its Works are not applied).
 		return ctrl.Result{}, nil
 	}
 	member, err := r.Members.Get(ctx, cluster)
@@ -308,7 +333,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Status().Patch(ctx, next, client.MergeFromWithOptions(work, opts...)); err != nil {
 		return requeue.OnConflict(client.IgnoreNotFound(err))
 	}
-	r.wrote(req.NamespacedName)
+	over := work.ResourceVersion
+	if next.ResourceVersion == over {
+		// Nothing changed once stored: no event will come for it.
+		over = ""
+	}
+	r.wrote(req.NamespacedName, over)
 	if markApplied {
 		r.forgetSeen(req.NamespacedName)
 	}

@@ -3,8 +3,10 @@ package workstatus
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 )
 
@@ -27,9 +29,17 @@ func TestAppliedSeen(t *testing.T) {
 		t.Error("forgetSeen left the Work's record")
 	}
 
-	r.wrote(w)
+	r.wrote(w, "41")
 	if r.lastWritten(w).IsZero() {
 		t.Error("the write's time was not recorded")
+	}
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, ResourceVersion: "41"}}
+	if !r.behindOwnWrite(work) {
+		t.Error("a cached Work at the version written over must wait for the write's event")
+	}
+	work.ResourceVersion = "42"
+	if r.behindOwnWrite(work) {
+		t.Error("a cached Work past the version written over is current")
 	}
 	r.appliedSeen(w, 4)
 	r.release("member1", w)
