@@ -236,8 +236,9 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 	}
 }
 
-// After a failure (the cluster not Ready), the execution controller writes
-// the success that follows: workStatus never overwrites a failure.
+// A failure the execution controller wrote (the cluster not Ready) turns
+// into success once the cluster is Ready and the copies show the Work's
+// generation, written by workStatus.
 func TestAppliedRecoversAfterNotReady(t *testing.T) {
 	plane := testenv.Start(t)
 	ctx := context.Background()
@@ -269,6 +270,35 @@ func TestAppliedRecoversAfterNotReady(t *testing.T) {
 		}
 		if cond == nil || cond.Status != metav1.ConditionTrue {
 			return fmt.Errorf("Applied %+v", cond)
+		}
+		return nil
+	})
+
+	// A namespace not in the member yet fails the apply; once it is there,
+	// the next attempt applies and the failure is cleared.
+	later := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "later"},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "later", "settings", map[string]string{"a": "1"})}}}}
+	if err := c.Create(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "Applied False without the namespace", func(ctx context.Context) error {
+		_, cond, err := appliedCondition(ctx, c, client.ObjectKeyFromObject(later))
+		if err != nil {
+			return err
+		}
+		if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "not found") {
+			return fmt.Errorf("Applied %+v", cond)
+		}
+		return nil
+	})
+	createNamespace(ctx, t, member.Client, "later")
+	testenv.Eventually(t, deadline, "Applied True once the namespace is there", func(ctx context.Context) error {
+		got, cond, err := appliedCondition(ctx, c, client.ObjectKeyFromObject(later))
+		if err != nil {
+			return err
+		}
+		if cond == nil || cond.Status != metav1.ConditionTrue || len(got.Status.ManifestStatuses) != 1 {
+			return fmt.Errorf("Applied %+v, manifest statuses %+v", cond, got.Status.ManifestStatuses)
 		}
 		return nil
 	})

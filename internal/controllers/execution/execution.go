@@ -50,8 +50,8 @@ type Reconciler struct {
 	// with the first status of what was applied (one write of the Work
 	// instead of two): it knows the apply succeeded from the member's copies,
 	// which carry the Work generation they were applied from. This controller
-	// then writes only failures, and the success that follows a failure.
-	// Without it, this controller writes every outcome.
+	// then writes only failures. Without it, this controller writes every
+	// outcome.
 	StatusWritesApplied bool
 
 	// done remembers the generation of each Work this process applied.
@@ -123,8 +123,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied}
 	if applyErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha1.ReasonAppliedFailed, applyErr.Error()
-	} else if r.StatusWritesApplied && !appliedFailed(work) {
-		// workStatus writes it with the first status of the copies.
+	} else if r.StatusWritesApplied {
+		// workStatus writes it, with the first status of the copies.
 		return ctrl.Result{}, nil
 	}
 	if err := r.setCondition(ctx, work, cond); err != nil {
@@ -152,13 +152,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // are compared and applied afresh next time.
 func (r *Reconciler) forget(work types.NamespacedName) {
 	r.done.forget(work)
-}
-
-// appliedFailed reports whether the Work's Applied condition is False: a
-// failure this controller wrote, which only this controller clears.
-func appliedFailed(work *workv1alpha1.Work) bool {
-	c := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
-	return c != nil && c.Status == metav1.ConditionFalse
 }
 
 // notServedError says a member does not serve a manifest's type (yet).

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -164,8 +165,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, r.window())
 			},
 		})).
+		// A member turning Ready again may have nothing new to apply: its
+		// Works' copies are looked at again.
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(clusterready.Changed)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	works := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, works, client.InNamespace(workv1alpha1.ExecutionNamespace(obj.GetName()))); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing works of cluster", "cluster", obj.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(works.Items))
+	for i := range works.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&works.Items[i])})
+	}
+	return out
 }
 
 // release stops watching, for a Work that is gone, the member types it used
@@ -209,11 +226,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	applied := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
-	if applied != nil && applied.Status != metav1.ConditionTrue {
-		// A failure the execution controller wrote: it also writes the
-		// success that follows, and nothing is reflected meanwhile.
-		return ctrl.Result{}, nil
-	}
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -295,11 +307,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	member.Retain(req.NamespacedName, used...)
 	next := work.DeepCopy()
 	next.Status.ManifestStatuses = statuses
-	// The Applied condition of the current generation is written once
-	// every copy says it was applied from it, with the first status of them.
-	markApplied := stamped && (applied == nil || applied.ObservedGeneration != work.Generation)
-	if applied == nil && !markApplied {
-		// Nothing is reported of a Work not applied yet.
+	// The Applied condition of the current generation turns True once
+	// every copy says it was applied from it (also after a failure the
+	// execution controller wrote), with the first status of them.
+	appliedBefore := applied != nil && applied.Status == metav1.ConditionTrue
+	markApplied := stamped && !(appliedBefore && applied.ObservedGeneration == work.Generation)
+	if !markApplied && !appliedBefore {
+		// Nothing is reported of a Work not applied yet, or failing.
 		return ctrl.Result{}, nil
 	}
 	var since time.Time
