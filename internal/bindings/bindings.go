@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
@@ -80,24 +81,27 @@ func (k Kind) Get(ctx context.Context, c client.Reader, key client.ObjectKey) (B
 
 // List lists the bindings of the kind.
 func (k Kind) List(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]Binding, error) {
-	var out []Binding
+	var list client.ObjectList = &workv1alpha2.ResourceBindingList{}
 	if k.ClusterScoped {
-		l := &workv1alpha2.ClusterResourceBindingList{}
-		if err := c.List(ctx, l, opts...); err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			b, _ := Of(&l.Items[i])
-			out = append(out, b)
-		}
-		return out, nil
+		list = &workv1alpha2.ClusterResourceBindingList{}
 	}
-	l := &workv1alpha2.ResourceBindingList{}
-	if err := c.List(ctx, l, opts...); err != nil {
+	if err := c.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
-	for i := range l.Items {
-		b, _ := Of(&l.Items[i])
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Binding, 0, len(items))
+	for _, it := range items {
+		obj, ok := it.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("%T in a binding list", it)
+		}
+		b, err := Of(obj)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, b)
 	}
 	return out, nil

@@ -64,7 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&workv1alpha1.Work{}).
 		// A cluster turning Ready (or going away) may unblock its Works.
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(clusterready.Changed)).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterready.WorksOf(r.Client)), builder.WithPredicates(clusterready.Changed)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
@@ -198,19 +198,6 @@ func soonResolved(err error) bool {
 		}
 	}
 	return len(errs) > 0
-}
-
-func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
-	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.InNamespace(workv1alpha1.ExecutionNamespace(obj.GetName()))); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing works of cluster", "cluster", obj.GetName())
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(works.Items))
-	for _, w := range works.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&w)})
-	}
-	return out
 }
 
 // apply server-side applies every manifest, marked as coming from the Work.

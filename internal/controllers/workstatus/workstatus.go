@@ -167,22 +167,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		// A member turning Ready again may have nothing new to apply: its
 		// Works' copies are looked at again.
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(clusterready.Changed)).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterready.WorksOf(r.Client)), builder.WithPredicates(clusterready.Changed)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
-}
-
-func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
-	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.InNamespace(workv1alpha1.ExecutionNamespace(obj.GetName()))); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing works of cluster", "cluster", obj.GetName())
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(works.Items))
-	for i := range works.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&works.Items[i])})
-	}
-	return out
 }
 
 // release stops watching, for a Work that is gone, the member types it used
