@@ -171,6 +171,54 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 		return nil
 	})
 
+	// What the member's API server assigned (a Service's cluster IP and
+	// node port) is kept through an update of a manifest that leaves it out.
+	svcManifest := func(app string) workv1alpha1.Manifest {
+		raw, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"namespace": "shop", "name": "web"},
+			"spec": map[string]any{"type": "NodePort", "selector": map[string]any{"app": app}, "ports": []any{map[string]any{"name": "http", "port": 80}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return workv1alpha1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
+	}
+	sw := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: es, Name: "web-service"},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{svcManifest("web")}}}}
+	if err := c.Create(ctx, sw); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{}
+	testenv.Eventually(t, deadline, "the Service in the member", func(ctx context.Context) error {
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, svc); err != nil {
+			return err
+		}
+		if svc.Spec.ClusterIP == "" || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].NodePort == 0 {
+			return fmt.Errorf("cluster IP %q, ports %+v", svc.Spec.ClusterIP, svc.Spec.Ports)
+		}
+		return nil
+	})
+	assigned, nodePort := svc.Spec.ClusterIP, svc.Spec.Ports[0].NodePort
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sw), sw); err != nil {
+			return err
+		}
+		sw.Spec.Workload.Manifests = []workv1alpha1.Manifest{svcManifest("web-v2")}
+		return c.Update(ctx, sw)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "the Service updated, its assigned fields kept", func(ctx context.Context) error {
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, svc); err != nil {
+			return err
+		}
+		if svc.Spec.Selector["app"] != "web-v2" || len(svc.Spec.Ports) != 1 {
+			return fmt.Errorf("selector %v, ports %+v", svc.Spec.Selector, svc.Spec.Ports)
+		}
+		if svc.Spec.ClusterIP != assigned || svc.Spec.Ports[0].NodePort != nodePort {
+			return fmt.Errorf("cluster IP %q (was %q), node port %d (was %d)", svc.Spec.ClusterIP, assigned, svc.Spec.Ports[0].NodePort, nodePort)
+		}
+		return nil
+	})
+
 	// An object Karmada did not create is left alone and reported.
 	mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "owned-by-member"}, Data: map[string]string{"keep": "me"}}
 	if err := mc.Create(ctx, mine); err != nil {
@@ -212,7 +260,7 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 
 	// Deleting the Works removes Karmada's copy and leaves the member's own
 	// object, which the conflicting Work never took.
-	for _, wk := range []*workv1alpha1.Work{w, conflict, bad} {
+	for _, wk := range []*workv1alpha1.Work{w, sw, conflict, bad} {
 		if err := c.Delete(ctx, wk); err != nil {
 			t.Fatal(err)
 		}

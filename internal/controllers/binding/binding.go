@@ -325,7 +325,8 @@ func suspended(spec *workv1alpha2.ResourceBindingSpec, cluster string) *bool {
 func (r *Reconciler) template(ctx context.Context, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return nil, fmt.Errorf("binding refers to apiVersion %q: %w", ref.APIVersion, err)
+		// Only a new spec can fix it: no retry.
+		return nil, reconcile.TerminalError(fmt.Errorf("spec.resource.apiVersion %q is not a group/version: %w", ref.APIVersion, err))
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gv.WithKind(ref.Kind))
