@@ -46,12 +46,6 @@ func (b Binding) WorkLabels() map[string]string {
 	return map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: b.Object.GetNamespace(), workv1alpha2.ResourceBindingNameLabel: b.Object.GetName()}
 }
 
-// DeepCopy copies the binding and what it points into.
-func (b Binding) DeepCopy() Binding {
-	c, _ := Of(b.Object.DeepCopyObject().(client.Object))
-	return c
-}
-
 // Kind is one of the two binding kinds.
 type Kind struct {
 	// Name is the kind's name, as a controller name suffix.

@@ -1,9 +1,5 @@
 package interpreter
 
-import (
-	"k8s.io/apimachinery/pkg/runtime/schema"
-)
-
 // The fields of each workload's status that members report and that add up
 // over clusters.
 var (
@@ -82,13 +78,4 @@ var builtin = Registry{
 	{Kind: "ServiceAccount"}: {
 		Prune: pruneServiceAccount,
 	},
-}
-
-// BuiltinKinds lists the kinds of the built-in registry.
-func BuiltinKinds() []schema.GroupKind {
-	out := make([]schema.GroupKind, 0, len(builtin))
-	for gk := range builtin {
-		out = append(out, gk)
-	}
-	return out
 }

@@ -17,8 +17,7 @@ func TestBuiltinRegistry(t *testing.T) {
 	if len(Operations) != 8 {
 		t.Errorf("%d operations, want 8", len(Operations))
 	}
-	for _, gk := range BuiltinKinds() {
-		k := builtin[gk]
+	for gk, k := range builtin {
 		any := false
 		for _, op := range Operations {
 			any = any || k.has(op)

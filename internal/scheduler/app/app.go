@@ -34,9 +34,6 @@ func (o *Options) Validate() error {
 	if o.Workers <= 0 {
 		return fmt.Errorf("--concurrent-syncs=%d: must be positive", o.Workers)
 	}
-	if o.SchedulerName == "" {
-		return fmt.Errorf("--scheduler-name must not be empty")
-	}
 	return nil
 }
 
