@@ -103,12 +103,12 @@ func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
 		after, err := s.scheduleOne(ctx, b)
-		if apierrors.IsConflict(err) {
-			// Another controller wrote the binding's status meanwhile: again,
-			// once the cache has it.
+		if err != nil {
+			// A conflict (another controller wrote the binding's status
+			// meanwhile) is tried again once the cache has it.
 			return requeue.OnConflict(err)
 		}
-		return reconcile.Result{RequeueAfter: after}, err
+		return reconcile.Result{RequeueAfter: after}, nil
 	})
 }
 

@@ -33,11 +33,7 @@ func readyCluster(ctx context.Context, t *testing.T, c client.Client, name strin
 	if err := c.Create(ctx, cl); err != nil {
 		t.Fatal(err)
 	}
-	cl.Status.APIEnablements = []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1", Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}
-	meta.SetStatusCondition(&cl.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ClusterReady", Message: "ok"})
-	if err := c.Status().Update(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
+	setReady(ctx, t, c, name, metav1.ConditionTrue)
 }
 
 func newBinding(name string, replicas int32, p *policyv1alpha1.Placement) *workv1alpha2.ResourceBinding {
