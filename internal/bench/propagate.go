@@ -81,6 +81,7 @@ func runScenario(ctx context.Context, f *Fleet, o Options, kind string, extra fu
 // processes and counting requests.
 func (s *session) measure(ctx context.Context, o Options, r *Report) error {
 	cpBefore, cpErr := ScrapeRequests(ctx, s.fleet.Karmada, "")
+	evBefore, evErr := ScrapeRequests(ctx, s.fleet.Karmada, "events")
 	mBefore, mErr := s.memberRequests(ctx)
 	sampler := StartSampler(o.Processes, o.SampleInterval)
 	fmt.Fprintf(s.log, "Creating %d Deployments in %s (policy: %s over %d members)\n", o.Templates, s.ns, o.Mode, len(s.fleet.MemberNames))
@@ -110,6 +111,14 @@ func (s *session) measure(ctx context.Context, o Options, r *Report) error {
 		if after, err := ScrapeRequests(bg, s.fleet.Karmada, ""); err == nil {
 			r.Requests.ControlPlane = after.Sub(cpBefore)
 			r.Requests.PerTemplate = r.Requests.ControlPlane.Total / float64(max(len(s.created), 1))
+			r.Requests.WritesPerTemplate = r.Requests.ControlPlane.Mutating / float64(max(len(s.created), 1))
+			r.Requests.WritesPerTemplateWithoutEvents = r.Requests.WritesPerTemplate
+		}
+	}
+	if cpErr == nil && evErr == nil {
+		if after, err := ScrapeRequests(bg, s.fleet.Karmada, "events"); err == nil {
+			r.Requests.Events = after.Sub(evBefore)
+			r.Requests.WritesPerTemplateWithoutEvents = (r.Requests.ControlPlane.Mutating - r.Requests.Events.Mutating) / float64(max(len(s.created), 1))
 		}
 	}
 	if mErr == nil {

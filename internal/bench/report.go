@@ -32,8 +32,15 @@ type Requests struct {
 	// Members counts requests to the members' deployments resource (not its
 	// status), which only the control plane makes.
 	Members RequestCounts `json:"members"`
+	// Events counts the requests to events (included in ControlPlane): the
+	// cost of the events the controllers record.
+	Events RequestCounts `json:"events"`
 	// PerTemplate is ControlPlane.Total divided by the templates.
 	PerTemplate float64 `json:"perTemplate"`
+	// WritesPerTemplate is ControlPlane.Mutating divided by the templates;
+	// WritesPerTemplateWithoutEvents leaves the events' writes out.
+	WritesPerTemplate              float64 `json:"writesPerTemplate"`
+	WritesPerTemplateWithoutEvents float64 `json:"writesPerTemplateWithoutEvents"`
 	// PerMemberCopy is Members.Total divided by the member copies.
 	PerMemberCopy float64 `json:"perMemberCopy"`
 }
@@ -140,6 +147,7 @@ func (r *Report) Print(out io.Writer) {
 	q := r.Requests
 	fmt.Fprintf(out, "requests: karmada-apiserver %.0f (%.1f per template, %.0f writes, %.0f conflicts); members' deployments %.0f (%.1f per copy, %.0f writes)\n",
 		q.ControlPlane.Total, q.PerTemplate, q.ControlPlane.Mutating, q.ControlPlane.Conflicts, q.Members.Total, q.PerMemberCopy, q.Members.Mutating)
+	fmt.Fprintf(out, "writes per template: %.2f with events, %.2f without (%.0f event writes)\n", q.WritesPerTemplate, q.WritesPerTemplateWithoutEvents, q.Events.Mutating)
 	printResources(out, r.Resources)
 	if rf := r.Restart; rf != nil {
 		fmt.Fprintf(out, "restart: %d templates (%d member copies) changed while down; ready in %s, caught up %s after start\n", rf.Changed, rf.ChangedCopies, rf.Ready, rf.CaughtUp)

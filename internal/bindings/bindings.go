@@ -38,12 +38,42 @@ func Of(obj client.Object) (Binding, error) {
 // ClusterScoped reports whether the binding is a ClusterResourceBinding.
 func (b Binding) ClusterScoped() bool { return b.Object.GetNamespace() == "" }
 
-// WorkLabels are the labels that name the binding on each of its Works.
-func (b Binding) WorkLabels() map[string]string {
+// PermanentIDLabel is the key of the binding's permanent-id label.
+func (b Binding) PermanentIDLabel() string {
 	if b.ClusterScoped() {
-		return map[string]string{workv1alpha2.ClusterResourceBindingLabel: b.Object.GetName()}
+		return workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
-	return map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: b.Object.GetNamespace(), workv1alpha2.ResourceBindingNameLabel: b.Object.GetName()}
+	return workv1alpha2.ResourceBindingPermanentIDLabel
+}
+
+// WorkLabels are the labels that name the binding on each of its Works, and
+// its permanent id when it has one.
+func (b Binding) WorkLabels() map[string]string {
+	out := map[string]string{}
+	if b.ClusterScoped() {
+		out[workv1alpha2.ClusterResourceBindingLabel] = b.Object.GetName()
+	} else {
+		out[workv1alpha2.ResourceBindingNamespaceLabel] = b.Object.GetNamespace()
+		out[workv1alpha2.ResourceBindingNameLabel] = b.Object.GetName()
+	}
+	if id := b.Object.GetLabels()[b.PermanentIDLabel()]; id != "" {
+		out[b.PermanentIDLabel()] = id
+	}
+	return out
+}
+
+// CopyMarks are the labels and annotations a Work's manifest carries, and so
+// the member's copy, to name the binding it came from: the permanent-id
+// label, and the binding's name (and namespace) annotations.
+func (b Binding) CopyMarks() (labels, annotations map[string]string) {
+	labels = map[string]string{}
+	if id := b.Object.GetLabels()[b.PermanentIDLabel()]; id != "" {
+		labels[b.PermanentIDLabel()] = id
+	}
+	if b.ClusterScoped() {
+		return labels, map[string]string{workv1alpha2.ClusterResourceBindingAnnotation: b.Object.GetName()}
+	}
+	return labels, map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: b.Object.GetNamespace(), workv1alpha2.ResourceBindingNameAnnotation: b.Object.GetName()}
 }
 
 // Kind is one of the two binding kinds.

@@ -7,31 +7,60 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/policymatch"
 )
 
-// ensureBinding creates or updates the template's binding from the policy.
+// ensureBinding creates or updates the template's binding from the policy,
+// and says on the template what changed.
 func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate) error {
 	replicas, requirements, err := interpreter.Replicas(obj)
 	if err != nil {
+		events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the replicas of the template: %v", err)
 		return fmt.Errorf("reading replicas of %s: %w", obj.GetName(), err)
 	}
+	op, err := d.writeBinding(ctx, obj, c, replicas, requirements)
+	if err != nil {
+		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Failed to apply policy %s: %v", c.Key(), err)
+		return err
+	}
+	if op == controllerutil.OperationResultNone {
+		return nil
+	}
+	klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KRef(obj.GetNamespace(), names.BindingName(obj.GetKind(), obj.GetName())), "policy", c.Key(), "operation", op)
+	events.Normal(d.Recorder, obj, events.ApplyPolicySucceed, "Applied policy %s", c.Key())
+	if interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
+		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d replicas of the template", replicas)
+	}
+	return nil
+}
+
+// writeBinding creates or patches the binding.
+func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate, replicas int32, requirements *workv1alpha2.ReplicaRequirements) (controllerutil.OperationResult, error) {
 	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	wantA, wantL := policymatch.ClaimChanges(&c)
+	idLabel := workv1alpha2.ResourceBindingPermanentIDLabel
+	if obj.GetNamespace() == "" {
+		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
 	fill := func(om *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) {
 		if om.CreationTimestamp.IsZero() {
 			// The binding controller's finalizer from the start saves it a
 			// write per binding.
 			om.Finalizers = append(om.Finalizers, workv1alpha2.BindingControllerFinalizer)
+		}
+		if om.Labels[idLabel] == "" {
+			om.Labels = applyChanges(om.Labels, map[string]*string{idLabel: ptr.To(string(uuid.NewUUID()))})
 		}
 		om.OwnerReferences = []metav1.OwnerReference{owner}
 		om.Annotations = applyChanges(om.Annotations, wantA)
@@ -56,15 +85,10 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	name := names.BindingName(obj.GetKind(), obj.GetName())
 	if obj.GetNamespace() == "" {
 		crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		_, err := controllerutil.CreateOrPatch(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
-		return err
+		return controllerutil.CreateOrPatch(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
 	}
 	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: name}}
-	op, err := controllerutil.CreateOrPatch(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
-	if err == nil && op != controllerutil.OperationResultNone {
-		klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KObj(rb), "policy", c.Key(), "operation", op)
-	}
-	return err
+	return controllerutil.CreateOrPatch(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
 }
 
 // applyChanges sets or (for nil values) removes keys of m.

@@ -15,6 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/policymatch"
 )
 
@@ -51,17 +54,24 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 	if !ok {
 		if claimed {
 			log.Info("Releasing template: no policy selects it any more", "resource", k.gvr.Resource, "object", klog.KObj(obj))
-			_, err := d.setClaim(ctx, ri, obj, nil)
-			return err
+			if _, err := d.setClaim(ctx, ri, obj, nil); err != nil {
+				return err
+			}
+			return d.releaseBinding(ctx, obj)
 		}
 		return nil
 	}
 	if err := d.ensurePermanentID(ctx, &chosen); err != nil {
 		return err
 	}
+	preempted := claimed && (current.Namespaced != chosen.Namespaced || current.Name != chosen.Name || current.Namespace != chosen.Namespace)
 	patched, err := d.setClaim(ctx, ri, obj, &chosen)
 	if err != nil {
+		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Failed to claim the template for policy %s: %v", chosen.Key(), err)
 		return err
+	}
+	if patched && preempted {
+		events.Normal(d.Recorder, obj, events.PreemptPolicySucceed, "Policy %s took the template over", chosen.Key())
 	}
 	if !patched {
 		// Already claimed: read the whole template for its binding.
@@ -146,6 +156,39 @@ func (d *Detector) setClaim(ctx context.Context, ri dynamic.ResourceInterface, o
 	}
 	obj.Object = updated.Object
 	return true, nil
+}
+
+// releaseBinding removes the claim from the template's binding, when it
+// has one: the binding and what it propagated stay, as Karmada leaves them,
+// but no longer name a policy that does not select the template.
+func (d *Detector) releaseBinding(ctx context.Context, obj *unstructured.Unstructured) error {
+	var b client.Object = &workv1alpha2.ResourceBinding{}
+	if obj.GetNamespace() == "" {
+		b = &workv1alpha2.ClusterResourceBinding{}
+	}
+	err := d.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: names.BindingName(obj.GetKind(), obj.GetName())}, b)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	wantA, wantL := policymatch.ClaimChanges(nil)
+	md := map[string]any{}
+	if p := policymatch.MergePatch(b.GetAnnotations(), wantA); p != nil {
+		md["annotations"] = p
+	}
+	if p := policymatch.MergePatch(b.GetLabels(), wantL); p != nil {
+		md["labels"] = p
+	}
+	if len(md) == 0 {
+		return nil
+	}
+	body := mustJSON(map[string]any{"metadata": md})
+	if err := d.Client.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("releasing binding %s: %w", b.GetName(), err))
+	}
+	return nil
 }
 
 // ensurePermanentID gives the chosen policy its permanent-id label when it

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,8 +41,11 @@ const ControllerName = "detector"
 type Detector struct {
 	Client client.Client
 	Config *rest.Config
-	// RediscoverEvery is how often the served APIs are discovered again, so
-	// that new CRDs are watched.
+	// Recorder records events on templates; nil records none.
+	Recorder record.EventRecorder
+	// RediscoverEvery is how often the served APIs are discovered again
+	// (aggregated APIs, CRD versions added later); a new CRD's type is
+	// watched as soon as the CRD is Established.
 	RediscoverEvery time.Duration
 	Workers         int
 
@@ -55,8 +60,10 @@ type Detector struct {
 	givenIDs   map[types.UID]string
 	kinds      map[schema.GroupVersionKind]schema.GroupVersionResource
 	namespaced map[schema.GroupVersionResource]bool
-	// rediscover asks for discovery now, as when a CRD changes.
-	rediscover chan struct{}
+	// crds reads CRDs, to watch a new type once its CRD is Established.
+	crds apiextensionsclient.CustomResourceDefinitionInterface
+	// stop ends the informers started outside discovery.
+	stop <-chan struct{}
 }
 
 type key struct {
@@ -88,7 +95,11 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 		}
 		return o, nil
 	}))
-	d.rediscover = make(chan struct{}, 1)
+	ac, err := apiextensionsclient.NewForConfig(d.Config)
+	if err != nil {
+		return err
+	}
+	d.crds = ac.CustomResourceDefinitions()
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](), workqueue.TypedRateLimitingQueueConfig[key]{Name: ControllerName})
 	d.watching = map[schema.GroupVersionResource]schema.GroupVersionKind{}
 	d.kinds = map[schema.GroupVersionKind]schema.GroupVersionResource{}
@@ -126,6 +137,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithName(ControllerName)
 	ctx = klog.NewContext(ctx, log)
 	defer d.queue.ShutDown()
+	d.stop = ctx.Done()
 	go func() {
 		tick := time.NewTicker(d.RediscoverEvery)
 		defer tick.Stop()
@@ -135,7 +147,6 @@ func (d *Detector) Start(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-			case <-d.rediscover:
 			}
 		}
 	}()

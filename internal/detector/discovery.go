@@ -3,9 +3,12 @@ package detector
 import (
 	"context"
 	"strings"
+	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -43,38 +46,48 @@ func (d *Detector) discover(ctx context.Context) {
 	started := 0
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil || strings.HasSuffix(gv.Group, "karmada.io") {
+		if err != nil {
 			continue
 		}
 		for _, r := range l.APIResources {
-			gvr := gv.WithResource(r.Name)
-			if strings.Contains(r.Name, "/") || ignoredResources[gvr.GroupResource()] || !hasVerbs(r.Verbs, "list", "watch", "get", "patch") {
+			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch", "get", "patch") {
 				continue
 			}
-			d.mu.Lock()
-			_, known := d.watching[gvr]
-			if !known {
-				gvk := gv.WithKind(r.Kind)
-				d.watching[gvr] = gvk
-				d.kinds[gvk] = gvr
-				d.namespaced[gvr] = r.Namespaced
+			if d.watch(gv.WithResource(r.Name), gv.WithKind(r.Kind), r.Namespaced) {
+				started++
 			}
-			d.mu.Unlock()
-			if known {
-				continue
-			}
-			inf := d.factory.ForResource(gvr).Informer()
-			_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(o any) { d.kickIfCRD(gvr); d.enqueue(gvr, o) },
-				UpdateFunc: func(old, o any) { d.kickIfCRD(gvr); d.enqueueUpdate(gvr, old, o) },
-			})
-			started++
 		}
 	}
 	if started > 0 {
 		d.factory.Start(ctx.Done())
 		log.Info("Watching resource types", "new", started)
 	}
+}
+
+// watch starts watching templates of a resource type, unless it is ignored
+// or already watched; it reports whether it added the type. The caller
+// starts the factory.
+func (d *Detector) watch(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, namespaced bool) bool {
+	if ignoredResources[gvr.GroupResource()] || strings.HasSuffix(gvr.Group, "karmada.io") {
+		return false
+	}
+	d.mu.Lock()
+	_, known := d.watching[gvr]
+	if !known {
+		d.watching[gvr] = gvk
+		d.kinds[gvk] = gvr
+		d.namespaced[gvr] = namespaced
+	}
+	d.mu.Unlock()
+	if known {
+		return false
+	}
+	inf := d.factory.ForResource(gvr).Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { d.crdChanged(gvr, o); d.enqueue(gvr, o) },
+		UpdateFunc: func(old, o any) { d.crdChanged(gvr, o); d.enqueueUpdate(gvr, old, o) },
+	})
+	return true
 }
 
 func hasVerbs(have metav1.Verbs, want ...string) bool {
@@ -95,14 +108,46 @@ func hasVerbs(have metav1.Verbs, want ...string) bool {
 
 var crdResource = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
 
-// kickIfCRD asks for discovery when a CRD appears or changes (including its
-// Established status): it may bring a type to watch.
-func (d *Detector) kickIfCRD(gvr schema.GroupVersionResource) {
-	if gvr.GroupResource() != crdResource {
+// crdChanged starts watching a CRD's type as soon as the CRD is
+// Established (its served version of highest priority, the one discovery
+// prefers), so that a custom resource created right after its CRD is seen
+// at once; discovery would find the type only later. CRD events are rare:
+// the CRD is read from the API server.
+func (d *Detector) crdChanged(gvr schema.GroupVersionResource, o any) {
+	if gvr.GroupResource() != crdResource || d.crds == nil {
 		return
 	}
-	select {
-	case d.rediscover <- struct{}{}:
-	default:
+	m, err := meta(o)
+	if err != nil {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	crd, err := d.crds.Get(ctx, m.GetName(), metav1.GetOptions{})
+	if err != nil || !established(crd) {
+		return
+	}
+	version := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Served && (version == "" || utilversion.CompareKubeAwareVersionStrings(v.Name, version) > 0) {
+			version = v.Name
+		}
+	}
+	if version == "" {
+		return
+	}
+	gv := schema.GroupVersion{Group: crd.Spec.Group, Version: version}
+	if d.watch(gv.WithResource(crd.Spec.Names.Plural), gv.WithKind(crd.Spec.Names.Kind), crd.Spec.Scope == apiextensionsv1.NamespaceScoped) {
+		d.factory.Start(d.stop)
+		klog.FromContext(ctx).Info("Watching a new custom resource type", "resource", gv.WithResource(crd.Spec.Names.Plural).String())
+	}
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }

@@ -1,20 +1,8 @@
 package interpreter
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
-
-// ClaimPrefixes start the labels and annotations with which policies claim
-// templates in the control plane; they describe the control plane and do not
-// travel to members.
-var ClaimPrefixes = []string{
-	"propagationpolicy.karmada.io/",
-	"clusterpropagationpolicy.karmada.io/",
-	"resourcebinding.karmada.io/",
-	"clusterresourcebinding.karmada.io/",
-}
 
 // jobGeneratedLabels are put on a Job's pod template by the control plane's
 // Job machinery (when it has one) and would not match in a member.
@@ -22,7 +10,8 @@ var jobGeneratedLabels = []string{"controller-uid", "batch.kubernetes.io/control
 
 // pruneCommon returns a copy of a template stripped of what every kind
 // leaves behind in the control plane: identity and bookkeeping metadata,
-// status, and claims.
+// and status. The policy's claim (labels and annotations) stays: a member's
+// copy tells, as in Karmada, which policy put it there.
 func pruneCommon(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out := obj.DeepCopy()
 	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
@@ -30,9 +19,6 @@ func pruneCommon(obj *unstructured.Unstructured) *unstructured.Unstructured {
 		unstructured.RemoveNestedField(out.Object, "metadata", f)
 	}
 	unstructured.RemoveNestedField(out.Object, "status")
-	out.SetLabels(withoutClaims(out.GetLabels()))
-	out.SetAnnotations(withoutClaims(out.GetAnnotations()))
-
 	return out
 }
 
@@ -68,27 +54,4 @@ func pruneJob(out *unstructured.Unstructured) {
 // pruneServiceAccount drops the token secrets the control plane listed.
 func pruneServiceAccount(out *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(out.Object, "secrets")
-}
-
-func withoutClaims(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		claim := false
-		for _, p := range ClaimPrefixes {
-			if strings.HasPrefix(k, p) {
-				claim = true
-				break
-			}
-		}
-		if !claim {
-			out[k] = v
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }

@@ -11,7 +11,7 @@ func TestPrune(t *testing.T) {
 	cases := []struct {
 		name, in, want string
 	}{
-		{"metadata, status and claims go; the rest stays", `
+		{"metadata and status go; claims and the rest stay", `
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -31,7 +31,7 @@ status: {replicas: 2}
 `, `
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: web, namespace: shop, labels: {app: web}, annotations: {note: keep}}
+metadata: {name: web, namespace: shop, labels: {app: web, propagationpolicy.karmada.io/permanent-id: abc}, annotations: {note: keep, clusterpropagationpolicy.karmada.io/name: cpp}}
 spec: {replicas: 2}
 `},
 		{"service loses assigned IPs", `

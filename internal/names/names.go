@@ -1,28 +1,52 @@
 // Package names computes the names of the objects Karmada generates: a
-// template's binding, a binding's Works, a namespace's Works. Every
-// component that looks such an object up by name uses these.
+// template's binding and its Works. They are Karmada's names, so that tools
+// written for Karmada find the objects where they look for them.
 package names
 
 import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/rand"
 )
 
+// maxNameLength is the longest name an object of a kind validated as a DNS
+// subdomain (bindings, Works) may have.
+const maxNameLength = 253
+
 // BindingName is the name of a template's ResourceBinding or
-// ClusterResourceBinding: <name>-<kind lower-cased>.
+// ClusterResourceBinding: <name>-<kind>, lower-cased, with every ':' (as in
+// RBAC names like system:controller:foo) replaced by '.'.
 func BindingName(kind, name string) string {
-	return name + "-" + strings.ToLower(kind)
+	return strings.ToLower(strings.ReplaceAll(name, ":", ".") + "-" + kind)
 }
 
-// WorkName is the name of a binding's Work in each execution namespace: the
-// binding's name and a short hash of its namespace and name, so that
-// bindings of different namespaces never share a Work.
-func WorkName(bindingNamespace, bindingName string) string {
+// WorkName is the name of the Work that carries an object (a binding's
+// template, or a namespace) to one member: <name>-<suffix>, where <name> is
+// the object's name lower-cased with ':' replaced by '.', and <suffix>
+// encodes the FNV-32a hash of <namespace>-<name>-<kind> (lower-cased, and
+// without <namespace>- for cluster-scoped objects). Objects of different
+// namespaces or kinds with one name so get different Works.
+//
+// The hash is taken over what Karmada's hashing writes for a string: the
+// string prefixed with its type, "(string)". The prefix is shortened, if it
+// must be, to keep the name valid; Karmada does not shorten it and cannot
+// create such a Work at all.
+func WorkName(kind, name, namespace string) string {
+	id := name + "-" + kind
+	if namespace != "" {
+		id = namespace + "-" + id
+	}
 	h := fnv.New32a()
-	h.Write([]byte(bindingNamespace + "/" + bindingName))
-	return fmt.Sprintf("%s-%08x", bindingName, h.Sum32())
+	h.Write([]byte("(string)" + strings.ToLower(id)))
+	suffix := rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+	prefix := strings.ToLower(strings.ReplaceAll(name, ":", "."))
+	if n := maxNameLength - len(suffix) - 1; len(prefix) > n {
+		prefix = strings.TrimRight(prefix[:n], "-.")
+	}
+	return prefix + "-" + suffix
 }
 
 // NamespaceWorkName is the name of the Work that propagates a namespace.
-func NamespaceWorkName(namespace string) string { return "namespace-" + namespace }
+func NamespaceWorkName(namespace string) string { return WorkName("Namespace", namespace, "") }

@@ -1,19 +1,74 @@
 package names
 
-import "testing"
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"testing"
 
-func TestNames(t *testing.T) {
-	if got := BindingName("Deployment", "nginx"); got != "nginx-deployment" {
-		t.Errorf("BindingName = %q, want nginx-deployment", got)
+	"github.com/davecgh/go-spew/spew"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestBindingName(t *testing.T) {
+	for _, c := range []struct{ kind, name, want string }{
+		{"Deployment", "nginx", "nginx-deployment"},
+		{"ClusterRole", "system:test-role", "system.test-role-clusterrole"},
+		{"ClusterRoleBinding", "system::tt:tom", "system..tt.tom-clusterrolebinding"},
+		{"pods", "Pod", "pod-pods"},
+		{"CustomKind", "Upper:Case", "upper.case-customkind"},
+	} {
+		if got := BindingName(c.kind, c.name); got != c.want {
+			t.Errorf("BindingName(%q, %q) = %q, want %q", c.kind, c.name, got, c.want)
+		}
 	}
-	a, b := WorkName("shop", "web-deployment"), WorkName("bank", "web-deployment")
-	if a == b {
-		t.Errorf("bindings of two namespaces share Work name %q", a)
+}
+
+// karmadaWorkName is the rule written out with the hashing Karmada uses
+// (go-spew's "%#v" of the string into FNV-32a), to check WorkName against it
+// independently.
+func karmadaWorkName(kind, name, namespace string) string {
+	id := strings.ToLower(name + "-" + kind)
+	if namespace != "" {
+		id = strings.ToLower(namespace + "-" + name + "-" + kind)
 	}
-	if a != WorkName("shop", "web-deployment") {
-		t.Error("WorkName is not stable")
+	h := fnv.New32a()
+	printer := spew.ConfigState{Indent: " ", SortKeys: true, DisableMethods: true, SpewKeys: true}
+	printer.Fprintf(h, "%#v", id)
+	return strings.ToLower(strings.ReplaceAll(name, ":", ".")) + "-" + rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+}
+
+func TestWorkName(t *testing.T) {
+	long := strings.Repeat("a", 253)
+	for _, c := range []struct{ kind, name, namespace, want string }{
+		{"Deployment", "nginx", "default", "nginx-6c47d997fc"},
+		{"Service", "nginx", "default", "nginx-5cc8c8f75c"},
+		{"Deployment", "nginx", "shop", "nginx-6c957ff6b4"},
+		// Cluster-scoped: no namespace in the hashed string.
+		{"ClusterRole", "system:test-role", "", "system.test-role-57bf8fbc66"},
+		{"Namespace", "default", "", "default-5748775fcb"},
+		// Upper case hashes as lower case; the prefix is lower-cased too.
+		{"Deployment", "Nginx", "Default", "nginx-6c47d997fc"},
+		{"ConfigMap", "a.b:c", "x", "a.b.c-5cd9956fff"},
+	} {
+		got := WorkName(c.kind, c.name, c.namespace)
+		if got != c.want {
+			t.Errorf("WorkName(%q, %q, %q) = %q, want %q", c.kind, c.name, c.namespace, got, c.want)
+		}
+		if k := karmadaWorkName(c.kind, c.name, c.namespace); got != k {
+			t.Errorf("WorkName(%q, %q, %q) = %q, Karmada's rule gives %q", c.kind, c.name, c.namespace, got, k)
+		}
 	}
-	if got := NamespaceWorkName("shop"); got != "namespace-shop" {
-		t.Errorf("NamespaceWorkName = %q, want namespace-shop", got)
+	// A name as long as names go keeps the suffix and stays valid.
+	got := WorkName("ConfigMap", long, "default")
+	if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+		t.Errorf("WorkName of a %d-character name = %q, invalid: %v", len(long), got, errs)
+	}
+	if k := karmadaWorkName("ConfigMap", long, "default"); !strings.HasSuffix(got, k[strings.LastIndex(k, "-"):]) {
+		t.Errorf("WorkName of a long name = %q, lost the suffix of %q", got, k)
+	}
+	if got := NamespaceWorkName("default"); got != "default-5748775fcb" {
+		t.Errorf("NamespaceWorkName(default) = %q, want default-5748775fcb", got)
 	}
 }

@@ -12,11 +12,13 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,6 +34,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
@@ -55,6 +58,8 @@ type Scheduler struct {
 	SchedulerName string
 	Workers       int
 	Now           func() time.Time
+	// Recorder records events on bindings and templates; nil records none.
+	Recorder record.EventRecorder
 
 	backoff workqueue.TypedRateLimiter[string]
 	// written holds, per binding key, the ownWrite of the last status this
@@ -152,6 +157,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 			Reason: ReasonSchedulerError, Message: res.Err.Error(), ObservedGeneration: obj.GetGeneration()}); err != nil {
 			return 0, err
 		}
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", res.Err)
 		return 0, res.Err
 	}
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, Message: "Binding has been scheduled successfully."}
@@ -185,6 +191,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 		return 0, fmt.Errorf("writing the Scheduled condition: %w", perr)
 	}
 	s.written.Store(key, ownWrite{uid: obj.GetUID(), generation: status.SchedulerObservedGeneration})
+	if res.Err != nil {
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", res.Err)
+	} else {
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled to %s", strings.Join(targetNames(res.Targets), ", "))
+	}
 	if res.Err != nil {
 		// Unschedulable: cluster changes re-queue it at once; meanwhile it
 		// is retried with a growing delay (capacity may free up).

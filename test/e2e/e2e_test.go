@@ -239,6 +239,18 @@ func TestPolicyDeletionReleasesClaim(t *testing.T) {
 	testPolicyDeletionReleasesClaim(context.Background(), t)
 }
 
+// A template dropped from its policy's resourceSelectors is released, and
+// so is its binding.
+func TestPolicyUnselectReleasesClaim(t *testing.T) {
+	testPolicyUnselectReleasesClaim(context.Background(), t)
+}
+
+// A ClusterRole named system:... propagates.
+func TestColonNamedClusterRole(t *testing.T) { testColonNamedClusterRole(context.Background(), t) }
+
+// A suspended Work says so in a WorkDispatching event.
+func TestSuspendedWorkEvent(t *testing.T) { testSuspendedWorkEvent(context.Background(), t) }
+
 // Killing karmada-controller-manager while 50 Deployments propagate loses and
 // duplicates nothing.
 func TestRestartMidPropagation(t *testing.T) { testRestartMidPropagation(context.Background(), t) }

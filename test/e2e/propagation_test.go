@@ -94,11 +94,11 @@ func testSeedsExample(ctx context.Context, t *testing.T) {
 		t.Errorf("binding spec %+v owners %v, want the nginx Deployment with 1 replica as owner", rb.Spec.Resource, rb.OwnerReferences)
 	}
 	for _, m := range []string{"member1", "member2"} {
+		waitMemberDeployment(ctx, t, m, "nginx", 1)
 		works := &workv1alpha1.WorkList{}
 		if err := c.List(ctx, works, client.InNamespace("karmada-es-"+m), client.MatchingLabels{"resourcebinding.karmada.io/name": "nginx-deployment"}); err != nil || len(works.Items) != 1 {
 			t.Errorf("karmada-es-%s holds %d works of the binding (%v), want 1", m, len(works.Items), err)
 		}
-		waitMemberDeployment(ctx, t, m, "nginx", 1)
 	}
 	if _, err := kube(t, "member3").AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("nginx reached member3, which the policy does not name (err %v)", err)
@@ -134,6 +134,8 @@ func testSeedsExample(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Errorf("the template's status is %+v (generation %d), want 2 replicas available in all and observedGeneration = generation", tmpl.Status, tmpl.Generation)
 	}
+
+	t.Run("events, Work name and member metadata are Karmada's", func(t *testing.T) { testSeedsExampleAsKarmada(ctx, t) })
 
 	t.Run("scaling the template updates the members", func(t *testing.T) {
 		kubectlApply(t, "scale", "deployment", "nginx", "--replicas=3")
@@ -450,6 +452,7 @@ func testCRDAndInstance(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Fatal("could not create the Widget in the control plane")
 	}
+	created := time.Now()
 	for _, m := range []string{"member1", "member2"} {
 		dc, err := dynamic.NewForConfig(restConfig(t, m))
 		if err != nil {
@@ -457,7 +460,9 @@ func testCRDAndInstance(ctx context.Context, t *testing.T) {
 		}
 		gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 		var last error
-		err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		// Karmada propagates a CR created right after its CRD within
+		// seconds; so must we.
+		err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Until(created.Add(10*time.Second)), true, func(ctx context.Context) (bool, error) {
 			got, err := dc.Resource(gvr).Namespace("default").Get(ctx, "gear", metav1.GetOptions{})
 			if err != nil {
 				last = err
@@ -467,7 +472,7 @@ func testCRDAndInstance(ctx context.Context, t *testing.T) {
 			return teeth == 12, nil
 		})
 		if err != nil {
-			t.Errorf("the Widget did not reach %s (last: %v)", m, last)
+			t.Errorf("the Widget did not reach %s within 10 s of its creation (last: %v)", m, last)
 		}
 	}
 	crb := &workv1alpha2.ClusterResourceBinding{}
@@ -536,6 +541,16 @@ func testPolicyDeletionReleasesClaim(ctx context.Context, t *testing.T) {
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, claimedBy("")); err != nil {
 		t.Fatal("the claim of the deleted policy was not released")
+	}
+	// The binding stays, released too.
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "handover-deployment"}, rb); err != nil {
+			return false, nil
+		}
+		return rb.Labels[idLabel] == "" && rb.Annotations["propagationpolicy.karmada.io/name"] == "" && rb.Annotations["propagationpolicy.karmada.io/namespace"] == "", nil
+	})
+	if err != nil {
+		t.Errorf("the binding kept the deleted policy's claim: labels %v annotations %v", rb.Labels, rb.Annotations)
 	}
 	// Nothing the user did not ask to delete is deleted.
 	if _, err := kube(t, "member1").AppsV1().Deployments("default").Get(ctx, "handover", metav1.GetOptions{}); err != nil {

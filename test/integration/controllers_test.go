@@ -366,7 +366,7 @@ func TestBindingController(t *testing.T) {
 		t.Fatal(err)
 	}
 	setClusters(ctx, t, c, rb, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1}, workv1alpha2.TargetCluster{Name: "member2", Replicas: 3})
-	workName := names.WorkName("shop", rb.Name)
+	workName := names.WorkName("Deployment", "web", "shop")
 	manifestOf := func(ctx context.Context, cluster string) (*unstructured.Unstructured, *workv1alpha1.Work, error) {
 		w := &workv1alpha1.Work{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace(cluster), Name: workName}, w); err != nil {
@@ -515,7 +515,7 @@ func TestBindingStatusController(t *testing.T) {
 	}
 	for _, n := range []string{"member1", "member2"} {
 		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(n))
-		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(n), Name: names.WorkName("shop", rb.Name), Labels: b.WorkLabels()}}
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(n), Name: names.WorkName("Deployment", "web", "shop"), Labels: b.WorkLabels()}}
 		if err := c.Create(ctx, w); err != nil {
 			t.Fatal(err)
 		}
@@ -556,4 +556,81 @@ func TestBindingStatusController(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A binding whose Work an earlier version made under another name keeps
+// that Work (renaming it would delete and recreate the member's copy); a
+// new cluster's Work gets Karmada's name. The manifest keeps the template's
+// claim and names the binding.
+func TestBindingKeepsExistingWorkName(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return (&binding.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr)
+	})
+	ctx := context.Background()
+	for _, n := range []string{"member1", "member2"} {
+		if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
+			t.Fatal(err)
+		}
+		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(n))
+	}
+	createNamespace(ctx, t, c, "shop")
+	web := deployment("shop", "web", 2)
+	web.Annotations = map[string]string{policyv1alpha1.PropagationPolicyNameAnnotation: "pp", policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop"}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web"),
+			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
+			Replicas: 2,
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 1}},
+		},
+	}
+	b, err := bindings.Of(rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "web-deployment-0011aabb", Labels: b.WorkLabels()}}
+	if err := c.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	karmadaName := names.WorkName("Deployment", "web", "shop")
+	testenv.Eventually(t, deadline, "Works of both clusters", func(ctx context.Context) error {
+		w1 := &workv1alpha1.Work{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(old), w1); err != nil {
+			return err
+		}
+		if len(w1.Spec.Workload.Manifests) != 1 {
+			return fmt.Errorf("the existing Work holds %d manifests", len(w1.Spec.Workload.Manifests))
+		}
+		m := &unstructured.Unstructured{}
+		if err := m.UnmarshalJSON(w1.Spec.Workload.Manifests[0].Raw); err != nil {
+			return err
+		}
+		a := m.GetAnnotations()
+		if a[policyv1alpha1.PropagationPolicyNameAnnotation] != "pp" || a[workv1alpha2.ResourceBindingNameAnnotation] != rb.Name ||
+			a[workv1alpha2.ResourceBindingNamespaceAnnotation] != "shop" || m.GetLabels()[workv1alpha2.ResourceBindingPermanentIDLabel] != "id-1" {
+			return fmt.Errorf("manifest labels %v annotations %v", m.GetLabels(), a)
+		}
+		if w1.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] != "id-1" {
+			return fmt.Errorf("Work labels %v", w1.Labels)
+		}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member2"), Name: karmadaName}, &workv1alpha1.Work{}); err != nil {
+			return fmt.Errorf("member2's Work %s: %w", karmadaName, err)
+		}
+		return nil
+	})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: karmadaName}, &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Errorf("member1 got a second Work %s beside the existing one (err %v)", karmadaName, err)
+	}
 }

@@ -12,6 +12,22 @@ const (
 	ClusterResourceBindingLabel   = "clusterresourcebinding.karmada.io/name"
 )
 
+// The permanent ids of bindings: a label on the binding, given when it is
+// created, repeated on its Works and on the member copies they carry, so
+// that a copy can be traced back to its binding.
+const (
+	ResourceBindingPermanentIDLabel        = "resourcebinding.karmada.io/permanent-id"
+	ClusterResourceBindingPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
+)
+
+// Annotations on a Work's manifest (and so on the member's copy) naming the
+// binding it was made from; the keys are those of the Work's labels.
+const (
+	ResourceBindingNamespaceAnnotation = ResourceBindingNamespaceLabel
+	ResourceBindingNameAnnotation      = ResourceBindingNameLabel
+	ClusterResourceBindingAnnotation   = ClusterResourceBindingLabel
+)
+
 // ResourceTemplateGenerationAnnotation, on a Work's manifest, is the
 // generation of the resource template the manifest was made from.
 const ResourceTemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"

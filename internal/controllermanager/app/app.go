@@ -29,6 +29,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/detector"
+	"github.com/karmada-go/karmada/internal/events"
 )
 
 // Options are the flags of karmada-controller-manager.
@@ -130,7 +131,7 @@ type setupContext struct {
 // controllers registers every controller by its Karmada name.
 var controllers = map[string]func(c setupContext) error{
 	cluster.ControllerName: func(c setupContext) error {
-		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
+		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceCluster), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
 	},
 	clusterstatus.ControllerName: func(c setupContext) error {
 		return (&clusterstatus.Reconciler{
@@ -144,19 +145,19 @@ var controllers = map[string]func(c setupContext) error{
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	detector.ControllerName: func(c setupContext) error {
-		return (&detector.Detector{Client: c.mgr.GetClient(), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs}).SetupWithManager(c.ctx, c.mgr)
+		return (&detector.Detector{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs}).SetupWithManager(c.ctx, c.mgr)
 	},
 	binding.ControllerName: func(c setupContext) error {
-		return (&binding.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&binding.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	workstatus.ControllerName: func(c setupContext) error {
-		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
-		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
-		return (&execution.Reconciler{Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
+		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
 			StatusWritesApplied: c.workStatus}).SetupWithManager(c.mgr)
 	},
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -36,6 +38,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/overridemanager"
@@ -51,8 +54,10 @@ const Finalizer = workv1alpha2.BindingControllerFinalizer
 
 // Reconciler reconciles ResourceBindings and ClusterResourceBindings.
 type Reconciler struct {
-	Client  client.Client
-	Workers int
+	// Recorder records events; nil records none.
+	Recorder record.EventRecorder
+	Client   client.Client
+	Workers  int
 }
 
 // bindingChanged passes binding events that may change its Works: creation,
@@ -119,7 +124,11 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 			return nil
 		}
-		left, err := r.deleteWorks(ctx, b, nil)
+		works, err := b.Works(ctx, r.Client)
+		if err != nil {
+			return err
+		}
+		left, err := r.deleteWorks(ctx, works, nil)
 		if err != nil {
 			return err
 		}
@@ -154,8 +163,12 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	if err != nil {
 		return err
 	}
-	var overrideErrs []string
-	keep := make([]string, 0, len(spec.Clusters))
+	works, err := b.Works(ctx, r.Client)
+	if err != nil {
+		return err
+	}
+	var overrideErrs, synced, overridden []string
+	keep := make(map[string]string, len(spec.Clusters))
 	for _, target := range spec.Clusters {
 		// A cluster that is gone or leaving gets no Work: its Works are being
 		// removed, and writing one would hold its removal up.
@@ -166,8 +179,9 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			}
 			continue
 		}
-		keep = append(keep, workv1alpha1.ExecutionNamespace(target.Name))
-		m, err := Manifest(template, spec, target, cl, policies)
+		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: workName(works, workv1alpha1.ExecutionNamespace(target.Name), spec.Resource)}}
+		keep[work.Namespace] = work.Name
+		m, err := Manifest(template, b, target, cl, policies)
 		if errors.Is(err, errOverride) {
 			// The Work keeps its last good manifest; the binding says why.
 			overrideErrs = append(overrideErrs, fmt.Sprintf("cluster %s: %v", target.Name, err))
@@ -176,7 +190,6 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		if err != nil {
 			return err
 		}
-		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: names.WorkName(obj.GetNamespace(), obj.GetName())}}
 		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
@@ -197,17 +210,54 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("writing work %s/%s: %w", work.Namespace, work.Name, err)
+			err = fmt.Errorf("writing work %s/%s: %w", work.Namespace, work.Name, err)
+			if !apierrors.IsConflict(err) {
+				events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.SyncWorkFailed, "Failed to sync works: %v", err)
+			}
+			return err
 		}
 		if op != controllerutil.OperationResultNone {
 			log.V(2).Info("Synced work", "work", klog.KObj(work), "binding", klog.KObj(obj), "operation", op)
+			synced = append(synced, target.Name)
+			if m.AppliedOverrides != "" || m.AppliedClusterOverrides != "" {
+				overridden = append(overridden, target.Name)
+			}
 		}
 	}
 	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
 		return err
 	}
-	_, err = r.deleteWorks(ctx, b, keep)
+	if t := events.Template(spec.Resource); t != nil && len(overrideErrs) > 0 {
+		events.Warning(r.Recorder, t, events.ApplyOverridePolicyFailed, "Failed to apply override policies: %s", strings.Join(overrideErrs, "; "))
+	}
+	if t := events.Template(spec.Resource); t != nil && len(overridden) > 0 {
+		events.Normal(r.Recorder, t, events.ApplyOverridePolicySucceed, "Applied override policies for %s", strings.Join(overridden, ", "))
+	}
+	if len(synced) > 0 {
+		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Synced the works of %s", strings.Join(synced, ", "))
+	}
+	_, err = r.deleteWorks(ctx, works, keep)
 	return err
+}
+
+// workName is the name of the binding's Work in an execution namespace:
+// Karmada's name for the template's Work, or the name of the Work the
+// binding already has there (made by an earlier version under another
+// name; renaming it would mean deleting the member's copy and making it
+// again).
+func workName(works []workv1alpha1.Work, namespace string, ref workv1alpha2.ObjectReference) string {
+	want := names.WorkName(ref.Kind, ref.Name, ref.Namespace)
+	for _, w := range works {
+		if w.Namespace == namespace && w.Name == want {
+			return want
+		}
+	}
+	for _, w := range works {
+		if w.Namespace == namespace && w.DeletionTimestamp.IsZero() {
+			return w.Name
+		}
+	}
+	return want
 }
 
 // errOverride marks an override policy that cannot be applied.
@@ -223,8 +273,10 @@ type WorkManifest struct {
 
 // Manifest is what the Work for one cluster holds: the pruned template, its
 // replicas revised for that cluster, the override policies targeting the
-// cluster applied, marked with the template generation it was made from.
-func Manifest(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, cluster *clusterv1alpha1.Cluster, policies []overridemanager.Policy) (WorkManifest, error) {
+// cluster applied, marked with the template generation it was made from and
+// the binding's marks.
+func Manifest(template *unstructured.Unstructured, b bindings.Binding, target workv1alpha2.TargetCluster, cluster *clusterv1alpha1.Cluster, policies []overridemanager.Policy) (WorkManifest, error) {
+	spec := b.Spec
 	out := interpreter.Prune(template)
 	if interpreter.HasReplicas(out.GroupVersionKind().GroupKind()) && spec.Replicas > 0 {
 		var err error
@@ -245,9 +297,21 @@ func Manifest(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBi
 			return WorkManifest{}, err
 		}
 	}
+	markLabels, markAnnotations := b.CopyMarks()
+	l := out.GetLabels()
+	if l == nil && len(markLabels) > 0 {
+		l = map[string]string{}
+	}
+	for k, v := range markLabels {
+		l[k] = v
+	}
+	out.SetLabels(l)
 	a := out.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
+	}
+	for k, v := range markAnnotations {
+		a[k] = v
 	}
 	a[workv1alpha2.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(template.GetGeneration(), 10)
 	a[workv1alpha1.ConflictResolutionAnnotation] = workv1alpha1.ConflictAbort
@@ -341,17 +405,14 @@ func (r *Reconciler) template(ctx context.Context, ref workv1alpha2.ObjectRefere
 	return u, nil
 }
 
-// deleteWorks deletes the binding's Works outside the keep namespaces and
-// returns how many of its Works are still being deleted.
-func (r *Reconciler) deleteWorks(ctx context.Context, b bindings.Binding, keep []string) (int, error) {
-	works, err := b.Works(ctx, r.Client)
-	if err != nil {
-		return 0, err
-	}
+// deleteWorks deletes the binding's Works other than those kept (by
+// namespace, the name kept there) and returns how many of its Works are
+// still being deleted.
+func (r *Reconciler) deleteWorks(ctx context.Context, works []workv1alpha1.Work, keep map[string]string) (int, error) {
 	left := 0
 	for i := range works {
 		w := &works[i]
-		if slices.Contains(keep, w.Namespace) {
+		if name, ok := keep[w.Namespace]; ok && name == w.Name {
 			continue
 		}
 		left++

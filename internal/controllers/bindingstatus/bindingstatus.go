@@ -9,12 +9,14 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,6 +30,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/jsonvalue"
 	"github.com/karmada-go/karmada/internal/requeue"
@@ -38,8 +41,10 @@ const ControllerName = "bindingStatus"
 
 // Reconciler aggregates binding status.
 type Reconciler struct {
-	Client  client.Client
-	Workers int
+	// Recorder records events; nil records none.
+	Recorder record.EventRecorder
+	Client   client.Client
+	Workers  int
 	// Window delays aggregation after a Work changes (DefaultWindow when
 	// zero).
 	Window time.Duration
@@ -237,9 +242,13 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), opts...)
 		*status = *next
 		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+			if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.AggregateStatusFailed, "Failed to aggregate the status of the works: %v", err)
+			}
 			return 0, client.IgnoreNotFound(err)
 		}
 		r.progress.wrote(key, busy, time.Now())
+		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.AggregateStatusSucceed, "Aggregated the status of %d works: %s", len(items), cond.Reason)
 	}
 	return 0, r.updateTemplate(ctx, spec.Resource, items)
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterready"
+	"github.com/karmada-go/karmada/internal/events"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -37,8 +39,10 @@ const (
 
 // Reconciler reconciles Clusters.
 type Reconciler struct {
-	Client  client.Client
-	Workers int
+	// Recorder records events; nil records none.
+	Recorder record.EventRecorder
+	Client   client.Client
+	Workers  int
 }
 
 // SetupWithManager registers the controller.
@@ -66,8 +70,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workv1alpha1.ExecutionNamespace(cluster.Name)}}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}); apierrors.IsNotFound(err) {
-		if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Client.Create(ctx, ns)
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			events.Warning(r.Recorder, cluster, events.CreateExecutionSpaceFailed, "Failed to create execution namespace %s: %v", ns.Name, err)
 			return ctrl.Result{}, fmt.Errorf("creating execution namespace %s: %w", ns.Name, err)
+		}
+		if err == nil {
+			events.Normal(r.Recorder, cluster, events.CreateExecutionSpaceSucceed, "Created execution namespace %s", ns.Name)
 		}
 	} else if err != nil {
 		return ctrl.Result{}, err
@@ -76,8 +85,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if changed {
 		cluster.Spec.Taints = taints
 		if err := r.Client.Update(ctx, cluster); err != nil {
+			if !apierrors.IsConflict(err) {
+				events.Warning(r.Recorder, cluster, events.TaintClusterFailed, "Failed to set taints %v: %v", taintKeys(taints), err)
+			}
 			return ctrl.Result{}, fmt.Errorf("updating taints: %w", err)
 		}
+		events.Normal(r.Recorder, cluster, events.TaintClusterSucceed, "Set taints %v", taintKeys(taints))
 		ctrl.LoggerFrom(ctx).Info("Updated cluster taints", "cluster", cluster.Name, "taints", taintKeys(taints))
 	}
 	return ctrl.Result{}, nil
@@ -112,8 +125,10 @@ func (r *Reconciler) remove(ctx context.Context, cluster *clusterv1alpha1.Cluste
 	case err == nil:
 		if ns.DeletionTimestamp.IsZero() {
 			if err := r.Client.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+				events.Warning(r.Recorder, cluster, events.RemoveExecutionSpaceFailed, "Failed to remove execution namespace %s: %v", nsName, err)
 				return ctrl.Result{}, fmt.Errorf("deleting execution namespace %s: %w", nsName, err)
 			}
+			events.Normal(r.Recorder, cluster, events.RemoveExecutionSpaceSucceed, "Removed execution namespace %s", nsName)
 		}
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	case !apierrors.IsNotFound(err):

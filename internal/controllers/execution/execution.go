@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,6 +30,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusterready"
+	"github.com/karmada-go/karmada/internal/events"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -40,11 +42,19 @@ const Finalizer = workv1alpha1.ExecutionFinalizer
 // FieldManager owns the fields Karmada applies in members.
 const FieldManager = workv1alpha1.ExecutionFieldManager
 
+// Reasons of the WorkDispatching condition.
+const (
+	ReasonDispatching        = "Dispatching"
+	ReasonSuspendDispatching = "SuspendDispatching"
+)
+
 // Reconciler reconciles Works.
 type Reconciler struct {
-	Client  client.Client
-	Members *clusterclient.Cache
-	Workers int
+	// Recorder records events; nil records none.
+	Recorder record.EventRecorder
+	Client   client.Client
+	Members  *clusterclient.Cache
+	Workers  int
 	// StatusWritesApplied says the workStatus controller runs beside this
 	// one and writes the Applied condition of a successful apply, together
 	// with the first status of what was applied (one write of the Work
@@ -103,7 +113,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if work.Spec.SuspendDispatching != nil && *work.Spec.SuspendDispatching {
 		r.forget(req.NamespacedName)
-		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkDispatching, Status: metav1.ConditionFalse, Reason: "SuspendDispatching", Message: "dispatching is suspended"})
+		return ctrl.Result{}, r.setDispatching(ctx, work, false)
+	}
+	if meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkDispatching) != nil {
+		// Dispatching resumed. A Work never suspended carries no
+		// condition, which saves a write per Work.
+		if err := r.setDispatching(ctx, work, true); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if !clusterready.IsReady(cluster) {
 		// The Cluster watch brings the Work back when the cluster is Ready.
@@ -114,7 +131,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	applyErr := r.apply(ctx, member, work)
+	sent, applyErr := r.apply(ctx, member, work)
+	if applyErr != nil {
+		events.Warning(r.Recorder, work, events.SyncFailed, "Failed to sync the work to cluster %s: %v", cluster.Name, applyErr)
+	} else if sent > 0 {
+		events.Normal(r.Recorder, work, events.SyncSucceed, "Synced %d manifests to cluster %s", sent, cluster.Name)
+	}
 	if applyErr == nil {
 		r.done.record(work)
 	} else {
@@ -204,8 +226,10 @@ func soonResolved(err error) bool {
 // A manifest whose member copy already holds it (seen in the member's cache
 // of managed objects), for a generation of the Work applied before, is not
 // sent again: restarts and status updates cost the member nothing.
-func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *workv1alpha1.Work) error {
+// It returns how many manifests it sent.
+func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *workv1alpha1.Work) (int, error) {
 	var errs []error
+	sent := 0
 	workKey := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
 	applied := appliedAtGeneration(work) || r.done.has(work)
 	for i, manifest := range work.Spec.Workload.Manifests {
@@ -256,9 +280,11 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		ctrl.LoggerFrom(ctx).V(4).Info("Applying manifest", "work", klog.KObj(work), "generation", work.Generation, "appliedBefore", applied, "object", objectName(obj))
 		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: ptrTrue()}); err != nil {
 			errs = append(errs, fmt.Errorf("applying %s %s: %w", obj.GetKind(), objectName(obj), err))
+			continue
 		}
+		sent++
 	}
-	return errors.Join(errs...)
+	return sent, errors.Join(errs...)
 }
 
 // remove deletes the Work's resources from the member, when the member can be
@@ -367,6 +393,23 @@ func resourceFor(m *clusterclient.Member, obj *unstructured.Unstructured) (dynam
 		return m.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), mapping, nil
 	}
 	return m.Dynamic.Resource(mapping.Resource), mapping, nil
+}
+
+// setDispatching writes the WorkDispatching condition and, when it flips,
+// records the WorkDispatching event saying whether dispatching is suspended.
+func (r *Reconciler) setDispatching(ctx context.Context, work *workv1alpha1.Work, on bool) error {
+	cond := metav1.Condition{Type: workv1alpha1.WorkDispatching, Status: metav1.ConditionTrue, Reason: ReasonDispatching, Message: events.MessageDispatching}
+	if !on {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonSuspendDispatching, events.MessageDispatchingSuspended
+	}
+	flips := !meta.IsStatusConditionPresentAndEqual(work.Status.Conditions, workv1alpha1.WorkDispatching, cond.Status)
+	if err := r.setCondition(ctx, work, cond); err != nil {
+		return err
+	}
+	if flips {
+		events.Normal(r.Recorder, work, events.WorkDispatching, "%s", cond.Message)
+	}
+	return nil
 }
 
 func (r *Reconciler) setCondition(ctx context.Context, work *workv1alpha1.Work, cond metav1.Condition) error {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -32,6 +34,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusterready"
+	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
@@ -41,9 +44,11 @@ const ControllerName = "workStatus"
 
 // Reconciler reconciles the status of Works.
 type Reconciler struct {
-	Client  client.Client
-	Members *clusterclient.Cache
-	Workers int
+	// Recorder records events; nil records none.
+	Recorder record.EventRecorder
+	Client   client.Client
+	Members  *clusterclient.Cache
+	Workers  int
 
 	// Window delays the reflection of a member object's change (DefaultWindow
 	// when zero), so that the quick succession of status changes of a
@@ -285,6 +290,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		st := workv1alpha1.ManifestStatus{Identifier: id, Health: interpreter.Health(live)}
 		if st.Status, err = interpreter.ReflectStatus(live); err != nil {
+			events.Warning(r.Recorder, work, events.ReflectStatusFailed, "Failed to reflect the status of %s %s: %v", gvk.Kind, live.GetName(), err)
 			return ctrl.Result{}, err
 		}
 		settled = settled && st.Health != workv1alpha1.ResourceUnhealthy
@@ -334,6 +340,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Status().Patch(ctx, next, client.MergeFromWithOptions(work, opts...)); err != nil {
 		return requeue.OnConflict(client.IgnoreNotFound(err))
 	}
+	events.Normal(r.Recorder, work, events.ReflectStatusSucceed, "Reflected the status of %d manifests from cluster %s", len(statuses), clusterName)
+	if changed := healthChanges(work.Status.ManifestStatuses, statuses); changed != "" {
+		events.Normal(r.Recorder, work, events.InterpretHealthSucceed, "Interpreted health: %s", changed)
+	}
 	over := work.ResourceVersion
 	if next.ResourceVersion == over {
 		// Nothing changed once stored: no event will come for it.
@@ -369,4 +379,20 @@ func identify(raw []byte) (*manifestID, error) {
 		return nil, fmt.Errorf("manifest without apiVersion or kind")
 	}
 	return id, nil
+}
+
+// healthChanges describes the manifests whose health differs from before
+// ("" when none does).
+func healthChanges(before, after []workv1alpha1.ManifestStatus) string {
+	was := make(map[workv1alpha1.ResourceIdentifier]workv1alpha1.ResourceHealth, len(before))
+	for _, st := range before {
+		was[st.Identifier] = st.Health
+	}
+	var out []string
+	for _, st := range after {
+		if h, ok := was[st.Identifier]; !ok || h != st.Health {
+			out = append(out, fmt.Sprintf("%s %s is %s", st.Identifier.Kind, st.Identifier.Name, st.Health))
+		}
+	}
+	return strings.Join(out, ", ")
 }

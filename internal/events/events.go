@@ -1,0 +1,115 @@
+// Package events holds the reasons of the events Karmada records, with the
+// objects each is recorded on, and the helpers that record them. The reason
+// strings are Karmada's: dashboards and scripts match on them.
+//
+// Events go through client-go's recorder (aggregated, rate-limited per
+// object, dropped rather than blocking when the API server is slow). They
+// are recorded when something changed, not on every reconcile that found
+// nothing to do.
+package events
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+)
+
+// Reasons recorded on Clusters.
+const (
+	CreateExecutionSpaceSucceed = "CreateExecutionSpaceSucceed"
+	CreateExecutionSpaceFailed  = "CreateExecutionSpaceFailed"
+	RemoveExecutionSpaceSucceed = "RemoveExecutionSpaceSucceed"
+	RemoveExecutionSpaceFailed  = "RemoveExecutionSpaceFailed"
+	TaintClusterSucceed         = "TaintClusterSucceed"
+	TaintClusterFailed          = "TaintClusterFailed"
+)
+
+// Reasons recorded on Works.
+const (
+	SyncSucceed            = "SyncSucceed"
+	SyncFailed             = "SyncFailed"
+	WorkDispatching        = "WorkDispatching"
+	ReflectStatusSucceed   = "ReflectStatusSucceed"
+	ReflectStatusFailed    = "ReflectStatusFailed"
+	InterpretHealthSucceed = "InterpretHealthSucceed"
+	InterpretHealthFailed  = "InterpretHealthFailed"
+)
+
+// Reasons recorded on bindings and on their templates.
+const (
+	ScheduleBindingSucceed = "ScheduleBindingSucceed"
+	ScheduleBindingFailed  = "ScheduleBindingFailed"
+	SyncWorkSucceed        = "SyncWorkSucceed"
+	SyncWorkFailed         = "SyncWorkFailed"
+	AggregateStatusSucceed = "AggregateStatusSucceed"
+	AggregateStatusFailed  = "AggregateStatusFailed"
+)
+
+// Reasons recorded on templates.
+const (
+	ApplyPolicySucceed         = "ApplyPolicySucceed"
+	ApplyPolicyFailed          = "ApplyPolicyFailed"
+	GetReplicasSucceed         = "GetReplicasSucceed"
+	GetReplicasFailed          = "GetReplicasFailed"
+	ApplyOverridePolicySucceed = "ApplyOverridePolicySucceed"
+	ApplyOverridePolicyFailed  = "ApplyOverridePolicyFailed"
+	GetDependenciesSucceed     = "GetDependenciesSucceed"
+	GetDependenciesFailed      = "GetDependenciesFailed"
+	PreemptPolicySucceed       = "PreemptPolicySucceed"
+)
+
+// The messages of WorkDispatching.
+const (
+	MessageDispatching          = "Work is being dispatched to the member cluster"
+	MessageDispatchingSuspended = "Work dispatching is suspended: the member cluster is not updated"
+)
+
+// Event sources, shown as "From" by kubectl describe.
+const (
+	SourceDetector      = "resource-detector"
+	SourceScheduler     = "karmada-scheduler"
+	SourceBinding       = "binding-controller"
+	SourceBindingStatus = "resource-binding-status-controller"
+	SourceExecution     = "execution-controller"
+	SourceWorkStatus    = "work-status-controller"
+	SourceCluster       = "cluster-controller"
+)
+
+// Normal records a Normal event on obj; a nil recorder records nothing.
+func Normal(r record.EventRecorder, obj runtime.Object, reason, format string, args ...any) {
+	if r != nil && obj != nil {
+		r.Eventf(obj, corev1.EventTypeNormal, reason, format, args...)
+	}
+}
+
+// Warning records a Warning event on obj; a nil recorder records nothing.
+func Warning(r record.EventRecorder, obj runtime.Object, reason, format string, args ...any) {
+	if r != nil && obj != nil {
+		r.Eventf(obj, corev1.EventTypeWarning, reason, format, args...)
+	}
+}
+
+// Template is a reference to a binding's resource template, for recording
+// events on it; nil when the reference is unusable.
+func Template(ref workv1alpha2.ObjectReference) *corev1.ObjectReference {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || ref.Name == "" {
+		return nil
+	}
+	return &corev1.ObjectReference{APIVersion: gv.String(), Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, UID: ref.UID}
+}
+
+// OnBinding records an event on a binding and the same on its template, as
+// Karmada records scheduling, sync and status events on both.
+func OnBinding(r record.EventRecorder, binding runtime.Object, ref workv1alpha2.ObjectReference, eventType, reason, format string, args ...any) {
+	if r == nil {
+		return
+	}
+	r.Eventf(binding, eventType, reason, format, args...)
+	if t := Template(ref); t != nil {
+		r.Eventf(t, eventType, reason, format, args...)
+	}
+}
