@@ -54,10 +54,13 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 	if !ok {
 		if claimed {
 			log.Info("Releasing template: no policy selects it any more", "resource", k.gvr.Resource, "object", klog.KObj(obj))
-			if _, err := d.setClaim(ctx, ri, obj, nil); err != nil {
+			// The binding first: a failure between the two writes leaves
+			// the template claimed, and the retry does both again.
+			if err := d.releaseBinding(ctx, obj); err != nil {
 				return err
 			}
-			return d.releaseBinding(ctx, obj)
+			_, err := d.setClaim(ctx, ri, obj, nil)
+			return err
 		}
 		return nil
 	}

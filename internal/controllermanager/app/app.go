@@ -124,6 +124,7 @@ type setupContext struct {
 	mgr     manager.Manager
 	opts    *Options
 	members *clusterclient.Cache
+	events  *events.Provider
 	// workStatus says the workStatus controller runs.
 	workStatus bool
 }
@@ -131,7 +132,7 @@ type setupContext struct {
 // controllers registers every controller by its Karmada name.
 var controllers = map[string]func(c setupContext) error{
 	cluster.ControllerName: func(c setupContext) error {
-		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceCluster), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
+		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceCluster), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
 	},
 	clusterstatus.ControllerName: func(c setupContext) error {
 		return (&clusterstatus.Reconciler{
@@ -145,19 +146,19 @@ var controllers = map[string]func(c setupContext) error{
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	detector.ControllerName: func(c setupContext) error {
-		return (&detector.Detector{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs}).SetupWithManager(c.ctx, c.mgr)
+		return (&detector.Detector{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs}).SetupWithManager(c.ctx, c.mgr)
 	},
 	binding.ControllerName: func(c setupContext) error {
-		return (&binding.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&binding.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	workstatus.ControllerName: func(c setupContext) error {
-		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
-		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
-		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.mgr.GetEventRecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
+		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
 			StatusWritesApplied: c.workStatus}).SetupWithManager(c.mgr)
 	},
 }
@@ -234,7 +235,14 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("indexing works by binding: %w", err)
 		}
 	}
-	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members}
+	recorders, err := events.NewProvider(mgr.GetConfig(), mgr.GetScheme(), events.DefaultShards)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(recorders); err != nil {
+		return err
+	}
+	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members, events: recorders}
 	if slices.Contains(enabled, workstatus.ControllerName) {
 		sc.workStatus = true
 	}

@@ -85,8 +85,15 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	recorders, err := events.NewProvider(mgr.GetConfig(), mgr.GetScheme(), events.DefaultShards)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(recorders); err != nil {
+		return err
+	}
 	if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw, SchedulerName: o.SchedulerName, Workers: o.Workers,
-		Recorder: mgr.GetEventRecorderFor(events.SourceScheduler)}).SetupWithManager(mgr); err != nil {
+		Recorder: recorders.RecorderFor(events.SourceScheduler)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting karmada-scheduler", "plugins", o.Plugins, "schedulerName", o.SchedulerName)
