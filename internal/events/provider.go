@@ -2,11 +2,9 @@ package events
 
 import (
 	"context"
-	"hash/fnv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -15,52 +13,56 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// Provider makes event recorders that write through several client-go
+// Provider makes event recorders that write through two client-go
 // broadcasters, each with its own correlator (aggregation, per-object spam
-// filter) and its own writer. An object's events always go through the
-// same broadcaster, so they are aggregated and ordered as with one; the
-// writers together keep up with a busy control plane, where one writer
-// waiting for each write in turn would fill its queue and drop events.
+// filter), queue and writer: one for Normal events, one for Warnings. In a
+// burst the Normal writer, waiting for each write in turn, falls behind and
+// client-go drops what its queue cannot hold; Warnings are few, so their
+// queue does not fill and a burst of Normal events cannot crowd a failure
+// out. (The correlator keys by type as well: nothing it would aggregate is
+// split.) Events are not logged (klog): the API server has them.
 type Provider struct {
-	scheme     *runtime.Scheme
-	broadcasts []record.EventBroadcaster
+	scheme           *runtime.Scheme
+	normal, warnings record.EventBroadcaster
 }
 
-// DefaultShards is the number of broadcasters a Provider writes through.
-const DefaultShards = 4
+// The correlators' cache sizes: a quarter of client-go's default (4,096
+// each for the aggregator, the spam filter and the log of written events).
+// Full, the default caches held about 10 MiB in the W1 benchmark; what they
+// are for, aggregating an object's repeated events and rate-limiting
+// them, needs only the recent ones.
+const (
+	normalEntries  = 1024
+	warningEntries = 256
+)
 
-// NewProvider starts shards broadcasters writing to the API server of cfg.
-func NewProvider(cfg *rest.Config, scheme *runtime.Scheme, shards int) (*Provider, error) {
+// NewProvider starts the broadcasters, writing to the API server of cfg.
+func NewProvider(cfg *rest.Config, scheme *runtime.Scheme) (*Provider, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{scheme: scheme}
-	for range max(shards, 1) {
-		b := record.NewBroadcaster()
-		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-		b.StartStructuredLogging(4)
-		p.broadcasts = append(p.broadcasts, b)
+	sink := &typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")}
+	start := func(entries int) record.EventBroadcaster {
+		b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: entries}))
+		b.StartRecordingToSink(sink)
+		return b
 	}
-	return p, nil
+	return &Provider{scheme: scheme, normal: start(normalEntries), warnings: start(warningEntries)}, nil
 }
 
 // RecorderFor returns a recorder whose events name source as their origin.
 func (p *Provider) RecorderFor(source string) record.EventRecorder {
-	r := &sharded{source: source}
-	for _, b := range p.broadcasts {
-		r.recorders = append(r.recorders, b.NewRecorder(p.scheme, corev1.EventSource{Component: source}))
-	}
-	return r
+	from := corev1.EventSource{Component: source}
+	return &split{source: source, normal: p.normal.NewRecorder(p.scheme, from), warnings: p.warnings.NewRecorder(p.scheme, from)}
 }
 
 // Start waits for ctx to end, then stops the broadcasters (a manager
 // Runnable).
 func (p *Provider) Start(ctx context.Context) error {
 	<-ctx.Done()
-	for _, b := range p.broadcasts {
-		b.Shutdown()
-	}
+	p.normal.Shutdown()
+	p.warnings.Shutdown()
 	return nil
 }
 
@@ -74,35 +76,30 @@ var recorded = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() { metrics.Registry.MustRegister(recorded) }
 
-type sharded struct {
-	source    string
-	recorders []record.EventRecorder
+// split sends Warnings and Normal events through their own broadcasters.
+type split struct {
+	source           string
+	normal, warnings record.EventRecorder
 }
 
-func (s *sharded) pick(obj runtime.Object) record.EventRecorder {
-	if len(s.recorders) == 1 {
-		return s.recorders[0]
+func (s *split) Event(obj runtime.Object, eventType, reason, message string) {
+	recorded.WithLabelValues(s.source, eventType, reason).Inc()
+	s.recorder(eventType).Event(obj, eventType, reason, message)
+}
+
+func (s *split) Eventf(obj runtime.Object, eventType, reason, format string, args ...any) {
+	recorded.WithLabelValues(s.source, eventType, reason).Inc()
+	s.recorder(eventType).Eventf(obj, eventType, reason, format, args...)
+}
+
+func (s *split) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventType, reason, format string, args ...any) {
+	recorded.WithLabelValues(s.source, eventType, reason).Inc()
+	s.recorder(eventType).AnnotatedEventf(obj, annotations, eventType, reason, format, args...)
+}
+
+func (s *split) recorder(eventType string) record.EventRecorder {
+	if eventType == corev1.EventTypeWarning {
+		return s.warnings
 	}
-	h := fnv.New32a()
-	if ref, ok := obj.(*corev1.ObjectReference); ok {
-		h.Write([]byte(ref.Kind + "/" + ref.Namespace + "/" + ref.Name))
-	} else if m, err := meta.Accessor(obj); err == nil {
-		h.Write([]byte(obj.GetObjectKind().GroupVersionKind().Kind + "/" + m.GetNamespace() + "/" + m.GetName()))
-	}
-	return s.recorders[h.Sum32()%uint32(len(s.recorders))]
-}
-
-func (s *sharded) Event(obj runtime.Object, eventType, reason, message string) {
-	recorded.WithLabelValues(s.source, eventType, reason).Inc()
-	s.pick(obj).Event(obj, eventType, reason, message)
-}
-
-func (s *sharded) Eventf(obj runtime.Object, eventType, reason, format string, args ...any) {
-	recorded.WithLabelValues(s.source, eventType, reason).Inc()
-	s.pick(obj).Eventf(obj, eventType, reason, format, args...)
-}
-
-func (s *sharded) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventType, reason, format string, args ...any) {
-	recorded.WithLabelValues(s.source, eventType, reason).Inc()
-	s.pick(obj).AnnotatedEventf(obj, annotations, eventType, reason, format, args...)
+	return s.normal
 }

@@ -12,51 +12,42 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
-// Every event of one object goes through the same shard (so the
-// correlator aggregates them), and objects spread over the shards.
-func TestShardedKeepsAnObjectOnOneShard(t *testing.T) {
-	fakes := []*record.FakeRecorder{record.NewFakeRecorder(100), record.NewFakeRecorder(100), record.NewFakeRecorder(100), record.NewFakeRecorder(100)}
-	s := &sharded{source: "shard-test"}
-	for _, f := range fakes {
-		s.recorders = append(s.recorders, f)
+// Warnings and Normal events go through their own recorders, and every
+// event is counted.
+func TestSplitByType(t *testing.T) {
+	normal, warnings := record.NewFakeRecorder(10), record.NewFakeRecorder(10)
+	s := &split{source: "split-test", normal: normal, warnings: warnings}
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-m1", Name: "a"}}
+	s.Eventf(w, corev1.EventTypeNormal, SyncSucceed, "synced %d", 1)
+	s.Eventf(w, corev1.EventTypeWarning, SyncFailed, "failed %d", 1)
+	s.Event(w, corev1.EventTypeNormal, SyncSucceed, "synced")
+	if len(normal.Events) != 2 || len(warnings.Events) != 1 {
+		t.Fatalf("normal recorder got %d events, warnings %d; want 2 and 1", len(normal.Events), len(warnings.Events))
 	}
-	used := map[int]bool{}
-	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
-		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-m1", Name: name}}
-		for range 3 {
-			s.Eventf(w, corev1.EventTypeNormal, SyncSucceed, "synced %s", name)
-		}
-		holding := -1
-		for i, f := range fakes {
-			if n := len(f.Events); n > 0 {
-				if holding >= 0 || n != 3 {
-					t.Fatalf("events of Work %s spread over shards (shard %d holds %d)", name, i, n)
-				}
-				holding = i
-				for range n {
-					<-f.Events
-				}
-			}
-		}
-		if holding < 0 {
-			t.Fatalf("no shard got the events of Work %s", name)
-		}
-		used[holding] = true
+	if got := <-warnings.Events; got != "Warning SyncFailed failed 1" {
+		t.Errorf("warning recorded as %q", got)
 	}
-	if got := testutil.ToFloat64(recorded.WithLabelValues("shard-test", corev1.EventTypeNormal, SyncSucceed)); got != 30 {
-		t.Errorf("karmada_events_recorded_total counted %v events, want 30", got)
+	if got := testutil.ToFloat64(recorded.WithLabelValues("split-test", corev1.EventTypeNormal, SyncSucceed)); got != 2 {
+		t.Errorf("karmada_events_recorded_total counted %v Normal SyncSucceed, want 2", got)
 	}
-	if len(used) < 2 {
-		t.Errorf("10 objects all went to one shard of %d", len(fakes))
-	}
-	// A template reference and nil-safe helpers.
+}
+
+func TestHelpers(t *testing.T) {
 	ref := Template(workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx", UID: "u"})
-	if ref == nil || ref.APIVersion != "apps/v1" || ref.UID != "u" {
+	if ref == nil || ref.APIVersion != "apps/v1" || ref.Kind != "Deployment" || ref.UID != "u" {
 		t.Errorf("Template = %+v", ref)
 	}
 	if Template(workv1alpha2.ObjectReference{APIVersion: "a/b/c", Kind: "X", Name: "n"}) != nil {
 		t.Error("Template of an invalid apiVersion is not nil")
 	}
-	Normal(nil, ref, SyncSucceed, "no recorder: nothing happens")
+	// A nil recorder records nothing, and does not panic.
+	Normal(nil, ref, SyncSucceed, "nothing")
+	Warning(nil, ref, SyncFailed, "nothing")
 	OnBinding(nil, ref, workv1alpha2.ObjectReference{}, corev1.EventTypeNormal, SyncWorkSucceed, "nothing")
+	// OnBinding records on the binding and on its template.
+	f := record.NewFakeRecorder(10)
+	OnBinding(f, &workv1alpha2.ResourceBinding{}, workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "n"}, corev1.EventTypeNormal, ScheduleBindingSucceed, "to %s", "m1")
+	if len(f.Events) != 2 {
+		t.Errorf("OnBinding recorded %d events, want 2", len(f.Events))
+	}
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,29 +28,35 @@ import (
 
 // eventReasons lists the reasons of the control plane's events on one
 // object (by kind, namespace and name), with the message of each.
-func eventReasons(ctx context.Context, t *testing.T, kind, namespace, name string) map[string]string {
-	t.Helper()
+func eventReasons(ctx context.Context, kc kubernetes.Interface, kind, namespace, name string) (map[string]string, error) {
 	sel := fields.Set{"involvedObject.kind": kind, "involvedObject.name": name}
 	if namespace != "" {
 		sel["involvedObject.namespace"] = namespace
 	}
-	list, err := kube(t, "karmada-apiserver").CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
+	list, err := kc.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
 	if err != nil {
-		t.Fatalf("listing events of %s %s: %v", kind, name, err)
+		return nil, fmt.Errorf("listing events of %s %s: %w", kind, name, err)
 	}
 	out := map[string]string{}
 	for _, e := range list.Items {
 		out[e.Reason] = e.Message
 	}
-	return out
+	return out, nil
 }
 
 // waitEvents waits until the object carries an event of every reason.
 func waitEvents(ctx context.Context, t *testing.T, kind, namespace, name string, reasons ...string) map[string]string {
 	t.Helper()
-	var got map[string]string
+	kc := kube(t, "karmada-apiserver")
+	got := map[string]string{}
+	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		got = eventReasons(ctx, t, kind, namespace, name)
+		now, err := eventReasons(ctx, kc, kind, namespace, name)
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		got = now
 		for _, r := range reasons {
 			if _, ok := got[r]; !ok {
 				return false, nil
@@ -62,7 +70,7 @@ func waitEvents(ctx context.Context, t *testing.T, kind, namespace, name string,
 			have = append(have, r)
 		}
 		sort.Strings(have)
-		t.Errorf("%s %s/%s has events %v, want at least %v", kind, namespace, name, have, reasons)
+		t.Errorf("%s %s/%s has events %v, want at least %v (last error: %v)", kind, namespace, name, have, reasons, lastErr)
 	}
 	return got
 }
@@ -74,6 +82,8 @@ func testSeedsExampleAsKarmada(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
 	waitEvents(ctx, t, "Deployment", "default", "nginx", "ApplyPolicySucceed", "GetReplicasSucceed", "ScheduleBindingSucceed", "SyncWorkSucceed", "AggregateStatusSucceed")
 	waitEvents(ctx, t, "ResourceBinding", "default", "nginx-deployment", "ScheduleBindingSucceed", "SyncWorkSucceed", "AggregateStatusSucceed")
+
+	waitEvents(ctx, t, "Cluster", "", "member1", "CreateExecutionSpaceSucceed")
 
 	// The Work has Karmada's name, computed by hand from Karmada's rule.
 	workName := names.WorkName("Deployment", "nginx", "default")

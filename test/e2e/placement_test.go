@@ -24,6 +24,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // withCPU gives every replica a cpu request.
@@ -229,6 +230,7 @@ func testImageOverride(ctx context.Context, t *testing.T) {
 	propagate(ctx, t, d, policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}})
 	waitMemberDeployment(ctx, t, "member1", "imaged", 1)
 	waitMemberDeployment(ctx, t, "member2", "imaged", 1)
+	waitEvents(ctx, t, "Deployment", "default", "imaged", "ApplyOverridePolicySucceed")
 	image := func(member string) (string, map[string]string) {
 		got, err := kube(t, member).AppsV1().Deployments("default").Get(ctx, "imaged", metav1.GetOptions{})
 		if err != nil {
@@ -248,7 +250,7 @@ func testImageOverride(ctx context.Context, t *testing.T) {
 	}
 	found := false
 	for _, w := range works.Items {
-		if strings.HasPrefix(w.Name, "imaged-deployment-") {
+		if w.Name == names.WorkName("Deployment", "imaged", "default") {
 			found = strings.Contains(w.Annotations["policy.karmada.io/applied-overrides"], "default/registry-member2")
 		}
 	}

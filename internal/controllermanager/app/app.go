@@ -235,7 +235,7 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("indexing works by binding: %w", err)
 		}
 	}
-	recorders, err := events.NewProvider(mgr.GetConfig(), mgr.GetScheme(), events.DefaultShards)
+	recorders, err := events.NewProvider(mgr.GetConfig(), mgr.GetScheme())
 	if err != nil {
 		return err
 	}

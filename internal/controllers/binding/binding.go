@@ -224,9 +224,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			}
 		}
 	}
-	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
-		return err
-	}
+	// The events say what was written, whatever happens next.
 	if t := events.Template(spec.Resource); t != nil && len(overrideErrs) > 0 {
 		events.Warning(r.Recorder, t, events.ApplyOverridePolicyFailed, "Failed to apply override policies: %s", strings.Join(overrideErrs, "; "))
 	}
@@ -235,6 +233,9 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	}
 	if len(synced) > 0 {
 		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Synced the works of %s", strings.Join(synced, ", "))
+	}
+	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
+		return err
 	}
 	_, err = r.deleteWorks(ctx, works, keep)
 	return err

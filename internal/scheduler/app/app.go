@@ -85,7 +85,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	recorders, err := events.NewProvider(mgr.GetConfig(), mgr.GetScheme(), events.DefaultShards)
+	recorders, err := events.NewProvider(mgr.GetConfig(), mgr.GetScheme())
 	if err != nil {
 		return err
 	}
