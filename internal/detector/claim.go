@@ -141,6 +141,21 @@ func (d *Detector) resource(k key) dynamic.ResourceInterface {
 // on the template when they differ. When it patches, obj becomes the whole
 // object the API server answered with, and patched is true.
 func (d *Detector) setClaim(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, c *policymatch.Candidate) (patched bool, err error) {
+	body, ok := claimPatch(obj, c)
+	if !ok {
+		return false, nil
+	}
+	updated, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, []byte(body), metav1.PatchOptions{})
+	if err != nil {
+		return false, fmt.Errorf("claiming %s: %w", obj.GetName(), err)
+	}
+	obj.Object = updated.Object
+	return true, nil
+}
+
+// claimPatch is the merge patch that gives obj's annotations and labels
+// claim c (nil: no claim), and false when they already match it.
+func claimPatch(obj metav1.Object, c *policymatch.Candidate) (string, bool) {
 	wantA, wantL := policymatch.ClaimChanges(c)
 	md := map[string]any{}
 	if p := policymatch.MergePatch(obj.GetAnnotations(), wantA); p != nil {
@@ -150,15 +165,9 @@ func (d *Detector) setClaim(ctx context.Context, ri dynamic.ResourceInterface, o
 		md["labels"] = p
 	}
 	if len(md) == 0 {
-		return false, nil
+		return "", false
 	}
-	body := mustJSON(map[string]any{"metadata": md})
-	updated, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, []byte(body), metav1.PatchOptions{})
-	if err != nil {
-		return false, fmt.Errorf("claiming %s: %w", obj.GetName(), err)
-	}
-	obj.Object = updated.Object
-	return true, nil
+	return mustJSON(map[string]any{"metadata": md}), true
 }
 
 // releaseBinding removes the claim from the template's binding, when it
@@ -176,18 +185,10 @@ func (d *Detector) releaseBinding(ctx context.Context, obj *unstructured.Unstruc
 	if err != nil {
 		return err
 	}
-	wantA, wantL := policymatch.ClaimChanges(nil)
-	md := map[string]any{}
-	if p := policymatch.MergePatch(b.GetAnnotations(), wantA); p != nil {
-		md["annotations"] = p
-	}
-	if p := policymatch.MergePatch(b.GetLabels(), wantL); p != nil {
-		md["labels"] = p
-	}
-	if len(md) == 0 {
+	body, ok := claimPatch(b, nil)
+	if !ok {
 		return nil
 	}
-	body := mustJSON(map[string]any{"metadata": md})
 	if err := d.Client.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("releasing binding %s: %w", b.GetName(), err))
 	}

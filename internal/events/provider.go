@@ -27,10 +27,10 @@ type Provider struct {
 }
 
 // The correlators' cache sizes: a quarter of client-go's default (4,096
-// each for the aggregator, the spam filter and the log of written events).
-// Full, the default caches held about 10 MiB in the W1 benchmark; what they
-// are for, aggregating an object's repeated events and rate-limiting
-// them, needs only the recent ones.
+// each for the aggregator, the spam filter and the log of written events),
+// which a burst like the W1 benchmark fills. What they are for, aggregating
+// an object's repeated events and rate-limiting them, needs only the
+// recent ones.
 const (
 	normalEntries  = 1024
 	warningEntries = 256

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/rand"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 // maxNameLength is the longest name an object of a kind validated as a DNS
@@ -50,3 +52,27 @@ func WorkName(kind, name, namespace string) string {
 
 // NamespaceWorkName is the name of the Work that propagates a namespace.
 func NamespaceWorkName(namespace string) string { return WorkName("Namespace", namespace, "") }
+
+// KeptWorkName is the name of the Work to write in an execution namespace,
+// given the Works already written there for the same object: want (Karmada's
+// name), unless only Works of other names are there, made by an earlier
+// version. Renaming one would mean deleting the member's copy and making it
+// again, so it keeps its name.
+func KeptWorkName(existing []workv1alpha1.Work, executionNamespace, want string) string {
+	kept := ""
+	for _, w := range existing {
+		if w.Namespace != executionNamespace {
+			continue
+		}
+		if w.Name == want {
+			return want
+		}
+		if kept == "" && w.DeletionTimestamp.IsZero() {
+			kept = w.Name
+		}
+	}
+	if kept == "" {
+		return want
+	}
+	return kept
+}

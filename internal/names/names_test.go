@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	"github.com/davecgh/go-spew/spew"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 func TestBindingName(t *testing.T) {
@@ -70,5 +73,31 @@ func TestWorkName(t *testing.T) {
 	}
 	if got := NamespaceWorkName("default"); got != "default-5748775fcb" {
 		t.Errorf("NamespaceWorkName(default) = %q, want default-5748775fcb", got)
+	}
+}
+
+func TestKeptWorkName(t *testing.T) {
+	work := func(ns, name string, deleting bool) workv1alpha1.Work {
+		w := workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if deleting {
+			now := metav1.Now()
+			w.DeletionTimestamp = &now
+		}
+		return w
+	}
+	for _, c := range []struct {
+		name     string
+		existing []workv1alpha1.Work
+		want     string
+	}{
+		{"none there", nil, "web-abc"},
+		{"other namespaces only", []workv1alpha1.Work{work("karmada-es-m2", "web-deployment-0011", false)}, "web-abc"},
+		{"an earlier version's Work", []workv1alpha1.Work{work("karmada-es-m1", "web-deployment-0011", false)}, "web-deployment-0011"},
+		{"Karmada's name beside an old one", []workv1alpha1.Work{work("karmada-es-m1", "web-deployment-0011", false), work("karmada-es-m1", "web-abc", false)}, "web-abc"},
+		{"an old one being deleted", []workv1alpha1.Work{work("karmada-es-m1", "web-deployment-0011", true)}, "web-abc"},
+	} {
+		if got := KeptWorkName(c.existing, "karmada-es-m1", "web-abc"); got != c.want {
+			t.Errorf("%s: KeptWorkName = %q, want %q", c.name, got, c.want)
+		}
 	}
 }

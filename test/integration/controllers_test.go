@@ -324,22 +324,8 @@ func TestClusterAndNamespaceControllers(t *testing.T) {
 // cluster (pruned, replicas revised, overrides applied), moves Works with
 // the placement, and deletes them with the binding.
 func TestBindingController(t *testing.T) {
-	env := testenv.Start(t)
-	c := env.Client
-	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
-			return err
-		}
-		return (&binding.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr)
-	})
+	c := startBindingController(t, "member1", "member2", "member3")
 	ctx := context.Background()
-	for _, n := range []string{"member1", "member2", "member3"} {
-		if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"name": n}}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
-			t.Fatal(err)
-		}
-		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(n))
-	}
-	createNamespace(ctx, t, c, "shop")
 	web := deployment("shop", "web", 4)
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
@@ -563,22 +549,8 @@ func TestBindingStatusController(t *testing.T) {
 // new cluster's Work gets Karmada's name. The manifest keeps the template's
 // claim and names the binding.
 func TestBindingKeepsExistingWorkName(t *testing.T) {
-	env := testenv.Start(t)
-	c := env.Client
-	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
-			return err
-		}
-		return (&binding.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr)
-	})
+	c := startBindingController(t, "member1", "member2")
 	ctx := context.Background()
-	for _, n := range []string{"member1", "member2"} {
-		if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
-			t.Fatal(err)
-		}
-		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(n))
-	}
-	createNamespace(ctx, t, c, "shop")
 	web := deployment("shop", "web", 2)
 	web.Annotations = map[string]string{policyv1alpha1.PropagationPolicyNameAnnotation: "pp", policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop"}
 	if err := c.Create(ctx, web); err != nil {
@@ -633,4 +605,28 @@ func TestBindingKeepsExistingWorkName(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: karmadaName}, &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
 		t.Errorf("member1 got a second Work %s beside the existing one (err %v)", karmadaName, err)
 	}
+}
+
+// startBindingController starts an API server with the binding controller,
+// push-mode Clusters of the given names (labelled name=<name>) with their
+// execution namespaces, and the namespace "shop".
+func startBindingController(t *testing.T, clusters ...string) client.Client {
+	t.Helper()
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return (&binding.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr)
+	})
+	ctx := context.Background()
+	for _, n := range clusters {
+		if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"name": n}}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
+			t.Fatal(err)
+		}
+		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(n))
+	}
+	createNamespace(ctx, t, c, "shop")
+	return c
 }

@@ -179,7 +179,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			}
 			continue
 		}
-		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: workName(works, workv1alpha1.ExecutionNamespace(target.Name), spec.Resource)}}
+		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: names.KeptWorkName(works, workv1alpha1.ExecutionNamespace(target.Name), names.WorkName(spec.Resource.Kind, spec.Resource.Name, spec.Resource.Namespace))}}
 		keep[work.Namespace] = work.Name
 		m, err := Manifest(template, b, target, cl, policies)
 		if errors.Is(err, errOverride) {
@@ -239,26 +239,6 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	}
 	_, err = r.deleteWorks(ctx, works, keep)
 	return err
-}
-
-// workName is the name of the binding's Work in an execution namespace:
-// Karmada's name for the template's Work, or the name of the Work the
-// binding already has there (made by an earlier version under another
-// name; renaming it would mean deleting the member's copy and making it
-// again).
-func workName(works []workv1alpha1.Work, namespace string, ref workv1alpha2.ObjectReference) string {
-	want := names.WorkName(ref.Kind, ref.Name, ref.Namespace)
-	for _, w := range works {
-		if w.Namespace == namespace && w.Name == want {
-			return want
-		}
-	}
-	for _, w := range works {
-		if w.Namespace == namespace && w.DeletionTimestamp.IsZero() {
-			return w.Name
-		}
-	}
-	return want
 }
 
 // errOverride marks an override policy that cannot be applied.

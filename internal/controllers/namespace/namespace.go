@@ -92,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !c.DeletionTimestamp.IsZero() {
 			continue
 		}
-		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(c.Name), Name: workName(existing.Items, workv1alpha1.ExecutionNamespace(c.Name), ns.Name)}}
+		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(c.Name), Name: names.KeptWorkName(existing.Items, workv1alpha1.ExecutionNamespace(c.Name), names.NamespaceWorkName(ns.Name))}}
 		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
@@ -114,24 +114,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return ctrl.Result{}, nil
-}
-
-// workName is the name of the namespace's Work in an execution namespace:
-// Karmada's name, or the name of the Work already there (made by an earlier
-// version under another name).
-func workName(works []workv1alpha1.Work, executionNamespace, namespace string) string {
-	want := names.NamespaceWorkName(namespace)
-	for _, w := range works {
-		if w.Namespace == executionNamespace && w.Name == want {
-			return want
-		}
-	}
-	for _, w := range works {
-		if w.Namespace == executionNamespace && w.DeletionTimestamp.IsZero() {
-			return w.Name
-		}
-	}
-	return want
 }
 
 func (r *Reconciler) removeWorks(ctx context.Context, name string) error {
