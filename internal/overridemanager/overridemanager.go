@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -107,7 +109,12 @@ func Apply(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, pol
 			if rule.TargetCluster != nil && !clusteraffinity.Matches(rule.TargetCluster, cluster) {
 				continue
 			}
-			if err := applyOverriders(obj, &rule.Overriders); err != nil {
+			before := Identity(obj)
+			err := applyOverriders(obj, &rule.Overriders)
+			if err == nil {
+				err = identityKept(before, Identity(obj))
+			}
+			if err != nil {
 				kind := "OverridePolicy"
 				if p.Namespace == "" {
 					kind = "ClusterOverridePolicy"
@@ -123,6 +130,51 @@ func Apply(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, pol
 		}
 	}
 	return clusterApplied, applied, nil
+}
+
+// identityFields are the fields that say which object a manifest is, and
+// who owns it: no overrider may change them. An override that moved a copy
+// to another namespace, or made it another kind or name, would let whoever
+// may write override policies create any object in any member (and leave
+// the copy made before behind, unmanaged).
+var identityFields = [][]string{
+	{"apiVersion"}, {"kind"}, {"metadata", "name"}, {"metadata", "namespace"},
+	{"metadata", "generateName"}, {"metadata", "uid"}, {"metadata", "ownerReferences"},
+}
+
+// Identity returns the identity fields of obj, by their paths.
+func Identity(obj *unstructured.Unstructured) map[string]any {
+	out := make(map[string]any, len(identityFields))
+	for _, f := range identityFields {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, f...); ok {
+			out[strings.Join(f, ".")] = v
+		}
+	}
+	return out
+}
+
+// identityKept fails, naming the field, its value before and after, when
+// an overrider changed an identity field.
+func identityKept(before, after map[string]any) error {
+	for _, f := range identityFields {
+		path := strings.Join(f, ".")
+		b, a := before[path], after[path]
+		if !equality.Semantic.DeepEqual(b, a) {
+			return fmt.Errorf("%s: changed from %s to %s: overriders may not change apiVersion, kind, metadata.name, metadata.namespace, metadata.generateName, metadata.uid or metadata.ownerReferences", path, show(b), show(a))
+		}
+	}
+	return nil
+}
+
+func show(v any) string {
+	if v == nil {
+		return "unset"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // rules are the policy's overrideRules, or its deprecated

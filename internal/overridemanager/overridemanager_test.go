@@ -253,3 +253,39 @@ func TestMatchingOrderAndTargets(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// No overrider may change which object a manifest is: the rule fails,
+// naming the policy, the rule, the field and both values.
+func TestApplyKeepsIdentity(t *testing.T) {
+	m1 := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}
+	plaintext := func(path, op, value string) []Policy {
+		o := policyv1alpha1.PlaintextOverrider{Path: path, Operator: policyv1alpha1.OverriderOperator(op)}
+		if value != "" {
+			o.Value = raw(value)
+		}
+		return []Policy{{Namespace: "default", Name: "sneaky", Spec: &policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{
+			{Overriders: policyv1alpha1.Overriders{LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"ok": "yes"}}}}},
+			{Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{o}}},
+		}}}}
+	}
+	for _, c := range []struct {
+		name, path, op, value, want string
+	}{
+		{"namespace", "/metadata/namespace", "replace", `"kube-system"`, `metadata.namespace: changed from "shop" to "kube-system"`},
+		{"kind", "/kind", "replace", `"ClusterRole"`, `kind: changed from "Deployment" to "ClusterRole"`},
+		{"apiVersion", "/apiVersion", "replace", `"rbac.authorization.k8s.io/v1"`, `apiVersion: changed from "apps/v1" to "rbac.authorization.k8s.io/v1"`},
+		{"name", "/metadata/name", "replace", `"other"`, `metadata.name: changed from "web" to "other"`},
+		{"namespace removed", "/metadata/namespace", "remove", "", `metadata.namespace: changed from "shop" to unset`},
+		{"generateName", "/metadata/generateName", "add", `"web-"`, `metadata.generateName: changed from unset to "web-"`},
+		{"ownerReferences", "/metadata/ownerReferences", "add", `[{"apiVersion":"v1","kind":"Secret","name":"s","uid":"u"}]`, `metadata.ownerReferences: changed from unset to [`},
+	} {
+		_, _, err := Apply(deployment(), m1, plaintext(c.path, c.op, c.value))
+		if err == nil || !strings.Contains(err.Error(), "OverridePolicy default/sneaky, overrideRules[1]: "+c.want) || !strings.Contains(err.Error(), "overriders may not change") {
+			t.Errorf("%s: error %v, want one naming the rule and %s", c.name, err, c.want)
+		}
+	}
+	// Changing other metadata is fine.
+	if _, _, err := Apply(deployment(), m1, plaintext("/metadata/labels/tier", "add", `"web"`)); err != nil {
+		t.Errorf("a label overrider was refused: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -629,4 +630,71 @@ func startBindingController(t *testing.T, clusters ...string) client.Client {
 	}
 	createNamespace(ctx, t, c, "shop")
 	return c
+}
+
+// An override that would change which object a manifest is (here, move it
+// to kube-system) is refused: OverridesApplied turns False naming the policy
+// and the field, and no Work is written until the policy is gone.
+func TestBindingRefusesIdentityOverride(t *testing.T) {
+	c := startBindingController(t, "member1")
+	ctx := context.Background()
+	web := deployment("shop", "web", 1)
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	op := &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "move"},
+		Spec: policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{{
+			Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+				Path: "/metadata/namespace", Operator: policyv1alpha1.OverriderOpReplace, Value: apiextensionsv1.JSON{Raw: []byte(`"kube-system"`)}}}},
+		}}},
+	}
+	if err := c.Create(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web")},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
+			Replicas: 1,
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}},
+		},
+	}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "OverridesApplied False", func(ctx context.Context) error {
+		got := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), got); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.OverridesApplied)
+		if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "OverridePolicy shop/move") ||
+			!strings.Contains(cond.Message, `metadata.namespace: changed from "shop" to "kube-system"`) {
+			return fmt.Errorf("condition %+v", cond)
+		}
+		return nil
+	})
+	work := client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: names.WorkName("Deployment", "web", "shop")}
+	if err := c.Get(ctx, work, &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a Work was written despite the refused override (err %v)", err)
+	}
+	// Without the policy, the Work is written, in the template's namespace.
+	if err := c.Delete(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "the Work, in shop", func(ctx context.Context) error {
+		w := &workv1alpha1.Work{}
+		if err := c.Get(ctx, work, w); err != nil {
+			return err
+		}
+		m := &unstructured.Unstructured{}
+		if err := m.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
+			return err
+		}
+		if m.GetNamespace() != "shop" {
+			return fmt.Errorf("manifest namespace %q", m.GetNamespace())
+		}
+		return nil
+	})
 }
