@@ -342,13 +342,7 @@ func TestBindingController(t *testing.T) {
 	if err := c.Create(ctx, op); err != nil {
 		t.Fatal(err)
 	}
-	rb := &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web")},
-		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
-			Replicas: 4,
-		},
-	}
+	rb := webBinding(web, 4)
 	if err := c.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
@@ -485,14 +479,7 @@ func TestBindingStatusController(t *testing.T) {
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
-	rb := &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web")},
-		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
-			Replicas: 2,
-			Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 2}},
-		},
-	}
+	rb := webBinding(web, 2, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, workv1alpha2.TargetCluster{Name: "member2", Replicas: 2})
 	if err := c.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
@@ -557,15 +544,8 @@ func TestBindingKeepsExistingWorkName(t *testing.T) {
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
-	rb := &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web"),
-			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}},
-		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
-			Replicas: 2,
-			Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 1}},
-		},
-	}
+	rb := webBinding(web, 2, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1}, workv1alpha2.TargetCluster{Name: "member2", Replicas: 1})
+	rb.Labels = map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}
 	b, err := bindings.Of(rb)
 	if err != nil {
 		t.Fatal(err)
@@ -652,14 +632,7 @@ func TestBindingRefusesIdentityOverride(t *testing.T) {
 	if err := c.Create(ctx, op); err != nil {
 		t.Fatal(err)
 	}
-	rb := &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web")},
-		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
-			Replicas: 1,
-			Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}},
-		},
-	}
+	rb := webBinding(web, 1, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1})
 	if err := c.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
@@ -697,4 +670,16 @@ func TestBindingRefusesIdentityOverride(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// webBinding is the ResourceBinding of Deployment shop/web (not created).
+func webBinding(web *appsv1.Deployment, replicas int32, targets ...workv1alpha2.TargetCluster) *workv1alpha2.ResourceBinding {
+	return &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Deployment", "web")},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: web.UID},
+			Replicas: replicas,
+			Clusters: targets,
+		},
+	}
 }
