@@ -121,6 +121,11 @@ func (d *Detector) crdChanged(gvr schema.GroupVersionResource, o any) {
 	if err != nil {
 		return
 	}
+	// A CRD is named <plural>.<group>: a type discovery already found
+	// (every CRD at start-up) needs no read.
+	if plural, group, ok := strings.Cut(m.GetName(), "."); ok && d.watchingResource(schema.GroupResource{Group: group, Resource: plural}) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	crd, err := d.crds.Get(ctx, m.GetName(), metav1.GetOptions{})
@@ -141,6 +146,18 @@ func (d *Detector) crdChanged(gvr schema.GroupVersionResource, o any) {
 		d.factory.Start(d.stop)
 		klog.FromContext(ctx).Info("Watching a new custom resource type", "resource", gv.WithResource(crd.Spec.Names.Plural).String())
 	}
+}
+
+// watchingResource reports whether some version of the resource is watched.
+func (d *Detector) watchingResource(gr schema.GroupResource) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for gvr := range d.watching {
+		if gvr.GroupResource() == gr {
+			return true
+		}
+	}
+	return false
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {

@@ -225,11 +225,13 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		}
 	}
 	// The events say what was written, whatever happens next.
-	if t := events.Template(spec.Resource); t != nil && len(overrideErrs) > 0 {
-		events.Warning(r.Recorder, t, events.ApplyOverridePolicyFailed, "Failed to apply override policies: %s", strings.Join(overrideErrs, "; "))
-	}
-	if t := events.Template(spec.Resource); t != nil && len(overridden) > 0 {
-		events.Normal(r.Recorder, t, events.ApplyOverridePolicySucceed, "Applied override policies for %s", strings.Join(overridden, ", "))
+	if t := events.Template(spec.Resource); t != nil {
+		if len(overrideErrs) > 0 {
+			events.Warning(r.Recorder, t, events.ApplyOverridePolicyFailed, "Failed to apply override policies: %s", strings.Join(overrideErrs, "; "))
+		}
+		if len(overridden) > 0 {
+			events.Normal(r.Recorder, t, events.ApplyOverridePolicySucceed, "Applied override policies for %s", strings.Join(overridden, ", "))
+		}
 	}
 	if len(synced) > 0 {
 		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Synced the works of %s", strings.Join(synced, ", "))
