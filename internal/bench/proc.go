@@ -49,7 +49,7 @@ func (s ProcessSource) pid() (int, error) {
 func KarmadaLocalProcesses(stateDir string, all bool) []ProcessSource {
 	var out []ProcessSource
 	if !all {
-		for _, name := range []string{"karmada-controller-manager", "karmada-scheduler"} {
+		for _, name := range []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook"} {
 			p := filepath.Join(stateDir, "run", "karmada", name+".pid")
 			if _, err := os.Stat(p); err == nil {
 				out = append(out, ProcessSource{Name: name, PIDFile: p})

@@ -18,6 +18,10 @@ const (
 	slotControllerManager = 1
 	slotScheduler         = 2
 	slotKwok              = 3
+	// The control plane runs no kube-scheduler and no kwok: karmada-webhook
+	// takes their slots there.
+	slotKarmadaWebhook        = slotScheduler
+	slotKarmadaWebhookMetrics = slotKwok
 	// Karmada components, control plane block only.
 	slotKarmadaControllerManagerMetrics = 4
 	slotKarmadaControllerManagerHealth  = 5
@@ -87,6 +91,8 @@ type cluster struct {
 	proxyClient, proxyKey   string
 	kcmConfig, schedConfig  string
 	kwokConfig, adminConfig string
+	// The control plane's karmada-webhook serving certificate, in dir pki.
+	webhookCert, webhookKey string
 }
 
 func (c *cluster) apiURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.ports[slotAPIServer]) }
@@ -130,7 +136,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -244,7 +250,19 @@ func (f *fleet) prepareCluster(c *cluster) error {
 			return err
 		}
 	}
+	if c.index == 0 {
+		// karmada-webhook's, trusted by the karmada-apiserver through the
+		// caBundle of the webhook configurations and CRD conversion.
+		if c.webhookCert, c.webhookKey, err = ca.Ensure(CertSpec{Name: "karmada-webhook-serving", CommonName: "karmada-webhook", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// webhookURL is where the karmada-apiserver calls karmada-webhook.
+func (c *cluster) webhookURL() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.ports[slotKarmadaWebhook])
 }
 
 // steps builds the plan. Each process or task of the fleet is one entry here.
@@ -497,10 +515,34 @@ func (f *fleet) karmadaComponent(c *cluster, name string, metricsSlot, healthSlo
 // karmadaSteps are the control plane's own: setup, the Karmada components,
 // and the wait for every member to be joined and Ready.
 func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
+	// The webhook needs no API server; the setup that registers it, and
+	// so everything after, waits for it: with failurePolicy Fail, no
+	// Karmada object is written unadmitted.
+	webhookPort, webhookMetrics := c.ports[slotKarmadaWebhook], c.ports[slotKarmadaWebhookMetrics]
+	webhook := &Step{
+		Name:    "karmada/karmada-webhook",
+		Cluster: c.name,
+		Binary:  f.bin("karmada-webhook"),
+		Args: []string{
+			"--bind-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", webhookPort),
+			"--cert-dir=" + filepath.Dir(c.webhookCert),
+			"--tls-cert-file-name=" + filepath.Base(c.webhookCert),
+			"--tls-private-key-file-name=" + filepath.Base(c.webhookKey),
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", webhookMetrics),
+			// /healthz and /readyz are on the webhook port, over TLS.
+			"--health-probe-bind-address=0",
+			"--enable-pprof",
+			"--v=2",
+		},
+		Ports:        []int{webhookPort, webhookMetrics},
+		Probe:        &Probe{URL: c.webhookURL() + "/readyz", TLS: &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}},
+		ReadyTimeout: 30 * time.Second,
+	}
 	setup := &Step{
 		Name:    "karmada/setup",
 		Cluster: c.name,
-		After:   []string{apiserver},
+		After:   []string{apiserver, webhook.Name},
 		Run:     f.setupControlPlane(c),
 	}
 	kcm := f.karmadaComponent(c, "karmada-controller-manager", slotKarmadaControllerManagerMetrics, slotKarmadaControllerManagerHealth, setup.Name)
@@ -514,5 +556,5 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 	for i := 1; i <= f.cfg.Members; i++ {
 		ready.After = append(ready.After, MemberName(i)+"/join")
 	}
-	return []*Step{setup, kcm, sched, ready}
+	return []*Step{webhook, setup, kcm, sched, ready}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +27,7 @@ import (
 	"github.com/karmada-go/karmada/config/crd"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/webhook"
 )
 
 // Namespaces the Karmada control plane needs from the start.
@@ -46,16 +49,31 @@ func (c *cluster) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// setupControlPlane installs the Karmada CRDs, waits until they are
-// Established, and creates the control plane's namespaces.
+// setupControlPlane installs the Karmada CRDs (the bindings' conversion
+// pointed at karmada-webhook), waits until they are Established, registers
+// the webhook's admission, and creates the control plane's namespaces.
 func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		cfg, err := c.restConfig()
 		if err != nil {
 			return err
 		}
-		if err := InstallCRDs(ctx, cfg); err != nil {
+		caBundle, err := os.ReadFile(filepath.Join(c.ca.Dir, "ca.crt"))
+		if err != nil {
 			return err
+		}
+		url := c.webhookURL()
+		if err := InstallCRDs(ctx, cfg, func(crd *apiextensionsv1.CustomResourceDefinition) {
+			webhook.SetConversion(crd, url, caBundle)
+		}); err != nil {
+			return err
+		}
+		cl, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+		if err != nil {
+			return err
+		}
+		if err := webhook.Register(ctx, cl, scheme.Scheme, url, caBundle); err != nil {
+			return fmt.Errorf("registering karmada-webhook: %w", err)
 		}
 		kc, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
@@ -70,12 +88,17 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 	}
 }
 
-// InstallCRDs creates or updates every Karmada CRD and waits until each is
-// Established.
-func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
+// InstallCRDs creates or updates every Karmada CRD, changed by each of
+// mutate first, and waits until each is Established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config, mutate ...func(*apiextensionsv1.CustomResourceDefinition)) error {
 	crds, err := crd.All()
 	if err != nil {
 		return err
+	}
+	for _, c := range crds {
+		for _, m := range mutate {
+			m(c)
+		}
 	}
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {

@@ -5,6 +5,7 @@ package overridemanager
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -140,6 +141,27 @@ func Apply(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, pol
 var identityFields = [][]string{
 	{"apiVersion"}, {"kind"}, {"metadata", "name"}, {"metadata", "namespace"},
 	{"metadata", "generateName"}, {"metadata", "uid"}, {"metadata", "ownerReferences"},
+}
+
+// IdentityField reports the identity field a JSON pointer touches: the
+// field itself, a field inside it (/metadata/ownerReferences/0/uid), or an
+// object that holds one ("" and /metadata replace every field in them). It
+// returns the field's dotted path, or "" when the pointer touches none.
+func IdentityField(pointer string) string {
+	if pointer == "" {
+		return "apiVersion"
+	}
+	parts, err := splitPointer(pointer)
+	if err != nil {
+		return ""
+	}
+	for _, f := range identityFields {
+		n := min(len(parts), len(f))
+		if slices.Equal(parts[:n], f[:n]) {
+			return strings.Join(f, ".")
+		}
+	}
+	return ""
 }
 
 // Identity returns the identity fields of obj, by their paths.

@@ -4,6 +4,11 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +18,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -25,7 +31,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/webhook"
+	webhookapp "github.com/karmada-go/karmada/internal/webhook/app"
 )
 
 // RepoRoot is the root of this repository, found from this file's location.
@@ -164,4 +174,85 @@ func MemberCredentials(ctx context.Context, t testing.TB, member *Env) (token st
 		t.Fatalf("requesting a token: %v", err)
 	}
 	return tr.Status.Token, member.Config.CAData
+}
+
+// StartWebhook runs karmada-webhook in this process (the command's own Run)
+// with a certificate from a CA made for the test, registers it with env's
+// API server as karmada-local does (admission, and the bindings' CRD
+// conversion), and waits until the API server calls it. It stops when the
+// test ends.
+func (e *Env) StartWebhook(t testing.TB) {
+	t.Helper()
+	dir := t.TempDir()
+	ca, err := localup.LoadOrCreateCA(filepath.Join(dir, "ca"), "webhook-test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, err := ca.Ensure(localup.CertSpec{Name: "serving", CommonName: "karmada-webhook", Server: true, IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	opts := &webhookapp.Options{BindAddress: "127.0.0.1", SecurePort: port, CertDir: filepath.Dir(cert), CertName: filepath.Base(cert), KeyName: filepath.Base(key),
+		TLSMinVersion: "1.3", MetricsBindAddress: "0", HealthProbeBindAddress: "0"}
+	if err := opts.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := webhookapp.Run(ctx, opts); err != nil && ctx.Err() == nil {
+			t.Errorf("karmada-webhook: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+
+	url := fmt.Sprintf("https://127.0.0.1:%d", port)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}}}
+	Eventually(t, 10*time.Second, "karmada-webhook ready", func(ctx context.Context) error {
+		resp, err := hc.Get(url + "/readyz")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz answered %d", resp.StatusCode)
+		}
+		return nil
+	})
+	ctx = context.Background()
+	if err := webhook.Register(ctx, e.Client, scheme.Scheme, url, ca.CertPEM); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range webhook.ConvertedCRDs {
+		Eventually(t, 10*time.Second, "conversion of "+name+" pointed at the webhook", func(ctx context.Context) error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				return err
+			}
+			webhook.SetConversion(crd, url, ca.CertPEM)
+			return e.Client.Update(ctx, crd)
+		})
+	}
+	// The API server picks the configurations up asynchronously: wait until
+	// an invalid object is denied.
+	Eventually(t, 10*time.Second, "the API server calling karmada-webhook", func(ctx context.Context) error {
+		p := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "karmada-system"},
+			Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}}}}
+		if err := e.Client.Create(ctx, p, client.DryRunAll); err == nil {
+			return fmt.Errorf("a policy in karmada-system was admitted")
+		}
+		return nil
+	})
 }

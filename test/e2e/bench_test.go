@@ -97,7 +97,7 @@ func testBenchPropagate(ctx context.Context, t *testing.T) {
 	if r.Ceiling <= 0 {
 		t.Errorf("apiserver ceiling %v", r.Ceiling)
 	}
-	for _, name := range []string{"karmada-controller-manager", "karmada-scheduler"} {
+	for _, name := range []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook"} {
 		f, ok := r.Resources[name]
 		if !ok || f.Error != "" || f.PeakRSSBytes <= 0 {
 			t.Errorf("%s not measured: %+v", name, f)

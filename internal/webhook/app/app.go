@@ -1,0 +1,165 @@
+// Package app builds the karmada-webhook command.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+
+	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/webhook"
+)
+
+// Options are the flags of karmada-webhook, with Karmada's names.
+type Options struct {
+	BindAddress            string
+	SecurePort             int
+	CertDir                string
+	CertName               string
+	KeyName                string
+	TLSMinVersion          string
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+	EnablePprof            bool
+}
+
+var tlsVersions = map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
+
+// Validate checks the flags, naming the bad one.
+func (o *Options) Validate() error {
+	if o.SecurePort < 1 || o.SecurePort > 65535 {
+		return fmt.Errorf("--secure-port=%d: must be between 1 and 65535", o.SecurePort)
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		return fmt.Errorf("--bind-address=%q: must be an IP address", o.BindAddress)
+	}
+	if _, ok := tlsVersions[o.TLSMinVersion]; !ok {
+		return fmt.Errorf("--tls-min-version=%q: must be 1.2 or 1.3", o.TLSMinVersion)
+	}
+	for _, f := range []string{o.CertName, o.KeyName} {
+		if _, err := os.Stat(filepath.Join(o.CertDir, f)); err != nil {
+			return fmt.Errorf("--cert-dir=%s: %w (the webhook serves only TLS: give it a certificate and key)", o.CertDir, err)
+		}
+	}
+	return nil
+}
+
+// NewCommand returns the karmada-webhook command.
+func NewCommand() *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:   "karmada-webhook",
+		Short: "Admit Karmada objects: validation, defaulting and binding conversion",
+		Long: `karmada-webhook is the karmada-apiserver's admission webhook for the
+Karmada kinds. It validates PropagationPolicy, ClusterPropagationPolicy,
+OverridePolicy, ClusterOverridePolicy, ResourceBinding,
+ClusterResourceBinding, Work and Cluster on create and update, and denies
+with the field path, the value and what is allowed; it sets Karmada's
+defaults on policies and bindings; and it converts ResourceBinding and
+ClusterResourceBinding between v1alpha1 and v1alpha2 (POST /convert).
+
+It is also a tenancy boundary: a namespaced policy cannot select or write
+outside its namespace, no overrider may change a manifest's apiVersion,
+kind, name, namespace, generateName, uid or ownerReferences, and no policy
+may live in karmada-system, karmada-cluster or karmada-es-*.
+
+It needs no credentials: it never calls the API server. It serves HTTPS
+only, with the certificate in --cert-dir (reloaded when the files change),
+and /healthz and /readyz on the same port.`,
+		Example:       `  karmada-webhook --cert-dir /var/serving-cert --secure-port 8443`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return Run(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.BindAddress, "bind-address", "0.0.0.0", "IP address the webhook server listens on")
+	f.IntVar(&o.SecurePort, "secure-port", 8443, "port of the webhook server (HTTPS)")
+	f.StringVar(&o.CertDir, "cert-dir", "/var/serving-cert", "directory of the serving certificate and key")
+	f.StringVar(&o.CertName, "tls-cert-file-name", "tls.crt", "serving certificate file in --cert-dir")
+	f.StringVar(&o.KeyName, "tls-private-key-file-name", "tls.key", "serving key file in --cert-dir")
+	f.StringVar(&o.TLSMinVersion, "tls-min-version", "1.3", "lowest TLS version accepted: 1.2 or 1.3")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
+	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8000", "address of plain-HTTP /healthz and /readyz; '0' disables it (they are also served on the webhook port)")
+	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
+	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
+	klog.InitFlags(gofs)
+	f.AddGoFlagSet(gofs)
+	return cmd
+}
+
+// Run serves the webhook, metrics and health until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	ctrl.SetLogger(klog.NewKlogr())
+	log := klog.FromContext(ctx)
+	server := crwebhook.NewServer(crwebhook.Options{
+		Host: o.BindAddress, Port: o.SecurePort, CertDir: o.CertDir, CertName: o.CertName, KeyName: o.KeyName,
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tlsVersions[o.TLSMinVersion] }},
+	})
+	for _, e := range webhook.Endpoints(scheme.Scheme) {
+		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
+	}
+	server.Register(webhook.ConvertPath, conversion.NewWebhookHandler(scheme.Scheme))
+	// Ready once the server answers TLS on its own port.
+	started := server.StartedChecker()
+	health := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
+	ready := &healthz.Handler{Checks: map[string]healthz.Checker{"webhook": started}}
+	server.Register("/healthz", http.StripPrefix("/healthz", health))
+	server.Register("/readyz", http.StripPrefix("/readyz", ready))
+
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return server.Start(ctx) })
+	metrics, err := metricsserver.NewServer(cli.MetricsOptions(o.MetricsBindAddress, o.EnablePprof), nil, nil)
+	if err != nil {
+		return err
+	}
+	if metrics != nil {
+		g.Go(func() error { return metrics.Start(ctx) })
+	}
+	if o.HealthProbeBindAddress != "0" && o.HealthProbeBindAddress != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/healthz", http.StripPrefix("/healthz", health))
+		mux.Handle("/healthz/", http.StripPrefix("/healthz", health))
+		mux.Handle("/readyz", http.StripPrefix("/readyz", ready))
+		mux.Handle("/readyz/", http.StripPrefix("/readyz", ready))
+		probe := &http.Server{Addr: o.HealthProbeBindAddress, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error {
+			<-ctx.Done()
+			return probe.Close()
+		})
+		g.Go(func() error {
+			if err := probe.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("--health-probe-bind-address=%s: %w", o.HealthProbeBindAddress, err)
+			}
+			return nil
+		})
+	}
+	log.Info("Starting karmada-webhook", "address", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	return g.Wait()
+}
+
+// Main runs the command and returns the exit code.
+func Main() int { return cli.Run(NewCommand()) }
