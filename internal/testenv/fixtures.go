@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"math"
 	"fmt"
 	"testing"
 	"time"
@@ -35,10 +36,10 @@ func affinity() policyv1alpha1.ClusterAffinity {
 	}
 }
 
+// placement sets every field but clusterAffinity, which may not go with
+// clusterAffinities: placementByAffinity has it instead.
 func placement() policyv1alpha1.Placement {
-	a := affinity()
 	return policyv1alpha1.Placement{
-		ClusterAffinity: &a,
 		ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{{
 			AffinityName:       "primary",
 			ClusterAffinity:    affinity(),
@@ -46,6 +47,7 @@ func placement() policyv1alpha1.Placement {
 		}},
 		ClusterTolerations: []corev1.Toleration{{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)}},
 		SpreadConstraints: []policyv1alpha1.SpreadConstraint{
+			{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 3},
 			{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 1, MaxGroups: 2},
 			{SpreadByLabel: "team", MinGroups: 1, MaxGroups: 3},
 		},
@@ -77,15 +79,25 @@ func failover() *policyv1alpha1.FailoverBehavior {
 	}
 }
 
-func propagationSpec() policyv1alpha1.PropagationSpec {
+func placementByAffinity() policyv1alpha1.Placement {
+	p := placement()
+	a := affinity()
+	p.ClusterAffinity, p.ClusterAffinities = &a, nil
+	return p
+}
+
+// propagationSpec is valid for a policy in namespace (every field set; the
+// placement in two shapes, since clusterAffinity and clusterAffinities may
+// not go together).
+func propagationSpec(namespace string, placement policyv1alpha1.Placement) policyv1alpha1.PropagationSpec {
 	return policyv1alpha1.PropagationSpec{
 		ResourceSelectors: []policyv1alpha1.ResourceSelector{
-			{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx", Namespace: "default"},
-			{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}}},
+			{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx", Namespace: namespace},
+			{APIVersion: "v1", Kind: "ConfigMap", Name: "nginx-config", Namespace: namespace, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}}},
 		},
 		Association:                 true,
 		PropagateDeps:               true,
-		Placement:                   placement(),
+		Placement:                   placement,
 		Priority:                    ptr.To[int32](5),
 		Preemption:                  policyv1alpha1.PreemptAlways,
 		DependentOverrides:          []string{"op-a"},
@@ -110,19 +122,27 @@ func overriders() policyv1alpha1.Overriders {
 		FieldOverrider: []policyv1alpha1.FieldOverrider{{
 			FieldPath: "/data/config.json",
 			JSON:      []policyv1alpha1.PatchOperation{{SubPath: "/db/host", Operator: policyv1alpha1.OverriderOpReplace, Value: apiextensionsv1.JSON{Raw: []byte(`{"name":"db","port":5432}`)}}},
+		}, {
+			FieldPath: "/data/config.yaml",
 			YAML:      []policyv1alpha1.PatchOperation{{SubPath: "/log/level", Operator: policyv1alpha1.OverriderOpAdd, Value: apiextensionsv1.JSON{Raw: []byte(`"debug"`)}}},
 		}},
 	}
 }
 
-func overrideSpec() policyv1alpha1.OverrideSpec {
+// overrideSpec is valid for a policy in namespace: with rules, or (byRules
+// false) with the older targetCluster and overriders, which may not go with
+// rules.
+func overrideSpec(namespace string, byRules bool) policyv1alpha1.OverrideSpec {
 	a := affinity()
-	return policyv1alpha1.OverrideSpec{
-		ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx"}},
-		OverrideRules:     []policyv1alpha1.RuleWithCluster{{TargetCluster: &a, Overriders: overriders()}},
-		TargetCluster:     &a,
-		Overriders:        overriders(),
+	spec := policyv1alpha1.OverrideSpec{
+		ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx", Namespace: namespace}},
 	}
+	if byRules {
+		spec.OverrideRules = []policyv1alpha1.RuleWithCluster{{TargetCluster: &a, Overriders: overriders()}}
+	} else {
+		spec.TargetCluster, spec.Overriders = &a, overriders()
+	}
+	return spec
 }
 
 func bindingSpec(namespace string) workv1alpha2.ResourceBindingSpec {
@@ -169,7 +189,8 @@ func bindingSpec(namespace string) workv1alpha2.ResourceBindingSpec {
 }
 
 // CoreObjects returns one fully populated object of each of the 8 core kinds,
-// the namespaced ones in namespace. Names carry suffix so that several sets
+// the namespaced ones in namespace; each is valid, as karmada-webhook
+// checks, and every field is set in at least one of them. Names carry suffix so that several sets
 // can coexist.
 func CoreObjects(namespace, suffix string) []client.Object {
 	n := func(s string) string { return s + suffix }
@@ -184,15 +205,16 @@ func CoreObjects(namespace, suffix string) []client.Object {
 				InsecureSkipTLSVerification: true, ProxyURL: "socks5://127.0.0.1:1080", ProxyHeader: map[string]string{"X-Team": "platform"},
 				Provider: "aws", Region: "us-east-1", Zone: "us-east-1a", Zones: []string{"us-east-1a", "us-east-1b"},
 				Taints: []corev1.Taint{{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoSchedule}},
-				ResourceModels: []clusterv1alpha1.ResourceModel{{Grade: 1, Ranges: []clusterv1alpha1.ResourceModelRange{
-					{Name: corev1.ResourceCPU, Min: resource.MustParse("0"), Max: resource.MustParse("4")},
-				}}},
+				ResourceModels: []clusterv1alpha1.ResourceModel{
+					{Grade: 1, Ranges: []clusterv1alpha1.ResourceModelRange{{Name: corev1.ResourceCPU, Min: resource.MustParse("0"), Max: resource.MustParse("4")}}},
+					{Grade: 2, Ranges: []clusterv1alpha1.ResourceModelRange{{Name: corev1.ResourceCPU, Min: resource.MustParse("4"), Max: *resource.NewQuantity(math.MaxInt64, resource.DecimalSI)}}},
+				},
 			},
 		},
-		&policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: n("pp"), Namespace: namespace}, Spec: propagationSpec()},
-		&policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: n("cpp")}, Spec: propagationSpec()},
-		&policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: n("op"), Namespace: namespace}, Spec: overrideSpec()},
-		&policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: n("cop")}, Spec: overrideSpec()},
+		&policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: n("pp"), Namespace: namespace}, Spec: propagationSpec(namespace, placement())},
+		&policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: n("cpp")}, Spec: propagationSpec("default", placementByAffinity())},
+		&policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: n("op"), Namespace: namespace}, Spec: overrideSpec(namespace, true)},
+		&policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: n("cop")}, Spec: overrideSpec("default", false)},
 		&workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: n("nginx-deployment"), Namespace: namespace}, Spec: bindingSpec(namespace)},
 		&workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: n("crb")}, Spec: bindingSpec("")},
 		&workv1alpha1.Work{

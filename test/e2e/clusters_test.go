@@ -90,6 +90,14 @@ func testJoinedClusters(ctx context.Context, t *testing.T) {
 	c := karmadaClient(t)
 	for _, name := range []string{"member1", "member2", "member3"} {
 		cl := waitClusterReady(ctx, t, c, name, metav1.ConditionTrue, 30*time.Second)
+		// Ready is written first; the summaries follow once the member's
+		// node and pod informers have synced.
+		_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+				return false, nil
+			}
+			return cl.Status.NodeSummary != nil && cl.Status.ResourceSummary != nil, nil
+		})
 		ks, err := kube(t, name).CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

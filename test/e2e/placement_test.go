@@ -293,7 +293,11 @@ func testImageOverride(ctx context.Context, t *testing.T) {
 // replicas in two clusters of different regions.
 func testSpreadRegions(ctx context.Context, t *testing.T) {
 	propagate(ctx, t, deploymentNamed("spread", 4), policyv1alpha1.Placement{
-		SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 2, MaxGroups: 2}},
+		// Karmada requires a cluster constraint beside a region one.
+		SpreadConstraints: []policyv1alpha1.SpreadConstraint{
+			{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 2, MaxGroups: 2},
+			{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 2, MaxGroups: 2},
+		},
 		ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided},
 	})
 	got := placed(waitScheduled(ctx, t, "spread", 4))

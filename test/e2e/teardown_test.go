@@ -46,16 +46,18 @@ func TestLifecycle(t *testing.T) {
 				}
 			}
 		}
-		// etcd, 4 control plane components, 4 per member.
-		if lines != 5+3*4 {
-			t.Errorf("status lists %d components, want %d:\n%s", lines, 5+3*4, out)
+		// etcd, 5 control plane components (kube-apiserver,
+		// kube-controller-manager, karmada-webhook,
+		// karmada-controller-manager, karmada-scheduler), 4 per member.
+		if lines != 6+3*4 {
+			t.Errorf("status lists %d components, want %d:\n%s", lines, 6+3*4, out)
 		}
 	})
 
 	t.Run("down leaves no process of the fleet running", func(t *testing.T) {
 		running := pids(t)
-		if len(running) != 17 {
-			t.Fatalf("found %d fleet processes before down, want 17: %v", len(running), running)
+		if len(running) != 18 {
+			t.Fatalf("found %d fleet processes before down, want 18: %v", len(running), running)
 		}
 		out, err := karmadaLocal("down")
 		if err != nil {
