@@ -2,8 +2,8 @@ package testenv
 
 import (
 	"context"
-	"math"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
