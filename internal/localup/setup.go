@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -58,11 +56,7 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		caBundle, err := os.ReadFile(filepath.Join(c.ca.Dir, "ca.crt"))
-		if err != nil {
-			return err
-		}
-		url := c.webhookURL()
+		caBundle, url := c.ca.CertPEM, c.webhookURL()
 		if err := InstallCRDs(ctx, cfg, func(crd *apiextensionsv1.CustomResourceDefinition) {
 			webhook.SetConversion(crd, url, caBundle)
 		}); err != nil {

@@ -4,30 +4,59 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 // ConversionAnnotation holds, on a binding read as v1alpha1, the v1alpha2
-// fields that v1alpha1 has no place for (JSON of a ResourceBindingSpec and
-// ResourceBindingStatus in which only those fields are set). Converting back
+// fields that v1alpha1 has no place for, as JSON: {"uid": the template's uid,
+// "spec": and "status": the v1alpha2 spec and status with only those fields
+// set}; absent when there are none. Converting back
 // to v1alpha2 restores them and removes the annotation, so a v1alpha1 client
 // that reads, changes and writes a binding loses nothing: the way Kubernetes
 // keeps newer fields through older API versions.
 const ConversionAnnotation = "conversion.work.karmada.io/v1alpha2-fields"
 
-// rest is what v1alpha1 cannot express.
+// rest is what v1alpha1 cannot express: the template's uid, and the spec and
+// status with every field v1alpha1 has cleared.
 type rest struct {
-	Spec   ResourceBindingSpec   `json:"spec"`
-	Status ResourceBindingStatus `json:"status"`
+	UID    types.UID       `json:"uid,omitempty"`
+	Spec   json.RawMessage `json:"spec,omitempty"`
+	Status json.RawMessage `json:"status,omitempty"`
 }
 
-// emptyRest is the annotation a binding needs none of.
-var emptyRest = func() string {
-	b, _ := json.Marshal(rest{})
-	return string(b)
-}()
+// marshalRest encodes what is left of spec and status, nil when nothing is.
+func marshalRest(uid types.UID, spec ResourceBindingSpec, status ResourceBindingStatus) ([]byte, error) {
+	r := rest{UID: uid}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	// The reference's fields are all in v1alpha1 (the uid is kept apart).
+	delete(fields, "resource")
+	if len(fields) > 0 {
+		if r.Spec, err = json.Marshal(fields); err != nil {
+			return nil, err
+		}
+	}
+	if data, err = json.Marshal(status); err != nil {
+		return nil, err
+	}
+	if string(data) != "{}" {
+		r.Status = data
+	}
+	if r.UID == "" && r.Spec == nil && r.Status == nil {
+		return nil, nil
+	}
+	return json.Marshal(r)
+}
 
 // Conversion goes through v1alpha1 as controller-runtime's hub: the hub is
 // only the version every other converts to and from, and v1alpha1 cannot
@@ -103,7 +132,8 @@ func toV1alpha1(annotations *map[string]string, spec ResourceBindingSpec, status
 	}
 
 	// What it does not: the rest, with the fields above cleared.
-	spec.Resource = ObjectReference{UID: spec.Resource.UID}
+	uid := spec.Resource.UID
+	spec.Resource = ObjectReference{}
 	spec.Replicas = 0
 	if rr := spec.ReplicaRequirements; rr != nil {
 		hadRequest := len(rr.ResourceRequest) > 0
@@ -118,11 +148,11 @@ func toV1alpha1(annotations *map[string]string, spec ResourceBindingSpec, status
 	status.AggregatedStatus = restAggregated(status.AggregatedStatus)
 
 	delete(*annotations, ConversionAnnotation)
-	data, err := json.Marshal(rest{Spec: spec, Status: status})
+	data, err := marshalRest(uid, spec, status)
 	if err != nil {
 		return err
 	}
-	if string(data) != emptyRest {
+	if data != nil {
 		if *annotations == nil {
 			*annotations = map[string]string{}
 		}
@@ -171,20 +201,29 @@ func fromV1alpha1(annotations *map[string]string, spec workv1alpha1.ResourceBind
 	outSpec *ResourceBindingSpec, outStatus *ResourceBindingStatus) error {
 	spec, status = *spec.DeepCopy(), *status.DeepCopy()
 	var r rest
+	var restSpec ResourceBindingSpec
+	var restStatus ResourceBindingStatus
 	if data, ok := (*annotations)[ConversionAnnotation]; ok {
 		// A value that does not decode was not written by ConvertTo: it
 		// holds nothing to restore.
-		_ = json.Unmarshal([]byte(data), &r)
+		if json.Unmarshal([]byte(data), &r) == nil {
+			if len(r.Spec) > 0 && json.Unmarshal(r.Spec, &restSpec) != nil {
+				restSpec = ResourceBindingSpec{}
+			}
+			if len(r.Status) > 0 && json.Unmarshal(r.Status, &restStatus) != nil {
+				restStatus = ResourceBindingStatus{}
+			}
+		}
 		delete(*annotations, ConversionAnnotation)
 		if len(*annotations) == 0 {
 			*annotations = nil
 		}
 	}
-	*outSpec, *outStatus = r.Spec, r.Status
+	*outSpec, *outStatus = restSpec, restStatus
 
 	outSpec.Resource = ObjectReference{
 		APIVersion: spec.Resource.APIVersion, Kind: spec.Resource.Kind, Namespace: spec.Resource.Namespace,
-		Name: spec.Resource.Name, UID: r.Spec.Resource.UID, ResourceVersion: spec.Resource.ResourceVersion,
+		Name: spec.Resource.Name, UID: r.UID, ResourceVersion: spec.Resource.ResourceVersion,
 	}
 	outSpec.Replicas = spec.Resource.Replicas
 	if len(spec.Resource.ReplicaResourceRequirements) > 0 {
@@ -197,8 +236,8 @@ func fromV1alpha1(annotations *map[string]string, spec workv1alpha1.ResourceBind
 	outSpec.Clusters = nil
 	for i, c := range spec.Clusters {
 		tc := TargetCluster{Name: c.Name, Replicas: c.Replicas}
-		if i < len(r.Spec.Clusters) && r.Spec.Clusters[i].Name == c.Name {
-			tc.Components = r.Spec.Clusters[i].Components
+		if i < len(restSpec.Clusters) && restSpec.Clusters[i].Name == c.Name {
+			tc.Components = restSpec.Clusters[i].Components
 		}
 		outSpec.Clusters = append(outSpec.Clusters, tc)
 	}
@@ -206,8 +245,8 @@ func fromV1alpha1(annotations *map[string]string, spec workv1alpha1.ResourceBind
 	outStatus.AggregatedStatus = nil
 	for i, s := range status.AggregatedStatus {
 		item := AggregatedStatusItem{ClusterName: s.ClusterName, Status: s.Status, Applied: s.Applied, AppliedMessage: s.AppliedMessage}
-		if i < len(r.Status.AggregatedStatus) && r.Status.AggregatedStatus[i].ClusterName == s.ClusterName {
-			item.Health = r.Status.AggregatedStatus[i].Health
+		if i < len(restStatus.AggregatedStatus) && restStatus.AggregatedStatus[i].ClusterName == s.ClusterName {
+			item.Health = restStatus.AggregatedStatus[i].Health
 		}
 		outStatus.AggregatedStatus = append(outStatus.AggregatedStatus, item)
 	}
