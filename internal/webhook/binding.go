@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,8 +20,18 @@ import (
 // webhook existed must not stop its templates' propagation. A ResourceBinding binds a template of its own namespace only:
 // otherwise whoever may create bindings in one namespace could copy any
 // object of the control plane (member credentials included) to members.
-func validateBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec, ns string, old *metav1.ObjectMeta, idLabel string) field.ErrorList {
+func validateBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec, ns string, old *metav1.ObjectMeta, oldSpec *workv1alpha2.ResourceBindingSpec, idLabel string) field.ErrorList {
 	var errs field.ErrorList
+	if old != nil {
+		if was, now := old.Labels[idLabel], meta.Labels[idLabel]; was != "" && was != now {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(idLabel), now, fmt.Sprintf("immutable: it was %q, given when the binding was created", was)))
+		}
+		// An update that leaves the spec alone (a finalizer removed, a
+		// label) is not held to the spec's rules again.
+		if equality.Semantic.DeepEqual(spec, oldSpec) {
+			return errs
+		}
+	}
 	path := field.NewPath("spec")
 	r := spec.Resource
 	rp := path.Child("resource")
@@ -57,11 +68,6 @@ func validateBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBinding
 		}
 		if c.Replicas < 0 {
 			errs = append(errs, field.Invalid(p.Child("replicas"), c.Replicas, "must be greater than or equal to 0"))
-		}
-	}
-	if old != nil {
-		if was, now := old.Labels[idLabel], meta.Labels[idLabel]; was != "" && was != now {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(idLabel), now, fmt.Sprintf("immutable: it was %q, given when the binding was created", was)))
 		}
 	}
 	return errs

@@ -36,8 +36,12 @@ var (
 // not change.
 func validateCluster(c, old *clusterv1alpha1.Cluster) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range clusterNameErrors(c.Name) {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), c.Name, msg))
+	if old == nil {
+		// (A name cannot change: a Cluster named before this rule stays
+		// updatable.)
+		for _, msg := range clusterNameErrors(c.Name) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), c.Name, msg))
+		}
 	}
 	spec := field.NewPath("spec")
 	switch c.Spec.SyncMode {

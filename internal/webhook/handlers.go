@@ -141,17 +141,17 @@ func Endpoints(scheme *runtime.Scheme) []Endpoint {
 			handler: &validating[*workv1alpha2.ResourceBinding]{dec: dec, new: func() *workv1alpha2.ResourceBinding { return &workv1alpha2.ResourceBinding{} },
 				validate: func(b, old *workv1alpha2.ResourceBinding) field.ErrorList {
 					if old == nil {
-						return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, nil, workv1alpha2.ResourceBindingPermanentIDLabel)
+						return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, nil, nil, workv1alpha2.ResourceBindingPermanentIDLabel)
 					}
-					return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, &old.ObjectMeta, workv1alpha2.ResourceBindingPermanentIDLabel)
+					return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, &old.ObjectMeta, &old.Spec, workv1alpha2.ResourceBindingPermanentIDLabel)
 				}}},
 		{Path: "/validate-clusterresourcebinding", GVR: w2("clusterresourcebindings"), Kind: "ClusterResourceBinding",
 			handler: &validating[*workv1alpha2.ClusterResourceBinding]{dec: dec, new: func() *workv1alpha2.ClusterResourceBinding { return &workv1alpha2.ClusterResourceBinding{} },
 				validate: func(b, old *workv1alpha2.ClusterResourceBinding) field.ErrorList {
 					if old == nil {
-						return validateBinding(&b.ObjectMeta, &b.Spec, "", nil, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
+						return validateBinding(&b.ObjectMeta, &b.Spec, "", nil, nil, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
 					}
-					return validateBinding(&b.ObjectMeta, &b.Spec, "", &old.ObjectMeta, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
+					return validateBinding(&b.ObjectMeta, &b.Spec, "", &old.ObjectMeta, &old.Spec, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
 				}}},
 		{Path: "/validate-work", GVR: w1("works"), Kind: "Work", Namespaced: true,
 			handler: &validating[*workv1alpha1.Work]{dec: dec, new: func() *workv1alpha1.Work { return &workv1alpha1.Work{} },

@@ -370,6 +370,18 @@ func TestRules(t *testing.T) {
 			`spec.clusters[1].name: Duplicate value: "member1 (already in spec.clusters[0])"`,
 			`spec.clusters[1].replicas: Invalid value: -1: must be greater than or equal to 0`,
 		}},
+		{name: "a binding made before the webhook may lose its finalizer", path: rbPath,
+			old: rb(func(b *workv1alpha2.ResourceBinding) {
+				b.Spec.Resource.Namespace = "karmada-cluster"
+				b.Finalizers = []string{workv1alpha2.BindingControllerFinalizer}
+			}),
+			obj: rb(func(b *workv1alpha2.ResourceBinding) { b.Spec.Resource.Namespace = "karmada-cluster" })},
+		{name: "a cluster named before the name rule stays updatable", path: clPath,
+			old: cluster(func(c *clusterv1alpha1.Cluster) { c.Name = strings.Repeat("m", 49) }),
+			obj: cluster(func(c *clusterv1alpha1.Cluster) {
+				c.Name = strings.Repeat("m", 49)
+				c.Spec.Taints = nil
+			})},
 		{name: "binding permanent id changed", path: rbPath, old: validRB(), obj: rb(func(b *workv1alpha2.ResourceBinding) {
 			b.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] = "x"
 		}), want: []string{`metadata.labels[resourcebinding.karmada.io/permanent-id]: Invalid value: "x": immutable: it was "8c4c3f2e-1111-4000-8000-000000000003", given when the binding was created`}},
