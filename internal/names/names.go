@@ -9,9 +9,26 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
+
+// MaxClusterNameLength leaves room in 63 characters for the "karmada-es-"
+// prefix of the cluster's execution namespace, as Karmada does.
+const MaxClusterNameLength = 48
+
+// ClusterNameErrors says what is wrong with a cluster's name, nil when
+// nothing is: a DNS label short enough for its execution namespace's name.
+func ClusterNameErrors(name string) []string {
+	if name == "" {
+		return []string{"must not be empty"}
+	}
+	if len(name) > MaxClusterNameLength {
+		return []string{fmt.Sprintf("must be no more than %d characters (the execution namespace %s<name> must fit in 63)", MaxClusterNameLength, workv1alpha1.ExecutionNamespacePrefix)}
+	}
+	return validation.IsDNS1123Label(name)
+}
 
 // maxNameLength is the longest name an object of a kind validated as a DNS
 // subdomain (bindings, Works) may have.

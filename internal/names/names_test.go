@@ -101,3 +101,14 @@ func TestKeptWorkName(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterNameErrors(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"member1": true, strings.Repeat("m", 48): true,
+		"": false, strings.Repeat("m", 49): false, "Member1": false, "member_1": false, "-member": false,
+	} {
+		if errs := ClusterNameErrors(name); (len(errs) == 0) != ok {
+			t.Errorf("ClusterNameErrors(%q) = %v, want valid %v", name, errs, ok)
+		}
+	}
+}

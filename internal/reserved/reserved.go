@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 // Namespace reports whether ns is the control plane's own: kube-* (Karmada's
@@ -22,4 +24,19 @@ func Namespace(ns string) bool {
 // templates are propagated like any other namespace's.
 func EveryMemberHas(ns string) bool {
 	return ns == metav1.NamespaceDefault
+}
+
+// Karmada's own namespaces in the control plane: its components', and the
+// one holding member credentials.
+const (
+	SystemNamespace  = "karmada-system"
+	ClusterNamespace = "karmada-cluster"
+)
+
+// ControlPlaneNamespace reports whether ns holds the control plane's own
+// objects (karmada-system), member credentials (karmada-cluster) or a
+// member's Works (karmada-es-*): nothing a user's policy may live in.
+func ControlPlaneNamespace(ns string) bool {
+	_, execution := workv1alpha1.ClusterOfExecutionNamespace(ns)
+	return ns == SystemNamespace || ns == ClusterNamespace || execution
 }

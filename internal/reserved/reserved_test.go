@@ -17,3 +17,15 @@ func TestNamespace(t *testing.T) {
 		t.Error("EveryMemberHas: only default is in every member")
 	}
 }
+
+func TestControlPlaneNamespace(t *testing.T) {
+	cases := map[string]bool{
+		"karmada-system": true, "karmada-cluster": true, "karmada-es-member1": true,
+		"karmada-es-": false, "karmada-foo": false, "kube-system": false, "default": false, "shop": false,
+	}
+	for ns, want := range cases {
+		if got := ControlPlaneNamespace(ns); got != want {
+			t.Errorf("ControlPlaneNamespace(%q) = %v, want %v", ns, got, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // validateBinding checks a ResourceBinding (ns: its namespace) or a
@@ -58,7 +59,7 @@ func validateBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBinding
 	seen := map[string]int{}
 	for i, c := range spec.Clusters {
 		p := path.Child("clusters").Index(i)
-		for _, msg := range clusterNameErrors(c.Name) {
+		for _, msg := range names.ClusterNameErrors(c.Name) {
 			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
 		}
 		if first, ok := seen[c.Name]; ok {

@@ -10,21 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/names"
 )
-
-// clusterNameMaxLength leaves room for the "karmada-es-" prefix of the
-// cluster's execution namespace, as Karmada does.
-const clusterNameMaxLength = 48
-
-func clusterNameErrors(name string) []string {
-	if name == "" {
-		return []string{"must not be empty"}
-	}
-	if len(name) > clusterNameMaxLength {
-		return []string{fmt.Sprintf("must be no more than %d characters (the execution namespace karmada-es-<name> must fit in 63)", clusterNameMaxLength)}
-	}
-	return validation.IsDNS1123Label(name)
-}
 
 var (
 	syncModes          = []string{string(clusterv1alpha1.Push), string(clusterv1alpha1.Pull)}
@@ -39,7 +26,7 @@ func validateCluster(c, old *clusterv1alpha1.Cluster) field.ErrorList {
 	if old == nil {
 		// (A name cannot change: a Cluster named before this rule stays
 		// updatable.)
-		for _, msg := range clusterNameErrors(c.Name) {
+		for _, msg := range names.ClusterNameErrors(c.Name) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), c.Name, msg))
 		}
 	}

@@ -14,17 +14,12 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 // policyNameMaxLength: a policy's name is a label value on what it claims.
 const policyNameMaxLength = validation.LabelValueMaxLength
-
-// systemNamespace reports whether a namespace holds the control plane's own
-// objects (karmada-system), member credentials (karmada-cluster) or a
-// member's Works (karmada-es-*): no policy may live there.
-func systemNamespace(ns string) bool {
-	return ns == "karmada-system" || ns == "karmada-cluster" || strings.HasPrefix(ns, "karmada-es-")
-}
 
 // validatePolicyMeta checks what every policy kind shares: its name, its
 // namespace, and its permanent id label (idLabel; "" for override policies,
@@ -38,7 +33,7 @@ func validatePolicyMeta(meta, old *metav1.ObjectMeta, idLabel string) field.Erro
 	if old == nil && len(meta.Name) > policyNameMaxLength {
 		errs = append(errs, field.Invalid(path.Child("name"), meta.Name, fmt.Sprintf("must be no more than %d characters (the name is a label value on the templates the policy claims)", policyNameMaxLength)))
 	}
-	if old == nil && systemNamespace(meta.Namespace) {
+	if old == nil && reserved.ControlPlaneNamespace(meta.Namespace) {
 		errs = append(errs, field.Forbidden(path.Child("namespace"),
 			fmt.Sprintf("%q holds the control plane's own objects and member credentials: policies may not be created in karmada-system, karmada-cluster or karmada-es-*", meta.Namespace)))
 	}
@@ -208,10 +203,10 @@ func validateClusterAffinity(a *policyv1alpha1.ClusterAffinity, path *field.Path
 	return errs
 }
 
-func validateClusterNames(names []string, path *field.Path) field.ErrorList {
+func validateClusterNames(clusters []string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for i, n := range names {
-		for _, msg := range clusterNameErrors(n) {
+	for i, n := range clusters {
+		for _, msg := range names.ClusterNameErrors(n) {
 			errs = append(errs, field.Invalid(path.Index(i), n, msg))
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -26,6 +25,7 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Names of what join creates.
@@ -64,7 +64,7 @@ type Options struct {
 
 // Validate checks the options before anything is touched.
 func (o *Options) Validate() error {
-	if errs := validation.IsDNS1123Label(o.ClusterName); len(errs) > 0 {
+	if errs := names.ClusterNameErrors(o.ClusterName); len(errs) > 0 {
 		return fmt.Errorf("cluster name %q is invalid: %s", o.ClusterName, errs[0])
 	}
 	if o.ClusterNamespace == "" {
