@@ -2,6 +2,7 @@ package clusterclient
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,5 +117,22 @@ func TestManagedInformersStopWhenUnused(t *testing.T) {
 	}
 	if _, err := lister.List(labels.Everything()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A Cluster whose secretRef leaves karmada-cluster gets no client: its token
+// is not even read.
+func TestRESTConfigReadsCredentialsFromKarmadaClusterOnly(t *testing.T) {
+	r := &secretReader{token: "t1"}
+	cl := &clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "m1"},
+		Spec:       clusterv1alpha1.ClusterSpec{APIEndpoint: "https://attacker.example:443", SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "default", Name: "someones-token"}},
+	}
+	_, err := RESTConfig(context.Background(), r, cl, Options{})
+	if err == nil || r.reads != 0 {
+		t.Fatalf("err %v, %d reads: want a refusal before any read", err, r.reads)
+	}
+	if want := `spec.secretRef names a Secret in "default"; member credentials are read from "karmada-cluster" only`; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q lacks %q", err, want)
 	}
 }

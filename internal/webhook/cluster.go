@@ -11,6 +11,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 var (
@@ -45,8 +46,14 @@ func validateCluster(c, old *clusterv1alpha1.Cluster) field.ErrorList {
 		if ref == nil {
 			continue
 		}
-		if ref.Namespace == "" {
-			errs = append(errs, field.Required(spec.Child(name, "namespace"), "the namespace of the Secret"))
+		switch ref.Namespace {
+		case reserved.ClusterNamespace:
+		case "":
+			errs = append(errs, field.Required(spec.Child(name, "namespace"), "the namespace of the Secret: "+reserved.ClusterNamespace))
+		default:
+			// Otherwise whoever may write Clusters could have the controller
+			// manager send any Secret's token to an endpoint of theirs.
+			errs = append(errs, field.NotSupported(spec.Child(name, "namespace"), ref.Namespace, []string{reserved.ClusterNamespace}))
 		}
 		if ref.Name == "" {
 			errs = append(errs, field.Required(spec.Child(name, "name"), "the name of the Secret"))

@@ -406,9 +406,12 @@ func TestRules(t *testing.T) {
 			`spec.syncMode: Unsupported value: "Poll": supported values: "Push", "Pull"`,
 			`spec.apiEndpoint: Invalid value: "https://user:pw@host:6443?x=1": may not hold user information`,
 			`spec.apiEndpoint: Invalid value: "https://user:pw@host:6443?x=1": may not hold a query or a fragment`,
-			`spec.secretRef.namespace: Required value: the namespace of the Secret`,
+			`spec.secretRef.namespace: Required value: the namespace of the Secret: karmada-cluster`,
 			`spec.proxyURL: Invalid value: "ftp://proxy": unsupported scheme "ftp": must be http, https or socks5`,
 		}},
+		{name: "cluster credentials outside karmada-cluster", path: clPath, obj: cluster(func(c *clusterv1alpha1.Cluster) {
+			c.Spec.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "default", Name: "token"}
+		}), want: []string{`spec.impersonatorSecretRef.namespace: Unsupported value: "default": supported values: "karmada-cluster"`}},
 		{name: "cluster taints", path: clPath, obj: cluster(func(c *clusterv1alpha1.Cluster) {
 			c.Spec.Taints = []corev1.Taint{
 				{Key: "a", Effect: corev1.TaintEffectPreferNoSchedule},

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -164,6 +165,31 @@ func testJoinRules(t *testing.T) {
 	out, err = karmadactl("join", "member1", "--cluster-context", "member1")
 	if err == nil || !strings.Contains(out, "--cluster-kubeconfig") {
 		t.Errorf("join without --cluster-kubeconfig should name the flag:\n%s", out)
+	}
+	// Credentials go to karmada-cluster only.
+	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member1", "--cluster-namespace", "default")
+	if err == nil || !strings.Contains(out, `--cluster-namespace="default"`) {
+		t.Errorf("join with credentials in default was not refused naming the flag:\n%s", out)
+	}
+	// A member kubeconfig that skips TLS verification is refused unless
+	// the user says so, and nothing changes.
+	cfg, err := clientcmd.LoadFromFile(fleet.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := cfg.Clusters[cfg.Contexts["member1"].Cluster]
+	member.InsecureSkipTLSVerify, member.CertificateAuthorityData, member.CertificateAuthority = true, nil, ""
+	insecure := filepath.Join(t.TempDir(), "insecure.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, insecure); err != nil {
+		t.Fatal(err)
+	}
+	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", insecure, "--cluster-context", "member1")
+	if err == nil || !strings.Contains(out, "--cluster-insecure-skip-tls-verify") {
+		t.Errorf("an insecure member kubeconfig was not refused naming --cluster-insecure-skip-tls-verify:\n%s", out)
+	}
+	cl := &clusterv1alpha1.Cluster{}
+	if err := karmadaClient(t).Get(context.Background(), client.ObjectKey{Name: "member1"}, cl); err != nil || cl.Spec.InsecureSkipTLSVerification {
+		t.Errorf("member1 after the refused join: insecure %v (err %v), want false", cl.Spec.InsecureSkipTLSVerification, err)
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
 // An OverridePolicy that would move a propagated Deployment into the
@@ -49,5 +51,50 @@ func TestOverrideCannotMoveNamespace(t *testing.T) {
 	}
 	if _, err := kc.AppsV1().Deployments("default").Get(ctx, "stay-put", metav1.GetOptions{}); err != nil {
 		t.Errorf("the Deployment left member1's default namespace: %v", err)
+	}
+}
+
+// A Cluster may only name credentials in karmada-cluster: otherwise whoever
+// may create Clusters could have the controller manager send any Secret's
+// token to an endpoint of theirs.
+func TestClusterCredentialsStayInKarmadaCluster(t *testing.T) {
+	ctx := context.Background()
+	cl := &clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "borrowed-token"},
+		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1",
+			SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "default", Name: "someones-token"}},
+	}
+	err := karmadaClient(t).Create(ctx, cl)
+	if err == nil {
+		_ = karmadaClient(t).Delete(ctx, cl)
+		t.Fatal("a Cluster with credentials in default was admitted")
+	}
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec.secretRef.namespace: Unsupported value: "default": supported values: "karmada-cluster"`) {
+		t.Fatalf("want Invalid naming spec.secretRef.namespace, got %v", err)
+	}
+}
+
+// A ResourceBinding cannot bind another namespace's object: a tenant who
+// may create bindings in default cannot copy member1's credentials from
+// karmada-cluster into members.
+func TestBindingCannotReachAnotherNamespace(t *testing.T) {
+	ctx := context.Background()
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "steal", Namespace: "default"},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: "karmada-cluster", Name: "member1"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}},
+		},
+	}
+	err := karmadaClient(t).Create(ctx, rb)
+	if err == nil {
+		_ = karmadaClient(t).Delete(ctx, rb)
+		t.Fatal("a binding of karmada-cluster/member1 was admitted")
+	}
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec.resource.namespace: Invalid value: "karmada-cluster": must be "default"`) {
+		t.Fatalf("want Invalid naming spec.resource.namespace, got %v", err)
+	}
+	if _, err := kube(t, "member2").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("member1's credentials reached member2 (err %v)", err)
 	}
 }

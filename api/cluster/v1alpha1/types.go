@@ -18,6 +18,8 @@ import (
 // +kubebuilder:printcolumn:name="MODE",type=string,JSONPath=`.spec.syncMode`
 // +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="APIENDPOINT",type=string,JSONPath=`.spec.apiEndpoint`,priority=1
+// +kubebuilder:printcolumn:name="INSECURE-SKIP-TLS-VERIFY",type=boolean,JSONPath=`.spec.insecureSkipTLSVerification`,priority=1
 type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

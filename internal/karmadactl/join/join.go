@@ -60,6 +60,11 @@ type Options struct {
 	Zones            []string
 	// TokenTimeout bounds the wait for the member to issue the token.
 	TokenTimeout time.Duration
+	// InsecureSkipTLSVerify accepts a member kubeconfig that skips TLS
+	// verification (the Cluster then says so in
+	// spec.insecureSkipTLSVerification); without it such a kubeconfig is
+	// refused rather than copied silently.
+	InsecureSkipTLSVerify bool
 }
 
 // Validate checks the options before anything is touched.
@@ -67,8 +72,8 @@ func (o *Options) Validate() error {
 	if errs := names.ClusterNameErrors(o.ClusterName); len(errs) > 0 {
 		return fmt.Errorf("cluster name %q is invalid: %s", o.ClusterName, errs[0])
 	}
-	if o.ClusterNamespace == "" {
-		return errors.New("--cluster-namespace must not be empty")
+	if o.ClusterNamespace != DefaultClusterNamespace {
+		return fmt.Errorf("--cluster-namespace=%q: member credentials must live in %s, the only namespace the controller manager reads them from (and the webhook admits in a Cluster's secretRef)", o.ClusterNamespace, DefaultClusterNamespace)
 	}
 	return nil
 }
@@ -80,6 +85,9 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	}
 	if o.TokenTimeout == 0 {
 		o.TokenTimeout = 30 * time.Second
+	}
+	if member.Insecure && !o.InsecureSkipTLSVerify {
+		return errors.New("the member's kubeconfig skips TLS verification: the controller manager would then reach it without verifying who answers; give it the member's CA, or pass --cluster-insecure-skip-tls-verify to accept that")
 	}
 	mc, err := kubernetes.NewForConfig(member)
 	if err != nil {
@@ -310,5 +318,6 @@ registration.`,
 	f.StringVar(&o.Zone, "cluster-zone", "", "zone of the member cluster")
 	f.StringSliceVar(&o.Zones, "cluster-zones", nil, "zones the member cluster spans")
 	f.DurationVar(&o.TokenTimeout, "token-timeout", 30*time.Second, "how long to wait for the member to issue the ServiceAccount token")
+	f.BoolVar(&o.InsecureSkipTLSVerify, "cluster-insecure-skip-tls-verify", false, "accept a member kubeconfig that skips TLS verification (the Cluster then skips it too, shown by `kubectl get clusters -o wide`)")
 	return cmd
 }
