@@ -4,6 +4,8 @@ package core
 
 import (
 	"fmt"
+	"math/big"
+	"math/bits"
 	"sort"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -235,11 +237,11 @@ func StaticWeights(rules []policyv1alpha1.StaticClusterWeight, clusters []*clust
 // every time. Clusters that get nothing are left out; the result is sorted by
 // name.
 func DivideByWeight(replicas int32, clusters []WeightedCluster) []workv1alpha2.TargetCluster {
-	var sum int64
-	for _, c := range clusters {
-		sum += c.Weight
-	}
-	if sum == 0 || replicas <= 0 {
+	// The weights may be as large as int64 allows (static weights are the
+	// user's): their sum and each replicas×weight product are computed
+	// without overflow.
+	share := shares(replicas, clusters)
+	if share == nil {
 		return nil
 	}
 	order := append([]WeightedCluster(nil), clusters...)
@@ -252,7 +254,7 @@ func DivideByWeight(replicas int32, clusters []WeightedCluster) []workv1alpha2.T
 	got := make(map[string]int32, len(order))
 	var given int32
 	for _, c := range order {
-		n := int32(int64(replicas) * c.Weight / sum)
+		n := share(c.Weight)
 		got[c.Name] = n
 		given += n
 	}
@@ -268,4 +270,35 @@ func DivideByWeight(replicas int32, clusters []WeightedCluster) []workv1alpha2.T
 	}
 	sortTargets(out)
 	return out
+}
+
+// shares returns the function giving a weight its whole share of replicas,
+// floor(replicas × weight / sum of weights), exact for any int64 weights
+// (negative ones count as 0); nil when there is nothing to divide.
+func shares(replicas int32, clusters []WeightedCluster) func(weight int64) int32 {
+	var sumHi, sumLo uint64
+	for _, c := range clusters {
+		var carry uint64
+		sumLo, carry = bits.Add64(sumLo, uint64(max(c.Weight, 0)), 0)
+		sumHi += carry
+	}
+	if (sumHi == 0 && sumLo == 0) || replicas <= 0 {
+		return nil
+	}
+	if sumHi == 0 {
+		return func(weight int64) int32 {
+			// replicas × weight ≤ replicas × sum: the quotient fits, so
+			// Div64 cannot overflow.
+			hi, lo := bits.Mul64(uint64(replicas), uint64(max(weight, 0)))
+			q, _ := bits.Div64(hi, lo, sumLo)
+			return int32(q)
+		}
+	}
+	// More than 2^64 in all: rare enough for big integers.
+	sum := new(big.Int).Lsh(new(big.Int).SetUint64(sumHi), 64)
+	sum.Or(sum, new(big.Int).SetUint64(sumLo))
+	return func(weight int64) int32 {
+		n := new(big.Int).Mul(big.NewInt(int64(replicas)), big.NewInt(max(weight, 0)))
+		return int32(n.Quo(n, sum).Int64())
+	}
 }

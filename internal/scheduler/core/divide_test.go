@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -193,6 +194,35 @@ func BenchmarkDivideByWeight10000Replicas(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if got := DivideByWeight(10000, clusters); len(got) == 0 {
 			b.Fatal("nothing divided")
+		}
+	}
+}
+
+// Weights at the limits of int64 divide exactly: their sum and the products
+// do not overflow (two weights of 2^63-1 with 3 replicas gave 4 before).
+func TestDivideByWeightAtTheLimits(t *testing.T) {
+	const maxW = math.MaxInt64
+	cases := []struct {
+		name     string
+		replicas int32
+		clusters []WeightedCluster
+		want     []workv1alpha2.TargetCluster
+	}{
+		{"two maximal weights", 3, []WeightedCluster{{"a", maxW}, {"b", maxW}},
+			[]workv1alpha2.TargetCluster{{Name: "a", Replicas: 2}, {Name: "b", Replicas: 1}}},
+		{"three maximal weights, the most replicas", math.MaxInt32, []WeightedCluster{{"a", maxW}, {"b", maxW}, {"c", maxW}},
+			[]workv1alpha2.TargetCluster{{Name: "a", Replicas: 715827883}, {Name: "b", Replicas: 715827882}, {Name: "c", Replicas: 715827882}}},
+		{"a maximal weight beside 1", math.MaxInt32, []WeightedCluster{{"a", maxW}, {"b", 1}},
+			[]workv1alpha2.TargetCluster{{Name: "a", Replicas: math.MaxInt32}}},
+		{"weights of 2^62 in proportion 1:3", 4, []WeightedCluster{{"a", 1 << 62}, {"b", 3 << 62 / 2}, {"c", 3 << 62 / 2}},
+			[]workv1alpha2.TargetCluster{{Name: "a", Replicas: 1}, {Name: "b", Replicas: 2}, {Name: "c", Replicas: 1}}},
+		{"a negative weight counts as 0", 2, []WeightedCluster{{"a", -5}, {"b", 1}},
+			[]workv1alpha2.TargetCluster{{Name: "b", Replicas: 2}}},
+	}
+	for _, c := range cases {
+		got := DivideByWeight(c.replicas, c.clusters)
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
 		}
 	}
 }
