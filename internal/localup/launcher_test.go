@@ -270,3 +270,59 @@ func TestPortBaseInEphemeralRangeIsRefused(t *testing.T) {
 		t.Fatal("ports outside the ephemeral range were refused")
 	}
 }
+
+// down --purge removes a state directory only: a directory without the
+// fleet's state file is left as it is.
+func TestPurgeRemovesOnlyAStateDirectory(t *testing.T) {
+	dir := t.TempDir()
+	precious := filepath.Join(dir, "precious.txt")
+	if err := os.WriteFile(precious, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := Down(dir, DownOptions{Purge: true}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "not a karmada-local state directory") {
+		t.Fatalf("want a refusal naming the reason, got %v", err)
+	}
+	if _, err := os.Stat(precious); err != nil {
+		t.Fatalf("a file of a directory that is not a fleet's was removed: %v", err)
+	}
+	// A directory that does not exist is already purged.
+	if err := Down(filepath.Join(dir, "never-made"), DownOptions{Purge: true}, &bytes.Buffer{}); err != nil {
+		t.Fatalf("purging a missing directory: %v", err)
+	}
+}
+
+// A pid record is trusted only with the start time of the process it
+// names: a record of pid 1, or without a start time, or whose start time
+// does not match, is not ours and is never signalled.
+func TestPidRecordsWithoutMatchingStartTimeAreNotOurs(t *testing.T) {
+	self := os.Getpid()
+	st, err := procStartTime(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []pidRecord{{PID: 1}, {PID: 1, StartTime: 1}, {PID: self}, {PID: self, StartTime: st + 1}, {PID: 0, StartTime: st}} {
+		if rec.alive() {
+			t.Errorf("%+v counts as a process karmada-local started", rec)
+		}
+		if err := stopRecorded(rec, time.Second); err != nil {
+			t.Errorf("%+v: %v", rec, err)
+		}
+	}
+	if !(pidRecord{PID: self, StartTime: st}).alive() {
+		t.Error("a record with the right pid and start time is not recognised")
+	}
+	// Still here: nothing was signalled.
+	dir := t.TempDir()
+	f := newFleet(Config{StateDir: dir})
+	if err := os.MkdirAll(filepath.Dir(f.pidPath("karmada/etcd")), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.pidPath("karmada/etcd"), []byte("1 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	running, err := runningProcesses(dir)
+	if err != nil || len(running) != 0 {
+		t.Fatalf("a pid file holding pid 1 was taken as running: %v (%v)", running, err)
+	}
+}

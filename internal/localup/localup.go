@@ -378,10 +378,26 @@ func Down(stateDir string, opts DownOptions, out io.Writer) error {
 				return err
 			}
 		}
-		if err := os.RemoveAll(stateDir); err != nil {
-			return fmt.Errorf("removing %s: %w", stateDir, err)
+		if err := purgeStateDir(stateDir); err != nil {
+			return err
 		}
 		fmt.Fprintf(out, "Removed %s.\n", stateDir)
+	}
+	return nil
+}
+
+// purgeStateDir removes a state directory, and only one: a directory that
+// holds a fleet's state file (a typo in --state-dir must not remove a home
+// directory). One that does not exist is already gone.
+func purgeStateDir(dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(statePath(dir)); err != nil {
+		return fmt.Errorf("not removing %s: it holds no fleet state (%s), so it is not a karmada-local state directory", dir, filepath.Base(statePath(dir)))
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing %s: %w", dir, err)
 	}
 	return nil
 }

@@ -59,9 +59,14 @@ func startProcess(name, binary string, args, env []string, logPath, pidPath stri
 		close(p.exited)
 	}()
 	rec := pidRecord{PID: cmd.Process.Pid}
-	if st, err := procStartTime(rec.PID); err == nil {
-		rec.StartTime = st
+	st, err := procStartTime(rec.PID)
+	if err != nil {
+		// Without its start time the record could not be told from a
+		// later process that got the same pid: do not leave it running.
+		_ = killGroup(rec.PID, syscall.SIGKILL)
+		return nil, fmt.Errorf("reading the start time of %s (pid %d): %w", name, rec.PID, err)
 	}
+	rec.StartTime = st
 	if err := writePidRecord(pidPath, rec); err != nil {
 		_ = killGroup(rec.PID, syscall.SIGKILL)
 		return nil, err
@@ -102,15 +107,20 @@ func readPidRecord(path string) (pidRecord, error) {
 
 // alive reports whether the recorded process is still running (zombies count
 // as gone).
+//
+// A record is trusted only with the start time karmada-local read when it
+// started the process: a pid alone may since belong to anything (and a
+// record of pid 1, whose process group is every process, would have down
+// signal the whole machine).
 func (r pidRecord) alive() bool {
-	if r.PID <= 0 {
+	if r.PID <= 1 || r.StartTime == 0 {
 		return false
 	}
 	st, state, err := procStat(r.PID)
 	if err != nil || state == "Z" || state == "X" {
 		return false
 	}
-	return r.StartTime == 0 || st == r.StartTime
+	return st == r.StartTime
 }
 
 // stopRecorded stops the recorded process and its group: SIGTERM, then SIGKILL
