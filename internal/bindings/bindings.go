@@ -13,6 +13,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Binding is a ResourceBinding or a ClusterResourceBinding. Spec and Status
@@ -47,19 +48,40 @@ func (b Binding) PermanentIDLabel() string {
 }
 
 // WorkLabels are the labels that name the binding on each of its Works, and
-// its permanent id when it has one.
+// its permanent id when it has one. A name longer than a label value may be
+// is shortened with a hash (names.LabelValue); WorkAnnotations then carry it
+// whole.
 func (b Binding) WorkLabels() map[string]string {
 	out := map[string]string{}
 	if b.ClusterScoped() {
-		out[workv1alpha2.ClusterResourceBindingLabel] = b.Object.GetName()
+		out[workv1alpha2.ClusterResourceBindingLabel] = names.LabelValue(b.Object.GetName())
 	} else {
 		out[workv1alpha2.ResourceBindingNamespaceLabel] = b.Object.GetNamespace()
-		out[workv1alpha2.ResourceBindingNameLabel] = b.Object.GetName()
+		out[workv1alpha2.ResourceBindingNameLabel] = names.LabelValue(b.Object.GetName())
 	}
 	if id := b.Object.GetLabels()[b.PermanentIDLabel()]; id != "" {
 		out[b.PermanentIDLabel()] = id
 	}
 	return out
+}
+
+// WorkAnnotations are the binding's name annotations of each of its Works
+// (with "" values when they are not needed): needed only when the name
+// label had to be shortened, so that a Work still names its binding.
+func (b Binding) WorkAnnotations() map[string]string {
+	name := b.Object.GetName()
+	full := ""
+	if names.LabelValue(name) != name {
+		full = name
+	}
+	if b.ClusterScoped() {
+		return map[string]string{workv1alpha2.ClusterResourceBindingAnnotation: full}
+	}
+	ns := ""
+	if full != "" {
+		ns = b.Object.GetNamespace()
+	}
+	return map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotation: ns, workv1alpha2.ResourceBindingNameAnnotation: full}
 }
 
 // CopyMarks are the labels and annotations a Work's manifest carries, and so
@@ -131,15 +153,23 @@ func (k Kind) List(ctx context.Context, c client.Reader, opts ...client.ListOpti
 	return out, nil
 }
 
-// OfWork returns the key of the binding of this kind that a Work's labels
-// name, and false when they name none of this kind.
-func (k Kind) OfWork(workLabels map[string]string) (client.ObjectKey, bool) {
+// OfWork returns the key of the binding of this kind that a Work names
+// (by its labels, or its annotations when the name label was shortened),
+// and false when it names none of this kind.
+func (k Kind) OfWork(work client.Object) (client.ObjectKey, bool) {
+	labels, annotations := work.GetLabels(), work.GetAnnotations()
 	if k.ClusterScoped {
-		n := workLabels[workv1alpha2.ClusterResourceBindingLabel]
+		n := labels[workv1alpha2.ClusterResourceBindingLabel]
+		if full := annotations[workv1alpha2.ClusterResourceBindingAnnotation]; full != "" && n != "" {
+			n = full
+		}
 		return client.ObjectKey{Name: n}, n != ""
 	}
-	n := workLabels[workv1alpha2.ResourceBindingNameLabel]
-	return client.ObjectKey{Namespace: workLabels[workv1alpha2.ResourceBindingNamespaceLabel], Name: n}, n != ""
+	n := labels[workv1alpha2.ResourceBindingNameLabel]
+	if full := annotations[workv1alpha2.ResourceBindingNameAnnotation]; full != "" && n != "" {
+		n = full
+	}
+	return client.ObjectKey{Namespace: labels[workv1alpha2.ResourceBindingNamespaceLabel], Name: n}, n != ""
 }
 
 // workBindingField indexes Works in a manager's cache by the binding they

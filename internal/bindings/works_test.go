@@ -67,7 +67,7 @@ func TestWorksSelectsOneBindingsWorks(t *testing.T) {
 // bindingOf is the binding whose Works carry labels.
 func bindingOf(labels map[string]string) Binding {
 	for _, k := range Kinds {
-		if key, ok := k.OfWork(labels); ok {
+		if key, ok := k.OfWork(&workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Labels: labels}}); ok {
 			b := k.New()
 			b.Object.SetNamespace(key.Namespace)
 			b.Object.SetName(key.Name)

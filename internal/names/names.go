@@ -37,8 +37,44 @@ const maxNameLength = 253
 // BindingName is the name of a template's ResourceBinding or
 // ClusterResourceBinding: <name>-<kind>, lower-cased, with every ':' (as in
 // RBAC names like system:controller:foo) replaced by '.'.
+//
+// A name that would be longer than a name may be (a template's name may
+// already be 253 characters) keeps its start and ends with a hash of the
+// whole, so that it stays valid and tells templates apart.
 func BindingName(kind, name string) string {
-	return strings.ToLower(strings.ReplaceAll(name, ":", ".") + "-" + kind)
+	return shorten(strings.ToLower(strings.ReplaceAll(name, ":", ".")+"-"+kind), maxNameLength)
+}
+
+// LabelValue is s when it is a valid label value (at most 63 characters),
+// else its start and a hash of the whole: a label can then name any
+// binding, however long its name (the full name goes in an annotation).
+func LabelValue(s string) string {
+	if len(validation.IsValidLabelValue(s)) == 0 {
+		return s
+	}
+	v := shorten(s, validation.LabelValueMaxLength)
+	// The start may hold characters a label value may not: keep the hash.
+	if len(validation.IsValidLabelValue(v)) > 0 {
+		return "h-" + hash(s)
+	}
+	return v
+}
+
+// shorten returns s when it has at most max characters, else its start
+// (without trailing '-' or '.') and "-" and a hash of s.
+func shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	h := hash(s)
+	return strings.TrimRight(s[:max-len(h)-1], "-.") + "-" + h
+}
+
+// hash is a short, stable, name-safe digest of s.
+func hash(s string) string {
+	f := fnv.New64a()
+	f.Write([]byte(s))
+	return rand.SafeEncodeString(fmt.Sprint(f.Sum64()))
 }
 
 // WorkName is the name of the Work that carries an object (a binding's

@@ -112,3 +112,30 @@ func TestClusterNameErrors(t *testing.T) {
 		}
 	}
 }
+
+// Names of any valid length give valid binding names and label values,
+// distinct for distinct names.
+func TestLongNames(t *testing.T) {
+	long := strings.Repeat("a", 253)
+	b := BindingName("Deployment", long)
+	if len(b) > 253 || len(validation.IsDNS1123Subdomain(b)) > 0 {
+		t.Fatalf("binding name %q (%d) is not a valid name", b, len(b))
+	}
+	if BindingName("Deployment", long) != b || BindingName("Deployment", long[1:]+"b") == b {
+		t.Fatal("shortened binding names are not stable, or not distinct")
+	}
+	if got := BindingName("Deployment", "web"); got != "web-deployment" {
+		t.Fatalf("a short name changed: %q", got)
+	}
+	sixty := strings.Repeat("x", 60) + "-deployment"
+	v := LabelValue(sixty)
+	if len(validation.IsValidLabelValue(v)) > 0 || v == LabelValue(strings.Repeat("x", 59)+"y-deployment") {
+		t.Fatalf("label value %q of %q is invalid or not distinct", v, sixty)
+	}
+	if LabelValue("web-deployment") != "web-deployment" {
+		t.Fatal("a short label value changed")
+	}
+	if v := LabelValue("_" + strings.Repeat("x", 70)); len(validation.IsValidLabelValue(v)) > 0 {
+		t.Fatalf("label value %q is invalid", v)
+	}
+}

@@ -119,7 +119,7 @@ func (r *Reconciler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 // sync makes the Works of one binding match its scheduling result.
 func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	log := klog.FromContext(ctx)
-	obj, spec, status, labels := b.Object, b.Spec, b.Status, b.WorkLabels()
+	obj, spec, status, labels, annotations := b.Object, b.Spec, b.Status, b.WorkLabels(), b.WorkAnnotations()
 	if !obj.GetDeletionTimestamp().IsZero() {
 		if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 			return nil
@@ -201,6 +201,9 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			}
 			for k, v := range labels {
 				work.Labels[k] = v
+			}
+			for k, v := range annotations {
+				setAnnotation(&work.ObjectMeta, k, v)
 			}
 			setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedOverridesAnnotation, m.AppliedOverrides)
 			setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedClusterOverridesAnnotation, m.AppliedClusterOverrides)
@@ -432,7 +435,7 @@ func (r *Reconciler) bindingsOf(k bindings.Kind) handler.MapFunc {
 
 func bindingOfWork(k bindings.Kind) handler.MapFunc {
 	return func(_ context.Context, obj client.Object) []reconcile.Request {
-		if key, ok := k.OfWork(obj.GetLabels()); ok {
+		if key, ok := k.OfWork(obj); ok {
 			return []reconcile.Request{{NamespacedName: key}}
 		}
 		return nil

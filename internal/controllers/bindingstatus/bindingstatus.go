@@ -165,7 +165,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			// added or removed) do.
 			For(k.New().Object, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Watches(&workv1alpha1.Work{}, delayed(r.window(), func(o client.Object) *reconcile.Request {
-				if key, ok := k.OfWork(o.GetLabels()); ok {
+				if key, ok := k.OfWork(o); ok {
 					return &reconcile.Request{NamespacedName: key}
 				}
 				return nil
