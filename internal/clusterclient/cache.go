@@ -73,6 +73,9 @@ type Member struct {
 
 	managedMu sync.Mutex
 	managed   map[schema.GroupVersionResource]*managedInformer
+
+	refreshMu   sync.Mutex
+	refreshedAt time.Time
 }
 
 // Get returns the clients of a member, building them on first use or when
@@ -377,4 +380,22 @@ func (c *Cache) Lookup(name string) (*Member, bool) {
 	defer c.mu.Unlock()
 	m, ok := c.members[name]
 	return m, ok
+}
+
+// minDiscoveryRefresh spaces the discovery refreshes of one member: many
+// Works waiting on a kind the member does not serve share one.
+const minDiscoveryRefresh = time.Second
+
+// RefreshDiscovery forgets the member's cached discovery, so that the next
+// mapping reads it again (the member may have gained an API), at most once
+// a second however many callers ask; it reports whether it did.
+func (m *Member) RefreshDiscovery() bool {
+	m.refreshMu.Lock()
+	defer m.refreshMu.Unlock()
+	if time.Since(m.refreshedAt) < minDiscoveryRefresh {
+		return false
+	}
+	m.refreshedAt = time.Now()
+	m.Mapper.Reset()
+	return true
 }

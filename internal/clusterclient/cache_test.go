@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -134,5 +135,32 @@ func TestRESTConfigReadsCredentialsFromKarmadaClusterOnly(t *testing.T) {
 	}
 	if want := `spec.secretRef names a Secret in "default"; member credentials are read from "karmada-cluster" only`; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q lacks %q", err, want)
+	}
+}
+
+// resetCounter is a RESTMapper that counts its resets.
+type resetCounter struct {
+	meta.RESTMapper
+	resets int
+}
+
+func (r *resetCounter) Reset() { r.resets++ }
+
+// Many Works missing a kind share one discovery refresh a second.
+func TestRefreshDiscoveryIsSpaced(t *testing.T) {
+	rc := &resetCounter{}
+	m := &Member{Name: "m1", Mapper: rc}
+	refreshed := 0
+	for i := 0; i < 100; i++ {
+		if m.RefreshDiscovery() {
+			refreshed++
+		}
+	}
+	if refreshed != 1 || rc.resets != 1 {
+		t.Fatalf("100 calls refreshed %d times (%d resets), want 1", refreshed, rc.resets)
+	}
+	m.refreshedAt = time.Now().Add(-2 * minDiscoveryRefresh)
+	if !m.RefreshDiscovery() || rc.resets != 2 {
+		t.Fatalf("no refresh a second later (%d resets)", rc.resets)
 	}
 }

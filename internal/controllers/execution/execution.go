@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,6 +65,9 @@ type Reconciler struct {
 
 	// done remembers the generation of each Work this process applied.
 	done appliedGenerations
+	// waiting holds the Works waiting for a type or namespace their member
+	// does not have yet, and their backoff.
+	waiting waitingWorks
 }
 
 // SetupWithManager registers the controller.
@@ -75,6 +77,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha1.Work{}).
 		// A cluster turning Ready (or going away) may unblock its Works.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterready.WorksOf(r.Client)), builder.WithPredicates(clusterready.Changed)).
+		// A member serving new APIs may unblock the Works waiting for one.
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn), builder.WithPredicates(apiEnablementsChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
@@ -137,6 +141,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if sent > 0 {
 		events.Normal(r.Recorder, work, events.SyncSucceed, "Synced %d manifests to cluster %s", sent, cluster.Name)
 	}
+	if applyErr == nil || !soonResolved(applyErr) {
+		r.waiting.clear(req.NamespacedName)
+	}
 	if applyErr == nil {
 		r.done.record(work)
 	} else {
@@ -154,10 +161,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if applyErr != nil {
 		if soonResolved(applyErr) {
-			// The type or namespace is on its way (a CRD or namespace
-			// propagating alongside): poll steadily instead of backing off
-			// for minutes.
-			return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+			// The type or namespace may be on its way (a CRD or namespace
+			// propagating alongside): retry soon, then less and less often
+			// (1 s doubling to 5 min), each retry reading the member's
+			// discovery again; a change of the Cluster's API enablements
+			// brings the Work back at once.
+			return ctrl.Result{RequeueAfter: r.waiting.next(req.NamespacedName, clusterName)}, nil
 		}
 		if onlyInvalid(applyErr) {
 			// Applying the same manifests again cannot succeed: the
@@ -174,6 +183,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // are compared and applied afresh next time.
 func (r *Reconciler) forget(work types.NamespacedName) {
 	r.done.forget(work)
+	r.waiting.clear(work)
 }
 
 // notServedError says a member does not serve a manifest's type (yet).
@@ -383,8 +393,11 @@ func resourceFor(m *clusterclient.Member, obj *unstructured.Unstructured) (dynam
 	gvk := obj.GroupVersionKind()
 	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		// The member may have gained the API since discovery was cached.
-		m.Mapper.Reset()
+		// The member may have gained the API since discovery was cached:
+		// read it again, unless another Work just did.
+		if !m.RefreshDiscovery() {
+			return nil, nil, &notServedError{fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)}
+		}
 		if mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			return nil, nil, &notServedError{fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)}
 		}
