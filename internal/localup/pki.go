@@ -1,12 +1,14 @@
 package localup
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -200,6 +202,39 @@ func EnsureServiceAccountKey(dir string) (privPath, pubPath string, err error) {
 		return "", "", fmt.Errorf("writing %s: %w", pubPath, err)
 	}
 	return privPath, pubPath, nil
+}
+
+// EnsureEncryptionConfig returns the kube-apiserver encryption configuration
+// in dir, creating it with a new random AES key the first time: Secrets are
+// written to etcd encrypted (aescbc), and ones written before, in plain
+// text, are still read (identity).
+func EnsureEncryptionConfig(dir string) (string, error) {
+	path := filepath.Join(dir, "encryption-config.yaml")
+	if data, err := os.ReadFile(path); err == nil && bytes.Contains(data, []byte("aescbc")) {
+		return path, nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", fmt.Errorf("generating the encryption key: %w", err)
+	}
+	config := fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: [secrets]
+  providers:
+  - aescbc:
+      keys:
+      - name: key1
+        secret: %s
+  - identity: {}
+`, base64.StdEncoding.EncodeToString(key))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return path, nil
 }
 
 func writeKeyPair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {

@@ -3,11 +3,13 @@ package localup
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -147,5 +149,39 @@ func TestServiceAccountKeyIsStable(t *testing.T) {
 	}
 	if _, err := readKey(priv); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The encryption configuration is made once, readable by its owner only,
+// with a 32-byte key, and kept across calls.
+func TestEncryptionConfigIsStable(t *testing.T) {
+	dir := t.TempDir()
+	path, err := EnsureEncryptionConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	m := regexp.MustCompile(`secret: (\S+)`).FindSubmatch(first)
+	if m == nil {
+		t.Fatalf("no key in %s", first)
+	}
+	if key, err := base64.StdEncoding.DecodeString(string(m[1])); err != nil || len(key) != 32 {
+		t.Fatalf("key of %d bytes (%v), want 32", len(key), err)
+	}
+	if !strings.Contains(string(first), "aescbc") || !strings.Contains(string(first), "identity") {
+		t.Fatalf("want aescbc first and identity after it:\n%s", first)
+	}
+	again, err := EnsureEncryptionConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, _ := os.ReadFile(again); string(second) != string(first) {
+		t.Fatal("the key changed: Secrets written before could not be read")
 	}
 }

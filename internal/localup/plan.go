@@ -93,6 +93,9 @@ type cluster struct {
 	kwokConfig, adminConfig string
 	// The control plane's karmada-webhook serving certificate, in dir pki.
 	webhookCert, webhookKey string
+	// encryption is the API server's encryption configuration (Secrets
+	// encrypted at rest).
+	encryption string
 }
 
 func (c *cluster) apiURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.ports[slotAPIServer]) }
@@ -208,6 +211,9 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		return err
 	}
 	if c.saKey, c.saPub, err = EnsureServiceAccountKey(pki); err != nil {
+		return err
+	}
+	if c.encryption, err = EnsureEncryptionConfig(pki); err != nil {
 		return err
 	}
 	// The aggregation layer's front proxy: its own CA, as kubeadm sets it up.
@@ -343,6 +349,9 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 			"--service-account-key-file=" + c.saPub,
 			"--service-account-signing-key-file=" + c.saKey,
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			// Secrets (member credentials, service account tokens) are
+			// encrypted in etcd.
+			"--encryption-provider-config=" + c.encryption,
 			"--service-cluster-ip-range=10.96.0.0/16",
 			"--endpoint-reconciler-type=none",
 			"--requestheader-client-ca-file=" + c.frontProxyCA,
