@@ -38,7 +38,7 @@ func (o *ManagerOptions) AddFlags(f *pflag.FlagSet, healthProbeAddress string) {
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver (default: in-cluster, then $KUBECONFIG)")
 	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader before running, so that several replicas can run")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", "karmada-system", "namespace of the leader election lease")
-	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of /metrics; '0' disables it")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:8080", "address of /metrics (loopback unless given: it is not authenticated); '0' disables it")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", healthProbeAddress, "address of /healthz and /readyz")
 	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
 	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")

@@ -59,7 +59,7 @@ type Options struct {
 
 func (o *Options) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	o.ManagerOptions.AddFlags(f, ":10357")
+	o.ManagerOptions.AddFlags(f, "127.0.0.1:10357")
 	f.StringSliceVar(&o.Controllers, "controllers", []string{"*"}, fmt.Sprintf("controllers to run: '*' for all, 'name' to enable, '-name' to disable; known: %s", strings.Join(controllerNames(), ", ")))
 	f.Float32Var(&o.ClusterAPIQPS, "cluster-api-qps", 40, "queries per second to each member cluster")
 	f.IntVar(&o.ClusterAPIBurst, "cluster-api-burst", 60, "burst of queries to each member cluster")

@@ -63,7 +63,7 @@ cluster, to status.placementExplanation (see karmadactl explain-placement).`,
 		},
 	}
 	f := cmd.Flags()
-	o.ManagerOptions.AddFlags(f, ":10351")
+	o.ManagerOptions.AddFlags(f, "127.0.0.1:10351")
 	f.StringVar(&o.SchedulerName, "scheduler-name", scheduler.DefaultSchedulerName, "bindings naming this scheduler (or none) are scheduled here")
 	f.StringSliceVar(&o.Plugins, "plugins", []string{"*"}, "plugins to run: '*' for all, 'name' to enable, '-name' to disable")
 	f.IntVar(&o.Workers, "concurrent-syncs", 5, "bindings scheduled at once")
