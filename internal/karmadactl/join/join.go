@@ -108,6 +108,12 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		if c.Spec.ID == id && c.Name != o.ClusterName {
 			return fmt.Errorf("this member cluster is already joined as %q (Cluster %s has the same id %s); unjoin it first or use that name", c.Name, c.Name, id)
 		}
+		// And one name stands for one member: checked before any
+		// credential is written, so that joining the wrong cluster under
+		// an existing name cannot replace that cluster's credentials.
+		if c.Name == o.ClusterName && c.Spec.ID != "" && c.Spec.ID != id {
+			return fmt.Errorf("cluster %s already exists for another member (id %s, this one is %s); unjoin it first or choose another name", o.ClusterName, c.Spec.ID, id)
+		}
 	}
 
 	token, err := ensureMemberIdentity(ctx, mc, o)
@@ -176,6 +182,12 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 // as, its RBAC and a token Secret, and returns the token once issued.
 func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Options) ([]byte, error) {
 	labels := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: o.ClusterName}
+	// Nothing of the member's own is taken over: an object of join's names
+	// that join did not create for this cluster stops it, before anything
+	// is written.
+	if err := notTheirs(ctx, mc, o.ClusterName); err != nil {
+		return nil, err
+	}
 	if err := ensureMemberNamespace(ctx, mc, o.TokenTimeout); err != nil {
 		return nil, err
 	}
@@ -230,6 +242,44 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 		return nil, fmt.Errorf("the member did not issue a token into Secret %s/%s within %s (is its kube-controller-manager running?): %w", MemberNamespace, secret.Name, o.TokenTimeout, err)
 	}
 	return token, nil
+}
+
+// notTheirs fails when the member holds an object under one of the names
+// join gives (its ServiceAccount, ClusterRole, ClusterRoleBinding, token
+// Secret) that join did not create for this cluster: join would otherwise
+// overwrite or bind it.
+func notTheirs(ctx context.Context, mc kubernetes.Interface, cluster string) error {
+	ours := func(kind, name string, obj metav1.Object, err error) error {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s in the member: %w", kind, name, err)
+		}
+		if l := obj.GetLabels(); l[ManagedByLabel] != managedByValue || l[ClusterNameLabel] != cluster {
+			return fmt.Errorf("%s %s already exists in the member and was not created by karmadactl join for cluster %s (labels %s=%s, %s=%s missing): refusing to take it over; remove it or join under another name",
+				kind, name, cluster, ManagedByLabel, managedByValue, ClusterNameLabel, cluster)
+		}
+		return nil
+	}
+	name := ClusterRoleName(cluster)
+	// (ours reads the object only when Get found it.)
+	role, err := mc.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+	if err := ours("ClusterRole", name, role, err); err != nil {
+		return err
+	}
+	rb, err := mc.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{})
+	if err := ours("ClusterRoleBinding", name, rb, err); err != nil {
+		return err
+	}
+	saName := ServiceAccountName(cluster)
+	sa, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Get(ctx, saName, metav1.GetOptions{})
+	if err := ours("ServiceAccount", MemberNamespace+"/"+saName, sa, err); err != nil {
+		return err
+	}
+	secretName := TokenSecretName(cluster)
+	secret, err := mc.CoreV1().Secrets(MemberNamespace).Get(ctx, secretName, metav1.GetOptions{})
+	return ours("Secret", MemberNamespace+"/"+secretName, secret, err)
 }
 
 // ensureMemberNamespace creates the member namespace, first waiting out an
