@@ -15,6 +15,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -67,4 +68,52 @@ func TestJoinChecksBeforeWriting(t *testing.T) {
 		}
 		noCredentials(t, "m2")
 	})
+}
+
+// unjoin removes from the member what join created for the cluster, and
+// nothing of the same names that join did not create; with the member out
+// of reach (--force) it says how to remove the credentials later.
+func TestUnjoinRemovesOnlyWhatJoinCreated(t *testing.T) {
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	ctx := context.Background()
+	mc := kubernetes.NewForConfigOrDie(member.Config)
+	labels := map[string]string{join.ManagedByLabel: "karmadactl", join.ClusterNameLabel: "m1"}
+	if _, err := mc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: join.MemberNamespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// join's ServiceAccount and ClusterRoleBinding; a ClusterRole of the
+	// member's own under join's name.
+	if _, err := mc.CoreV1().ServiceAccounts(join.MemberNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: join.ServiceAccountName("m1"), Labels: labels}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: join.ClusterRoleName("m1"), Labels: labels},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: join.ClusterRoleName("m1")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: join.ClusterRoleName("m1")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := unjoin.Run(ctx, cp.Client, member.Config, unjoin.Options{ClusterName: "m1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.CoreV1().ServiceAccounts(join.MemberNamespace).Get(ctx, join.ServiceAccountName("m1"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("join's ServiceAccount is still there (err %v)", err)
+	}
+	if _, err := mc.RbacV1().ClusterRoleBindings().Get(ctx, join.ClusterRoleName("m1"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("join's ClusterRoleBinding is still there (err %v)", err)
+	}
+	if _, err := mc.RbacV1().ClusterRoles().Get(ctx, join.ClusterRoleName("m1"), metav1.GetOptions{}); err != nil {
+		t.Errorf("the member's own ClusterRole was deleted: %v", err)
+	}
+
+	out.Reset()
+	if err := unjoin.Run(ctx, cp.Client, nil, unjoin.Options{ClusterName: "m1", Force: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"karmadactl unjoin m1 --cluster-kubeconfig", "kubectl delete clusterrole " + join.ClusterRoleName("m1"), "delete serviceaccount karmada-m1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("unjoin --force output lacks %q:\n%s", want, out.String())
+		}
+	}
 }

@@ -90,6 +90,8 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		if err := removeMemberIdentity(ctx, mc, o.ClusterName); err != nil {
 			return err
 		}
+	} else {
+		fmt.Fprint(out, LeftBehind(o.ClusterName))
 	}
 	if cluster == nil {
 		fmt.Fprintf(out, "cluster(%s) was not joined; its member credentials are removed\n", o.ClusterName)
@@ -99,28 +101,77 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	return nil
 }
 
+// LeftBehind says what join created in an unreachable member and how to
+// remove it once the member is back.
+func LeftBehind(name string) string {
+	role := join.ClusterRoleName(name)
+	return fmt.Sprintf(`The member's Karmada credentials were left in it. Once it is reachable, remove them with
+  karmadactl unjoin %[1]s --cluster-kubeconfig <member kubeconfig> [--cluster-context <context>]
+or, with kubectl on the member:
+  kubectl delete clusterrolebinding %[2]s
+  kubectl delete clusterrole %[2]s
+  kubectl -n %[3]s delete secret %[4]s
+  kubectl -n %[3]s delete serviceaccount %[5]s
+`, name, role, join.MemberNamespace, join.TokenSecretName(name), join.ServiceAccountName(name))
+}
+
 // removeMemberIdentity deletes what join created in the member for this
-// cluster name, and the namespace when nothing else of Karmada is left in it.
+// cluster name (only objects carrying join's labels for it: a same-named
+// object of the member's own stays), and the namespace when nothing else of
+// Karmada is left in it.
 func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name string) error {
 	ns := join.MemberNamespace
-	notFoundOK := func(what string, err error) error {
-		if err != nil && !apierrors.IsNotFound(err) {
+	ours := func(obj metav1.Object) bool {
+		l := obj.GetLabels()
+		return l[join.ManagedByLabel] == "karmadactl" && l[join.ClusterNameLabel] == name
+	}
+	// remove deletes what get finds, when it is ours, with its UID as a
+	// precondition.
+	remove := func(what string, get func() (metav1.Object, error), del func(metav1.DeleteOptions) error) error {
+		obj, err := get()
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s in the member: %w", what, err)
+		}
+		if !ours(obj) {
+			return nil
+		}
+		uid := obj.GetUID()
+		if err := del(metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting %s in the member: %w", what, err)
 		}
 		return nil
 	}
-	del := metav1.DeleteOptions{}
-	if err := notFoundOK("ClusterRoleBinding", mc.RbacV1().ClusterRoleBindings().Delete(ctx, join.ClusterRoleName(name), del)); err != nil {
-		return err
+	role := join.ClusterRoleName(name)
+	steps := []struct {
+		what string
+		get  func() (metav1.Object, error)
+		del  func(metav1.DeleteOptions) error
+	}{
+		{"ClusterRoleBinding " + role, func() (metav1.Object, error) {
+			return mc.RbacV1().ClusterRoleBindings().Get(ctx, role, metav1.GetOptions{})
+		},
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoleBindings().Delete(ctx, role, o) }},
+		{"ClusterRole " + role, func() (metav1.Object, error) { return mc.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{}) },
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoles().Delete(ctx, role, o) }},
+		{"token Secret", func() (metav1.Object, error) {
+			return mc.CoreV1().Secrets(ns).Get(ctx, join.TokenSecretName(name), metav1.GetOptions{})
+		},
+			func(o metav1.DeleteOptions) error {
+				return mc.CoreV1().Secrets(ns).Delete(ctx, join.TokenSecretName(name), o)
+			}},
+		{"ServiceAccount", func() (metav1.Object, error) {
+			return mc.CoreV1().ServiceAccounts(ns).Get(ctx, join.ServiceAccountName(name), metav1.GetOptions{})
+		}, func(o metav1.DeleteOptions) error {
+			return mc.CoreV1().ServiceAccounts(ns).Delete(ctx, join.ServiceAccountName(name), o)
+		}},
 	}
-	if err := notFoundOK("ClusterRole", mc.RbacV1().ClusterRoles().Delete(ctx, join.ClusterRoleName(name), del)); err != nil {
-		return err
-	}
-	if err := notFoundOK("token Secret", mc.CoreV1().Secrets(ns).Delete(ctx, join.TokenSecretName(name), del)); err != nil {
-		return err
-	}
-	if err := notFoundOK("ServiceAccount", mc.CoreV1().ServiceAccounts(ns).Delete(ctx, join.ServiceAccountName(name), del)); err != nil {
-		return err
+	for _, s := range steps {
+		if err := remove(s.what, s.get, s.del); err != nil {
+			return err
+		}
 	}
 	// Another registration of the same member (after a rename) may still use
 	// the namespace; only remove it once no Karmada identity is left there.
@@ -131,8 +182,10 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 	if err == nil && len(left.Items) == 0 {
 		n, err := mc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err == nil && n.Labels[join.ManagedByLabel] == "karmadactl" {
-			if err := notFoundOK("namespace "+ns, mc.CoreV1().Namespaces().Delete(ctx, ns, del)); err != nil {
-				return err
+			uid := n.UID
+			err := mc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting namespace %s in the member: %w", ns, err)
 			}
 		}
 	}
