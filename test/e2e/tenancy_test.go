@@ -6,13 +6,16 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
@@ -96,5 +99,56 @@ func TestBindingCannotReachAnotherNamespace(t *testing.T) {
 	}
 	if _, err := kube(t, "member2").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("member1's credentials reached member2 (err %v)", err)
+	}
+}
+
+// A member's own Deployment taken over with conflictResolution: Overwrite is
+// released, not deleted, when the template is deleted: the member keeps it
+// (as Karmada last applied it), without Karmada's marks.
+func TestOverwriteReleasesAdoptedObject(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	kc := kube(t, "member1")
+	t.Cleanup(func() {
+		_ = kc.AppsV1().Deployments("default").Delete(context.Background(), "adoptee", metav1.DeleteOptions{})
+	})
+	if _, err := kc.AppsV1().Deployments("default").Create(ctx, deploymentNamed("adoptee", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	template := deploymentNamed("adoptee", 2)
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "adoptee"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors:  []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "adoptee"}},
+			Placement:          policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+			ConflictResolution: policyv1alpha1.ConflictOverwrite,
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), pp) })
+	if err := c.Create(ctx, template); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		d, err := kc.AppsV1().Deployments("default").Get(ctx, "adoptee", metav1.GetOptions{})
+		return err == nil && d.Annotations[workv1alpha1.AdoptedAnnotation] != "" && *d.Spec.Replicas == 2, nil
+	})
+	if err != nil {
+		t.Fatal("member1's own Deployment was not adopted (marked and scaled to the template's 2 replicas)")
+	}
+	if err := c.Delete(ctx, template); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		d, err := kc.AppsV1().Deployments("default").Get(ctx, "adoptee", metav1.GetOptions{})
+		if err != nil {
+			return false, err // deleted: fail at once
+		}
+		return d.Annotations[workv1alpha1.AdoptedAnnotation] == "" && d.Labels[workv1alpha1.ManagedLabel] == "", nil
+	})
+	if err != nil {
+		t.Fatalf("member1's adopted Deployment was not released after the template's deletion: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -347,6 +348,77 @@ func TestAppliedRecoversAfterNotReady(t *testing.T) {
 		}
 		if cond == nil || cond.Status != metav1.ConditionTrue || len(got.Status.ManifestStatuses) != 1 {
 			return fmt.Errorf("Applied %+v, manifest statuses %+v", cond, got.Status.ManifestStatuses)
+		}
+		return nil
+	})
+}
+
+// With conflictResolution Overwrite, a member's own object is adopted: it
+// is marked with the Work that adopted it, updated from the Work, and when
+// the Work is deleted it is released (Karmada's marks removed), not
+// deleted. An object the Work created is deleted with it.
+func TestOverwriteAdoptsAndReleases(t *testing.T) {
+	plane := testenv.Start(t)
+	ctx := context.Background()
+	member := pushMember(ctx, t, plane)
+	runMemberControllers(t, plane)
+	mc := member.Client
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "theirs", Labels: map[string]string{"team": "member"}},
+		Data: map[string]string{"mine": "yes"}}
+	if err := mc.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	manifest := func(name string) workv1alpha1.Manifest {
+		m := configMapManifest(t, "default", name, map[string]string{"from": "karmada"})
+		var obj map[string]any
+		_ = json.Unmarshal(m.Raw, &obj)
+		obj["metadata"].(map[string]any)["annotations"] = map[string]any{workv1alpha1.ConflictResolutionAnnotation: workv1alpha1.ConflictOverwrite}
+		m.Raw, _ = json.Marshal(obj)
+		return m
+	}
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "adopting"},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{manifest("theirs"), manifest("ours")}}}}
+	if err := plane.Client.Create(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the member's ConfigMap adopted", func(ctx context.Context) error {
+		cm := &corev1.ConfigMap{}
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "theirs"}, cm); err != nil {
+			return err
+		}
+		if cm.Annotations[workv1alpha1.AdoptedAnnotation] != work.Namespace+"/"+work.Name || cm.Data["from"] != "karmada" {
+			return fmt.Errorf("annotations %v, data %v", cm.Annotations, cm.Data)
+		}
+		return mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "ours"}, &corev1.ConfigMap{})
+	})
+	created := &corev1.ConfigMap{}
+	if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "ours"}, created); err != nil || created.Annotations[workv1alpha1.AdoptedAnnotation] != "" {
+		t.Fatalf("the ConfigMap the Work created is marked adopted: %v (err %v)", created.Annotations, err)
+	}
+
+	if err := plane.Client.Delete(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the Work's copies removed or released", func(ctx context.Context) error {
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "ours"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the ConfigMap the Work created is still there (err %v)", err)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := mc.Get(ctx, client.ObjectKey{Namespace: "default", Name: "theirs"}, cm); err != nil {
+			return fmt.Errorf("the member's own ConfigMap was deleted: %v", err)
+		}
+		for k := range cm.Annotations {
+			if strings.Contains(k, "karmada.io/") {
+				return fmt.Errorf("annotation %s left on the released ConfigMap", k)
+			}
+		}
+		for k := range cm.Labels {
+			if strings.Contains(k, "karmada.io/") {
+				return fmt.Errorf("label %s left on the released ConfigMap", k)
+			}
+		}
+		if cm.Labels["team"] != "member" || cm.Data["mine"] != "yes" {
+			return fmt.Errorf("the member's own fields were lost: labels %v, data %v", cm.Labels, cm.Data)
 		}
 		return nil
 	})

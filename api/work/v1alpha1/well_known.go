@@ -27,6 +27,11 @@ const (
 	ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
 	ConflictOverwrite            = "overwrite"
 	ConflictAbort                = "abort"
+	// AdoptedAnnotation, on a member object that was there before Karmada
+	// (taken over with conflictResolution Overwrite), names the Work that
+	// adopted it, <namespace>/<name>: deleting the Work releases the object
+	// (removes Karmada's marks) instead of deleting it.
+	AdoptedAnnotation = "work.karmada.io/adopted-by"
 	// ExecutionFinalizer holds a Work until the execution controller has
 	// removed its manifests from the member. Works are created with it, so
 	// that adding it costs no second write.

@@ -257,6 +257,8 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		}
 		ours := false
 		if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
+			// An adopted copy stays marked as adopted.
+			keepAdoption(obj, cur)
 			if holds(cur, obj, work, applied) {
 				continue
 			}
@@ -265,7 +267,11 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			// member is asked before writing again.
 			ours = !applied
 		}
-		if !ours && (!overwrite || applied) {
+		if !ours {
+			// With Abort, what is there decides whether to apply; with
+			// Overwrite, whether the object was there before Karmada, and
+			// so is adopted rather than created (and released, not
+			// deleted, with the Work).
 			cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err))
@@ -274,6 +280,13 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			if err == nil && !overwrite && !fromWork(cur, work) {
 				errs = append(errs, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name))
 				continue
+			}
+			if err == nil {
+				if fromWork(cur, work) {
+					keepAdoption(obj, cur)
+				} else {
+					adopt(obj, work)
+				}
 			}
 			// The cache could not answer (a member's informer still
 			// syncing after a restart, or lagging): the copy just read
@@ -358,6 +371,9 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 	}
 	if !fromWork(cur, work) {
 		return nil
+	}
+	if cur.GetAnnotations()[workv1alpha1.AdoptedAnnotation] != "" {
+		return release(ctx, ri, cur)
 	}
 	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
