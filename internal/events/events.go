@@ -36,6 +36,10 @@ const (
 	ReflectStatusFailed    = "ReflectStatusFailed"
 	InterpretHealthSucceed = "InterpretHealthSucceed"
 	InterpretHealthFailed  = "InterpretHealthFailed"
+	// ReleaseNamespace (ours; Karmada has none): a namespace Karmada made in
+	// a member is left there, not deleted, because it holds the member's
+	// own objects.
+	ReleaseNamespace = "ReleaseNamespace"
 )
 
 // Reasons recorded on bindings and on their templates.

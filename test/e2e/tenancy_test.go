@@ -4,14 +4,17 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -151,4 +154,43 @@ func TestOverwriteReleasesAdoptedObject(t *testing.T) {
 	if err != nil {
 		t.Fatalf("member1's adopted Deployment was not released after the template's deletion: %v", err)
 	}
+}
+
+// A namespace Karmada created in a member, which now also holds the
+// member's own ConfigMap, is released rather than deleted when it stops
+// being propagated: the member keeps the namespace and the ConfigMap.
+func TestNamespaceWithMemberObjectsIsReleased(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	kc := kube(t, "member1")
+	const name = "e2e-shared"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	t.Cleanup(func() { _ = kc.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	waitNamespace(ctx, t, "member1", name, true)
+	if _, err := kc.CoreV1().ConfigMaps(name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "members-own"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels["namespace.karmada.io/skip-auto-propagation"] = "true"
+	if err := c.Update(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := kc.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil || !got.DeletionTimestamp.IsZero() {
+			return false, fmt.Errorf("the member's namespace is gone or going (err %v)", err)
+		}
+		return got.Labels[workv1alpha1.ManagedLabel] == "", nil
+	})
+	if err != nil {
+		t.Fatalf("namespace %s in member1 was not released: %v", name, err)
+	}
+	if _, err := kc.CoreV1().ConfigMaps(name).Get(ctx, "members-own", metav1.GetOptions{}); err != nil {
+		t.Errorf("the member's own ConfigMap is gone: %v", err)
+	}
+	// The other members' copies held nothing of their own: they go.
+	waitNamespace(ctx, t, "member2", name, false)
 }

@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
 )
 
 // adopt marks a manifest as taking over an object that was in the member
@@ -71,4 +74,66 @@ func release(ctx context.Context, ri dynamic.ResourceInterface, cur *unstructure
 		return fmt.Errorf("releasing %s %s: %w", cur.GetKind(), objectName(cur), err)
 	}
 	return nil
+}
+
+// maxForeign bounds how many of a namespace's foreign objects are named.
+const maxForeign = 3
+
+// foreignObjects lists (up to maxForeign) objects in a member namespace
+// that Karmada did not put there: neither marked as Karmada's nor made by
+// a controller from something else (an owner reference), nor what every
+// namespace gets (the default ServiceAccount, the root CA ConfigMap,
+// events, the Endpoints of a Service). When the member's discovery is
+// incomplete, the namespace cannot be known empty: that is an error, and
+// the namespace is not deleted.
+func foreignObjects(ctx context.Context, m *clusterclient.Member, namespace string) ([]string, error) {
+	lists, err := m.Kube.Discovery().ServerPreferredNamespacedResources()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		for _, res := range list.APIResources {
+			if !slices.Contains(res.Verbs, "list") || res.Kind == "Event" {
+				continue
+			}
+			items, err := m.Dynamic.Resource(gv.WithResource(res.Name)).Namespace(namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+					continue
+				}
+				return nil, fmt.Errorf("listing %s: %w", res.Name, err)
+			}
+			for i := range items.Items {
+				it := &items.Items[i]
+				if derivedOrOurs(it, res.Kind) {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s %s", res.Kind, it.GetName()))
+				if len(out) == maxForeign {
+					return out, nil
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// derivedOrOurs reports whether a member object in a Karmada namespace is
+// Karmada's own or comes with something else.
+func derivedOrOurs(obj *unstructured.Unstructured, kind string) bool {
+	if obj.GetLabels()[workv1alpha1.ManagedLabel] == "true" || len(obj.GetOwnerReferences()) > 0 || !obj.GetDeletionTimestamp().IsZero() {
+		return true
+	}
+	switch {
+	case kind == "ServiceAccount" && obj.GetName() == "default",
+		kind == "ConfigMap" && obj.GetName() == "kube-root-ca.crt",
+		kind == "Endpoints":
+		return true
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -374,6 +375,20 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 	}
 	if cur.GetAnnotations()[workv1alpha1.AdoptedAnnotation] != "" {
 		return release(ctx, ri, cur)
+	}
+	if cur.GetAPIVersion() == "v1" && cur.GetKind() == "Namespace" {
+		// Deleting a namespace deletes everything in it: a namespace
+		// Karmada created that also holds the member's own objects is
+		// released instead.
+		foreign, err := foreignObjects(ctx, m, cur.GetName())
+		if err != nil {
+			return fmt.Errorf("checking what namespace %s holds in cluster %s: %w", cur.GetName(), m.Name, err)
+		}
+		if len(foreign) > 0 {
+			events.Warning(r.Recorder, work, events.ReleaseNamespace,
+				"Namespace %s is left in cluster %s, released, because it holds objects Karmada did not put there: %s", cur.GetName(), m.Name, strings.Join(foreign, ", "))
+			return release(ctx, ri, cur)
+		}
 	}
 	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
