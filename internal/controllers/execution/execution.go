@@ -164,7 +164,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if soonResolved(applyErr) {
 			// The type or namespace may be on its way (a CRD or namespace
 			// propagating alongside): retry soon, then less and less often
-			// (1 s doubling to 5 min), each retry reading the member's
+			// (every second five times, then 2 s doubling to 5 min), each
+			// retry reading the member's
 			// discovery again; a change of the Cluster's API enablements
 			// brings the Work back at once.
 			return ctrl.Result{RequeueAfter: r.waiting.next(req.NamespacedName, clusterName)}, nil
