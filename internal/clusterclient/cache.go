@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -97,6 +98,18 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	}
 	key := configKey(cfg)
 	c.mu.Lock()
+	if m, ok := c.members[cluster.Name]; ok && m.key == key {
+		m.checked, m.clusterGeneration = time.Now(), cluster.Generation
+		c.mu.Unlock()
+		return m, nil
+	}
+	c.mu.Unlock()
+	// A new connection: first make sure it reaches the member the Cluster
+	// names (outside the lock: it is a request to the member).
+	if err := checkIdentity(ctx, cfg, cluster); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m, ok := c.members[cluster.Name]; ok {
 		if m.key == key {
@@ -125,6 +138,35 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	}
 	c.members[cluster.Name] = m
 	return m, nil
+}
+
+// ErrIdentityChanged says a Cluster's endpoint and credentials reach a
+// cluster other than the one it joined (another kube-system namespace UID
+// than spec.id): nothing is sent to it.
+var ErrIdentityChanged = errors.New("the cluster's identity changed")
+
+// checkIdentity reads the kube-system namespace through cfg and fails
+// unless its UID is the Cluster's spec.id (a Cluster without one, made
+// before ids existed, is not checked).
+func checkIdentity(ctx context.Context, cfg *rest.Config, cluster *clusterv1alpha1.Cluster) error {
+	if cluster.Spec.ID == "" {
+		return nil
+	}
+	probe := rest.CopyConfig(cfg)
+	probe.Timeout = ProbeTimeout
+	kc, err := kubernetes.NewForConfig(probe)
+	if err != nil {
+		return fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
+	}
+	ns, err := kc.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the kube-system namespace of cluster %s to check its identity: %w", cluster.Name, err)
+	}
+	if string(ns.UID) != cluster.Spec.ID {
+		return fmt.Errorf("%w: %s at %s has kube-system UID %s, but spec.id is %s; nothing is sent to it (unjoin and join the cluster again if it was rebuilt)",
+			ErrIdentityChanged, cluster.Name, cluster.Spec.APIEndpoint, ns.UID, cluster.Spec.ID)
+	}
+	return nil
 }
 
 // Forget stops and drops the clients of a member.

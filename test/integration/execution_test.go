@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -422,4 +423,32 @@ func TestOverwriteAdoptsAndReleases(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A Cluster whose endpoint and credentials now reach another cluster than
+// the one that joined (spec.id is not its kube-system UID) gets no clients:
+// nothing is sent to it.
+func TestNewConnectionsCheckTheClusterIdentity(t *testing.T) {
+	plane := testenv.Start(t)
+	ctx := context.Background()
+	member := pushMember(ctx, t, plane)
+	cl := &clusterv1alpha1.Cluster{}
+	if err := plane.Client.Get(ctx, client.ObjectKey{Name: "member1"}, cl); err != nil {
+		t.Fatal(err)
+	}
+	cl.Spec.ID = "the-cluster-that-joined"
+	members := clusterclient.NewCache(plane.Client, clusterclient.Options{})
+	t.Cleanup(members.Close)
+	_, err := members.Get(ctx, cl)
+	if !errors.Is(err, clusterclient.ErrIdentityChanged) || !strings.Contains(err.Error(), "spec.id is the-cluster-that-joined") {
+		t.Fatalf("want ErrIdentityChanged naming spec.id, got %v", err)
+	}
+	ks := &corev1.Namespace{}
+	if err := member.Client.Get(ctx, client.ObjectKey{Name: "kube-system"}, ks); err != nil {
+		t.Fatal(err)
+	}
+	cl.Spec.ID = string(ks.UID)
+	if _, err := members.Get(ctx, cl); err != nil {
+		t.Fatalf("the right cluster was refused: %v", err)
+	}
 }

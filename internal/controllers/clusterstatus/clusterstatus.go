@@ -41,6 +41,9 @@ const (
 	ReasonReady        = "ClusterReady"
 	ReasonNotReady     = "ClusterNotReady"
 	ReasonNotReachable = "ClusterNotReachable"
+	// ReasonIdentityChanged: the endpoint reaches another cluster than the
+	// one that joined (ours; Karmada has no such check).
+	ReasonIdentityChanged = "ClusterIdentityChanged"
 )
 
 // Reconciler probes members and writes their Cluster status.
@@ -183,6 +186,9 @@ func (r *Reconciler) forget(name string) {
 // probe checks the member's /readyz (or /healthz where /readyz is missing).
 func (r *Reconciler) probe(ctx context.Context, cluster *clusterv1alpha1.Cluster) (metav1.ConditionStatus, string, string, *clusterclient.Member) {
 	member, err := r.Members.Get(ctx, cluster)
+	if errors.Is(err, clusterclient.ErrIdentityChanged) {
+		return metav1.ConditionFalse, ReasonIdentityChanged, err.Error(), nil
+	}
 	if err != nil {
 		return metav1.ConditionFalse, ReasonNotReachable, fmt.Sprintf("cannot build a client for the cluster: %v", err), nil
 	}
