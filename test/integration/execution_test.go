@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -451,4 +452,52 @@ func TestNewConnectionsCheckTheClusterIdentity(t *testing.T) {
 	if _, err := members.Get(ctx, cl); err != nil {
 		t.Fatalf("the right cluster was refused: %v", err)
 	}
+}
+
+// A Work that preserves its resources on deletion leaves its copies in the
+// member as the member's own: present, without Karmada's marks.
+func TestPreservedCopiesAreReleased(t *testing.T) {
+	plane := testenv.Start(t)
+	ctx := context.Background()
+	member := pushMember(ctx, t, plane)
+	runMemberControllers(t, plane)
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "kept"},
+		Spec: workv1alpha1.WorkSpec{PreserveResourcesOnDeletion: ptr.To(true),
+			Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "default", "kept", map[string]string{"k": "v"})}}}}
+	if err := plane.Client.Create(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the ConfigMap applied", func(ctx context.Context) error {
+		cm := &corev1.ConfigMap{}
+		if err := member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kept"}, cm); err != nil {
+			return err
+		}
+		if cm.Labels[workv1alpha1.ManagedLabel] != "true" {
+			return fmt.Errorf("labels %v", cm.Labels)
+		}
+		return nil
+	})
+	if err := plane.Client.Delete(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the Work gone and its copy released", func(ctx context.Context) error {
+		if err := plane.Client.Get(ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Work is still there (err %v)", err)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kept"}, cm); err != nil {
+			return fmt.Errorf("the preserved ConfigMap is gone: %v", err)
+		}
+		for k := range cm.Labels {
+			if strings.Contains(k, "karmada.io/") {
+				return fmt.Errorf("label %s left on the preserved copy", k)
+			}
+		}
+		for k := range cm.Annotations {
+			if strings.Contains(k, "karmada.io/") {
+				return fmt.Errorf("annotation %s left on the preserved copy", k)
+			}
+		}
+		return nil
+	})
 }

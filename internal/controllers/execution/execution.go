@@ -320,7 +320,15 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		return ctrl.Result{}, nil
 	}
 	preserve := work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion
-	if cluster != nil && cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+	pull := cluster != nil && cluster.Spec.SyncMode == clusterv1alpha1.Pull
+	if preserve && !pull && clusterready.IsReady(cluster) {
+		// The copies stay, as the member's own: Karmada's marks go, so that
+		// nothing later takes them for Karmada's.
+		if err := r.releaseCopies(ctx, work, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if pull {
 		// The cluster's agent removes what it applied.
 		preserve = true
 	}
@@ -352,6 +360,41 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// releaseCopies removes Karmada's marks from the member's copies of the
+// Work's manifests that carry its mark, and leaves them there.
+func (r *Reconciler) releaseCopies(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) error {
+	member, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	for _, manifest := range work.Spec.Workload.Manifests {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
+			continue
+		}
+		ri, _, err := resourceFor(member, obj)
+		if err != nil {
+			if meta.IsNoMatchError(err) || errors.As(err, new(*notServedError)) {
+				continue
+			}
+			return err
+		}
+		cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
+		}
+		if fromWork(cur, work) {
+			if err := release(ctx, ri, cur); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // deleteIfOurs deletes the member's copy only when it carries this Work's
