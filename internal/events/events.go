@@ -25,6 +25,9 @@ const (
 	RemoveExecutionSpaceFailed  = "RemoveExecutionSpaceFailed"
 	TaintClusterSucceed         = "TaintClusterSucceed"
 	TaintClusterFailed          = "TaintClusterFailed"
+	// OrphanedObjects (ours): the member holds objects marked as Karmada's
+	// whose Work no longer exists.
+	OrphanedObjects = "OrphanedObjects"
 )
 
 // Reasons recorded on Works.
@@ -74,6 +77,7 @@ const (
 // Event sources, shown as "From" by kubectl describe.
 const (
 	SourceDetector      = "resource-detector"
+	SourceOrphanSweep   = "orphan-sweep"
 	SourceScheduler     = "karmada-scheduler"
 	SourceBinding       = "binding-controller"
 	SourceBindingStatus = "resource-binding-status-controller"

@@ -25,6 +25,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
+	"github.com/karmada-go/karmada/internal/controllers/orphans"
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -500,4 +501,59 @@ func TestPreservedCopiesAreReleased(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The orphan sweep finds member objects marked as Karmada's whose Work is
+// gone; with removal on, what two sweeps in a row find is deleted (or,
+// when adopted, released); objects of an existing Work are left alone.
+func TestOrphanSweep(t *testing.T) {
+	plane := testenv.Start(t)
+	ctx := context.Background()
+	member := pushMember(ctx, t, plane)
+	present := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "present"}}
+	if err := plane.Client.Create(ctx, present); err != nil {
+		t.Fatal(err)
+	}
+	marked := func(name, work string, adopted bool) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name,
+			Labels:      map[string]string{workv1alpha1.ManagedLabel: "true", "team": "x"},
+			Annotations: map[string]string{workv1alpha1.WorkNamespaceAnnotation: workv1alpha1.ExecutionNamespace("member1"), workv1alpha1.WorkNameAnnotation: work}}}
+		if adopted {
+			cm.Annotations[workv1alpha1.AdoptedAnnotation] = workv1alpha1.ExecutionNamespace("member1") + "/" + work
+		}
+		if err := member.Client.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		return cm
+	}
+	marked("orphan", "gone", false)
+	marked("adopted-orphan", "gone", true)
+	marked("kept", "present", false)
+	members := clusterclient.NewCache(plane.Client, clusterclient.Options{})
+	t.Cleanup(members.Close)
+	s := &orphans.Sweeper{Client: plane.Client, Members: members, Remove: true, ListSpacing: time.Millisecond}
+	get := func(name string) (*corev1.ConfigMap, error) {
+		cm := &corev1.ConfigMap{}
+		return cm, member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, cm)
+	}
+	if err := s.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"orphan", "adopted-orphan", "kept"} {
+		if cm, err := get(name); err != nil || cm.Labels[workv1alpha1.ManagedLabel] != "true" {
+			t.Fatalf("the first sweep touched %s (err %v)", name, err)
+		}
+	}
+	if err := s.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get("orphan"); !apierrors.IsNotFound(err) {
+		t.Errorf("the orphan Karmada created is still there after two sweeps (err %v)", err)
+	}
+	if cm, err := get("adopted-orphan"); err != nil || cm.Labels[workv1alpha1.ManagedLabel] != "" || cm.Labels["team"] != "x" {
+		t.Errorf("the adopted orphan was not released (labels %v, err %v)", cm.Labels, err)
+	}
+	if cm, err := get("kept"); err != nil || cm.Labels[workv1alpha1.ManagedLabel] != "true" {
+		t.Errorf("an object of an existing Work was touched (err %v)", err)
+	}
 }

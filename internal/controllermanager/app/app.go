@@ -27,6 +27,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
+	"github.com/karmada-go/karmada/internal/controllers/orphans"
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/events"
@@ -51,6 +52,11 @@ type Options struct {
 	ConcurrentResourceTemplateSyncs int
 	ConcurrentBindingSyncs          int
 
+	// OrphanSweepInterval spaces the sweeps for orphaned member objects
+	// (0: none); RemoveOrphans removes what two sweeps find.
+	OrphanSweepInterval time.Duration
+	RemoveOrphans       bool
+
 	// GCPercent is the garbage collector's target (as GOGC); applied
 	// unless GOGC is set and the flag is not given.
 	GCPercent        int
@@ -71,6 +77,8 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", 1, "namespaces propagated at once")
 	f.IntVar(&o.ConcurrentResourceTemplateSyncs, "concurrent-resource-template-syncs", DefaultConcurrentResourceTemplateSyncs, "resource templates matched with policies at once")
 	f.IntVar(&o.ConcurrentBindingSyncs, "concurrent-resourcebinding-syncs", DefaultConcurrentBindingSyncs, "bindings turned into works at once")
+	f.DurationVar(&o.OrphanSweepInterval, "orphan-sweep-interval", 10*time.Minute, "how often members are swept for objects marked as Karmada's whose Work no longer exists (reported as karmada_orphaned_member_objects and an OrphanedObjects event on the Cluster); 0 disables the sweep")
+	f.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "remove what two sweeps in a row find orphaned: delete what Karmada created, release what it adopted (namespaces are only reported)")
 	f.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "how far the heap may grow over live data before a garbage collection, in percent (Go's GOGC; GOGC in the environment wins unless this flag is given): lower holds less memory for more CPU")
 }
 
@@ -112,6 +120,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-failure-threshold and --cluster-success-threshold must not be negative")
 	case o.GCPercent <= 0:
 		return fmt.Errorf("--gc-percent=%d: must be positive", o.GCPercent)
+	case o.OrphanSweepInterval < 0:
+		return fmt.Errorf("--orphan-sweep-interval=%s: must not be negative (0 disables the sweep)", o.OrphanSweepInterval)
 	case o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
 		return fmt.Errorf("--cluster-api-qps=%v and --cluster-api-burst=%d must be positive", o.ClusterAPIQPS, o.ClusterAPIBurst)
 	}
@@ -156,6 +166,13 @@ var controllers = map[string]func(c setupContext) error{
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
 		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+	},
+	orphans.ControllerName: func(c setupContext) error {
+		if c.opts.OrphanSweepInterval == 0 {
+			return nil
+		}
+		return c.mgr.Add(&orphans.Sweeper{Client: c.mgr.GetClient(), Members: c.members, Recorder: c.events.RecorderFor(events.SourceOrphanSweep),
+			Interval: c.opts.OrphanSweepInterval, Remove: c.opts.RemoveOrphans})
 	},
 	execution.ControllerName: func(c setupContext) error {
 		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
