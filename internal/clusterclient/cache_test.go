@@ -164,3 +164,14 @@ func TestRefreshDiscoveryIsSpaced(t *testing.T) {
 		t.Fatalf("no refresh a second later (%d resets)", rc.resets)
 	}
 }
+
+func TestKarmadaKey(t *testing.T) {
+	for key, want := range map[string]bool{
+		"karmada.io/managed": true, "work.karmada.io/name": true, "resourcebinding.karmada.io/permanent-id": true,
+		"app": false, "example.com/karmada.io": false, "notkarmada.io/x": false, "team": false,
+	} {
+		if KarmadaKey(key) != want {
+			t.Errorf("KarmadaKey(%q) = %v", key, !want)
+		}
+	}
+}

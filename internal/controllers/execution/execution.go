@@ -389,7 +389,7 @@ func (r *Reconciler) releaseCopies(ctx context.Context, work *workv1alpha1.Work,
 			return fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
 		}
 		if fromWork(cur, work) {
-			if err := release(ctx, ri, cur); err != nil {
+			if err := clusterclient.Release(ctx, ri, cur); err != nil {
 				return err
 			}
 		}
@@ -418,7 +418,7 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 		return nil
 	}
 	if cur.GetAnnotations()[workv1alpha1.AdoptedAnnotation] != "" {
-		return release(ctx, ri, cur)
+		return clusterclient.Release(ctx, ri, cur)
 	}
 	if cur.GetAPIVersion() == "v1" && cur.GetKind() == "Namespace" {
 		// Deleting a namespace deletes everything in it: a namespace
@@ -431,7 +431,7 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 		if len(foreign) > 0 {
 			events.Warning(r.Recorder, work, events.ReleaseNamespace,
 				"Namespace %s is left in cluster %s, released, because it holds objects Karmada did not put there: %s", cur.GetName(), m.Name, strings.Join(foreign, ", "))
-			return release(ctx, ri, cur)
+			return clusterclient.Release(ctx, ri, cur)
 		}
 	}
 	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})

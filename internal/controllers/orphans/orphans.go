@@ -195,10 +195,7 @@ func (s *Sweeper) seenBefore(uid types.UID) bool {
 func remove(ctx context.Context, m *clusterclient.Member, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
 	ri := m.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
 	if obj.GetAnnotations()[workv1alpha1.AdoptedAnnotation] != "" {
-		patch := []byte(`{"metadata":{"annotations":{"` + workv1alpha1.AdoptedAnnotation + `":null,"` + workv1alpha1.WorkNamespaceAnnotation + `":null,"` +
-			workv1alpha1.WorkNameAnnotation + `":null,"` + workv1alpha1.WorkGenerationAnnotation + `":null},"labels":{"` + workv1alpha1.ManagedLabel + `":null}}}`)
-		_, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
-		return client.IgnoreNotFound(err)
+		return clusterclient.Release(ctx, ri, obj)
 	}
 	uid := obj.GetUID()
 	err := ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
