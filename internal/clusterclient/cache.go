@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -59,6 +61,9 @@ type Member struct {
 	Mapper meta.ResettableRESTMapper
 
 	key string
+	// token is the member token, sent with every request: a renewed one
+	// replaces it without rebuilding clients and informers.
+	token atomic.Pointer[string]
 	// checked is when the credentials were last read; clusterGeneration
 	// the Cluster's generation then (its spec holds the connection details;
 	// status updates, every few seconds, leave it alone).
@@ -96,9 +101,12 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	if err != nil {
 		return nil, err
 	}
-	key := configKey(cfg)
+	key := configKey(cfg, cluster.Spec.ProxyURL)
 	c.mu.Lock()
 	if m, ok := c.members[cluster.Name]; ok && m.key == key {
+		// A renewed token is taken as it is: the connection and its
+		// informers stay.
+		m.token.Store(&cfg.BearerToken)
 		m.checked, m.clusterGeneration = time.Now(), cluster.Generation
 		c.mu.Unlock()
 		return m, nil
@@ -113,11 +121,17 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	defer c.mu.Unlock()
 	if m, ok := c.members[cluster.Name]; ok {
 		if m.key == key {
+			m.token.Store(&cfg.BearerToken)
 			m.checked, m.clusterGeneration = time.Now(), cluster.Generation
 			return m, nil
 		}
 		m.close()
 	}
+	m := &Member{Name: cluster.Name, key: key, stop: make(chan struct{}), checked: time.Now(), clusterGeneration: cluster.Generation}
+	m.token.Store(&cfg.BearerToken)
+	cfg = rest.CopyConfig(cfg)
+	cfg.BearerToken = ""
+	cfg.WrapTransport = m.authenticate
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
@@ -130,12 +144,8 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	if err != nil {
 		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
 	}
-	m := &Member{
-		Name: cluster.Name, Config: cfg, Kube: kc, Dynamic: dc,
-		Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
-		key:    key, stop: make(chan struct{}),
-		checked: time.Now(), clusterGeneration: cluster.Generation,
-	}
+	m.Config, m.Kube, m.Dynamic = cfg, kc, dc
+	m.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	c.members[cluster.Name] = m
 	return m, nil
 }
@@ -279,9 +289,32 @@ func trimForSummary(obj any) (any, error) {
 	return obj, nil
 }
 
-func configKey(cfg *rest.Config) string {
+// authenticate sends the member's current token with each request.
+func (m *Member) authenticate(rt http.RoundTripper) http.RoundTripper {
+	return bearer{m: m, rt: rt}
+}
+
+type bearer struct {
+	m  *Member
+	rt http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") != "" {
+		return b.rt.RoundTrip(r)
+	}
+	r = utilnet.CloneRequest(r)
+	r.Header.Set("Authorization", "Bearer "+*b.m.token.Load())
+	return b.rt.RoundTrip(r)
+}
+
+func (b bearer) WrappedRoundTripper() http.RoundTripper { return b.rt }
+
+// configKey identifies a connection: endpoint, TLS and proxy, not the token
+// (renewed tokens keep the connection).
+func configKey(cfg *rest.Config, proxyURL string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%t\x00", cfg.Host, cfg.BearerToken, cfg.Insecure)
+	fmt.Fprintf(h, "%s\x00%t\x00%s\x00", cfg.Host, cfg.Insecure, proxyURL)
 	h.Write(cfg.CAData)
 	return hex.EncodeToString(h.Sum(nil))
 }

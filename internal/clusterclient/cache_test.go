@@ -2,7 +2,10 @@ package clusterclient
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,16 +41,33 @@ func (r *secretReader) List(context.Context, client.ObjectList, ...client.ListOp
 }
 
 func TestGetReusesClientsAndRereadsOnClusterChange(t *testing.T) {
+	var seen atomic.Value // the Authorization header of the last request
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		seen.Store(req.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"major":"1","minor":"33","gitVersion":"v1.33.0"}`))
+	}))
+	defer srv.Close()
 	r := &secretReader{token: "t1"}
 	c := NewCache(r, Options{})
 	cl := &clusterv1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "m1", ResourceVersion: "1", Generation: 1},
-		Spec:       clusterv1alpha1.ClusterSpec{APIEndpoint: "https://127.0.0.1:1", InsecureSkipTLSVerification: true, SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "m1"}},
+		Spec:       clusterv1alpha1.ClusterSpec{APIEndpoint: srv.URL, InsecureSkipTLSVerification: true, SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "m1"}},
 	}
 	first, err := c.Get(context.Background(), cl)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sends := func(m *Member, want string) {
+		t.Helper()
+		if _, err := m.Kube.Discovery().ServerVersion(); err != nil {
+			t.Fatal(err)
+		}
+		if got := seen.Load(); got != "Bearer "+want {
+			t.Errorf("the member was sent %q, want the token %q", got, want)
+		}
+	}
+	sends(first, "t1")
 	for i := 0; i < 5; i++ {
 		m, err := c.Get(context.Background(), cl)
 		if err != nil || m != first {
@@ -63,15 +83,23 @@ func TestGetReusesClientsAndRereadsOnClusterChange(t *testing.T) {
 	if r.reads != 1 {
 		t.Fatalf("credentials read %d times for 7 calls on an unchanged cluster spec, want 1", r.reads)
 	}
-	// A changed spec re-reads the credentials; a rotated token gives new clients.
+	// A changed spec re-reads the credentials; a renewed token is sent
+	// from then on, by the same clients.
 	r.token = "t2"
 	cl.ResourceVersion, cl.Generation = "3", 2
 	m, err := c.Get(context.Background(), cl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.reads != 2 || m == first || m.Config.BearerToken != "t2" {
-		t.Fatalf("reads %d, token %q, same clients %v: want a re-read and new clients with t2", r.reads, m.Config.BearerToken, m == first)
+	if r.reads != 2 || m != first {
+		t.Fatalf("reads %d, same clients %v: want a re-read and the same clients", r.reads, m == first)
+	}
+	sends(m, "t2")
+	// Another endpoint is another connection.
+	cl.Spec.APIEndpoint = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	cl.Generation = 3
+	if m, err := c.Get(context.Background(), cl); err != nil || m == first {
+		t.Fatalf("a new endpoint kept the clients (err %v)", err)
 	}
 }
 

@@ -28,6 +28,10 @@ const (
 	// OrphanedObjects (ours): the member holds objects marked as Karmada's
 	// whose Work no longer exists.
 	OrphanedObjects = "OrphanedObjects"
+	// TokenRenewed / TokenRenewFailed (ours): the member token in the
+	// Cluster's credentials Secret was renewed, or could not be.
+	TokenRenewed     = "TokenRenewed"
+	TokenRenewFailed = "TokenRenewFailed"
 )
 
 // Reasons recorded on Works.
@@ -84,6 +88,7 @@ const (
 	SourceExecution     = "execution-controller"
 	SourceWorkStatus    = "work-status-controller"
 	SourceCluster       = "cluster-controller"
+	SourceTokenRenewal  = "token-renewal-controller"
 )
 
 // Normal records a Normal event on obj; a nil recorder records nothing.

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/karmada-go/karmada/internal/karmadactl/join"
 )
 
 // Port layout: every cluster owns a block of ten ports starting at
@@ -52,7 +55,18 @@ type Config struct {
 	NodesPerMember int
 	// PortBase is the first port of the layout above.
 	PortBase int
+	// PropagateKinds are the kinds Karmada may write in the members
+	// (karmadactl join --propagate-kinds; DefaultPropagateKinds when
+	// empty); ClusterAdmin grants it every right instead.
+	PropagateKinds []string
+	ClusterAdmin   bool
 }
+
+// DefaultPropagateKinds are what the fleet's members let Karmada write:
+// karmadactl join's default, and the kinds the e2e tests propagate besides
+// (CRDs, ClusterRoles, and the example.com group of their sample CRD).
+var DefaultPropagateKinds = append(slices.Clone(join.DefaultPropagateKinds),
+	"customresourcedefinitions.apiextensions.k8s.io", "clusterroles.rbac.authorization.k8s.io", "*.example.com")
 
 // Validate rejects configurations that cannot work, naming the flag.
 func (c Config) Validate() error {
@@ -67,6 +81,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--state-dir must not be empty")
 	case c.Kubeconfig == "":
 		return fmt.Errorf("--kubeconfig must not be empty")
+	case c.ClusterAdmin && len(c.PropagateKinds) > 0:
+		return fmt.Errorf("--propagate-kinds and --cluster-admin: choose one (--cluster-admin grants every kind)")
+	}
+	if !c.ClusterAdmin && len(c.PropagateKinds) > 0 {
+		if _, err := join.ParseKinds(c.PropagateKinds); err != nil {
+			return err
+		}
 	}
 	return nil
 }

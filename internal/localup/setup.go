@@ -279,12 +279,18 @@ func (f *fleet) joinMember(c *cluster) func(ctx context.Context) error {
 			return err
 		}
 		region, zones := memberTopology(c.index)
+		kinds := f.cfg.PropagateKinds
+		if len(kinds) == 0 && !f.cfg.ClusterAdmin {
+			kinds = DefaultPropagateKinds
+		}
 		return join.Run(ctx, karmada, member, join.Options{
 			ClusterName:      c.name,
 			ClusterNamespace: join.DefaultClusterNamespace,
 			Provider:         "kwok",
 			Region:           region,
 			Zones:            zones,
+			PropagateKinds:   kinds,
+			ClusterAdmin:     f.cfg.ClusterAdmin,
 		}, io.Discard)
 	}
 }

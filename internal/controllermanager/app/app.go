@@ -28,6 +28,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
 	"github.com/karmada-go/karmada/internal/controllers/orphans"
+	"github.com/karmada-go/karmada/internal/controllers/tokenrenewal"
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/events"
@@ -174,6 +175,10 @@ var controllers = map[string]func(c setupContext) error{
 		return c.mgr.Add(&orphans.Sweeper{Client: c.mgr.GetClient(), Members: c.members, Recorder: c.events.RecorderFor(events.SourceOrphanSweep),
 			Interval: c.opts.OrphanSweepInterval, Remove: c.opts.RemoveOrphans})
 	},
+	tokenrenewal.ControllerName: func(c setupContext) error {
+		return (&tokenrenewal.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Members: c.members,
+			Recorder: c.events.RecorderFor(events.SourceTokenRenewal)}).SetupWithManager(c.mgr)
+	},
 	execution.ControllerName: func(c setupContext) error {
 		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
 			StatusWritesApplied: c.workStatus}).SetupWithManager(c.mgr)
@@ -206,8 +211,10 @@ cluster (execution namespaces, readiness taints), clusterStatus (health, version
 APIs and resources of push-mode members), namespace (namespace propagation),
 detector (matching templates with propagation policies, keeping bindings),
 binding (Works from scheduled bindings), execution (applying Works to
-push-mode members), workStatus (member state into Works) and bindingStatus
-(aggregated status into bindings and templates).`,
+push-mode members), workStatus (member state into Works), bindingStatus
+(aggregated status into bindings and templates), orphanSweep (member objects
+whose Work is gone) and tokenRenewal (push-mode members' tokens, renewed
+before they expire).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

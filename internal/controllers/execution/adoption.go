@@ -45,19 +45,20 @@ const maxForeign = 3
 // that Karmada did not put there: neither marked as Karmada's nor made by
 // a controller from something else (an owner reference), nor what every
 // namespace gets (the default ServiceAccount, the root CA ConfigMap,
-// events, the Endpoints of a Service). When the member's discovery is
-// incomplete, the namespace cannot be known empty: that is an error, and
-// the namespace is not deleted.
-func foreignObjects(ctx context.Context, m *clusterclient.Member, namespace string) ([]string, error) {
+// events, the Endpoints of a Service). Kinds the member identity may not
+// list (Secrets, with the rights join gives by default) are returned apart,
+// to be counted another way. When the member's discovery is incomplete, the
+// namespace cannot be known empty: that is an error, and the namespace is
+// not deleted.
+func foreignObjects(ctx context.Context, m *clusterclient.Member, namespace string) (foreign []string, unlisted []unlistedKind, err error) {
 	lists, err := m.Kube.Discovery().ServerPreferredNamespacedResources()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, res := range list.APIResources {
 			if !slices.Contains(res.Verbs, "list") || res.Kind == "Event" {
@@ -68,21 +69,25 @@ func foreignObjects(ctx context.Context, m *clusterclient.Member, namespace stri
 				if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 					continue
 				}
-				return nil, fmt.Errorf("listing %s: %w", res.Name, err)
+				if apierrors.IsForbidden(err) {
+					unlisted = append(unlisted, unlistedKind{Kind: res.Kind, Resource: schema.GroupResource{Group: gv.Group, Resource: res.Name}})
+					continue
+				}
+				return nil, nil, fmt.Errorf("listing %s: %w", res.Name, err)
 			}
 			for i := range items.Items {
 				it := &items.Items[i]
 				if derivedOrOurs(it, res.Kind) {
 					continue
 				}
-				out = append(out, fmt.Sprintf("%s %s", res.Kind, it.GetName()))
-				if len(out) == maxForeign {
-					return out, nil
+				foreign = append(foreign, fmt.Sprintf("%s %s", res.Kind, it.GetName()))
+				if len(foreign) == maxForeign {
+					return foreign, nil, nil
 				}
 			}
 		}
 	}
-	return out, nil
+	return foreign, unlisted, nil
 }
 
 // derivedOrOurs reports whether a member object in a Karmada namespace is

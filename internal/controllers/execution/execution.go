@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,12 +64,21 @@ type Reconciler struct {
 	// then writes only failures. Without it, this controller writes every
 	// outcome.
 	StatusWritesApplied bool
+	// Now is the clock (time.Now when nil), replaceable in tests.
+	Now func() time.Time
 
 	// done remembers the generation of each Work this process applied.
 	done appliedGenerations
 	// waiting holds the Works waiting for a type or namespace their member
 	// does not have yet, and their backoff.
 	waiting waitingWorks
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
 }
 
 // SetupWithManager registers the controller.
@@ -350,7 +360,10 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 			if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
 				continue
 			}
-			if err := r.deleteIfOurs(ctx, member, obj, work); err != nil {
+			if err := r.deleteIfOurs(ctx, member, obj, work); errors.Is(err, errCounting) {
+				ctrl.LoggerFrom(ctx).V(2).Info("Waiting for the member to count objects before deleting a namespace", "work", klog.KObj(work), "cluster", cluster.Name)
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			} else if err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -424,13 +437,34 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 		// Deleting a namespace deletes everything in it: a namespace
 		// Karmada created that also holds the member's own objects is
 		// released instead.
-		foreign, err := foreignObjects(ctx, m, cur.GetName())
+		ns := cur.GetName()
+		foreign, unlisted, err := foreignObjects(ctx, m, ns)
 		if err != nil {
-			return fmt.Errorf("checking what namespace %s holds in cluster %s: %w", cur.GetName(), m.Name, err)
+			return fmt.Errorf("checking what namespace %s holds in cluster %s: %w", ns, m.Name, err)
 		}
-		if len(foreign) > 0 {
+		var unknown []string
+		if len(foreign) == 0 && len(unlisted) > 0 {
+			// Kinds Karmada may not list are counted by the member's
+			// quota controller.
+			held, notCounted, err := countUnlisted(ctx, m, work, ns, unlisted, r.now())
+			if errors.Is(err, errCounting) {
+				return err
+			}
+			if err != nil {
+				ctrl.LoggerFrom(ctx).Info("Cannot count objects in a member namespace", "cluster", m.Name, "namespace", ns, "err", err)
+			}
+			foreign, unknown = held, notCounted
+		}
+		if len(foreign) > 0 || len(unknown) > 0 {
+			why := "it holds objects Karmada did not put there: " + strings.Join(foreign, ", ")
+			if len(foreign) == 0 {
+				why = "Karmada may not list, and could not count, its " + strings.Join(unknown, ", ") + " objects"
+			}
+			if err := removeCountQuota(ctx, m, ns); err != nil {
+				return err
+			}
 			events.Warning(r.Recorder, work, events.ReleaseNamespace,
-				"Namespace %s is left in cluster %s, released, because it holds objects Karmada did not put there: %s", cur.GetName(), m.Name, strings.Join(foreign, ", "))
+				"Namespace %s is left in cluster %s, released, because %s", ns, m.Name, why)
 			return clusterclient.Release(ctx, ri, cur)
 		}
 	}

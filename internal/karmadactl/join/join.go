@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -44,11 +47,16 @@ const (
 // ServiceAccountName is the member ServiceAccount Karmada acts as.
 func ServiceAccountName(cluster string) string { return "karmada-" + cluster }
 
-// TokenSecretName is the member Secret holding that ServiceAccount's token.
+// TokenSecretName is the member Secret in which earlier versions of join had
+// a never-expiring token issued; join now deletes it (unjoin too).
 func TokenSecretName(cluster string) string { return "karmada-" + cluster + "-token" }
 
 // ClusterRoleName is the member ClusterRole (and binding) granted to it.
 func ClusterRoleName(cluster string) string { return "karmada-controller-manager:karmada-" + cluster }
+
+// DefaultTokenTTL is the lifetime of the member token unless
+// --cluster-token-ttl says otherwise.
+const DefaultTokenTTL = 24 * time.Hour
 
 // Options is what join needs.
 type Options struct {
@@ -58,8 +66,17 @@ type Options struct {
 	Region           string
 	Zone             string
 	Zones            []string
-	// TokenTimeout bounds the wait for the member to issue the token.
+	// TokenTimeout bounds the wait for the member namespace (an earlier
+	// unjoin may still be deleting it).
 	TokenTimeout time.Duration
+	// TokenTTL is the lifetime of the member token (a bound ServiceAccount
+	// token; the controller manager renews it at 80% of its lifetime).
+	TokenTTL time.Duration
+	// PropagateKinds are the resources the member identity may write
+	// (resource[.group]; DefaultPropagateKinds when empty).
+	PropagateKinds []string
+	// ClusterAdmin grants the member identity every right instead.
+	ClusterAdmin bool
 	// InsecureSkipTLSVerify accepts a member kubeconfig that skips TLS
 	// verification (the Cluster then says so in
 	// spec.insecureSkipTLSVerification); without it such a kubeconfig is
@@ -72,10 +89,30 @@ func (o *Options) Validate() error {
 	if errs := names.ClusterNameErrors(o.ClusterName); len(errs) > 0 {
 		return fmt.Errorf("cluster name %q is invalid: %s", o.ClusterName, errs[0])
 	}
+	if o.TokenTTL != 0 && o.TokenTTL < MinTokenTTL {
+		return fmt.Errorf("--cluster-token-ttl=%s: the member's API server issues tokens for %s at least", o.TokenTTL, MinTokenTTL)
+	}
+	if !o.ClusterAdmin {
+		if _, err := ParseKinds(o.kinds()); err != nil {
+			return err
+		}
+	} else if len(o.PropagateKinds) > 0 {
+		return errors.New("--propagate-kinds and --cluster-admin: choose one (--cluster-admin grants every kind)")
+	}
 	if o.ClusterNamespace != DefaultClusterNamespace {
 		return fmt.Errorf("--cluster-namespace=%q: member credentials must live in %s, the only namespace the controller manager reads them from (and the webhook admits in a Cluster's secretRef)", o.ClusterNamespace, DefaultClusterNamespace)
 	}
 	return nil
+}
+
+// MinTokenTTL is the shortest token lifetime a Kubernetes API server grants.
+const MinTokenTTL = 10 * time.Minute
+
+func (o *Options) kinds() []string {
+	if len(o.PropagateKinds) == 0 {
+		return DefaultPropagateKinds
+	}
+	return o.PropagateKinds
 }
 
 // Run joins the member reached by member to the control plane reached by karmada.
@@ -85,6 +122,9 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	}
 	if o.TokenTimeout == 0 {
 		o.TokenTimeout = 30 * time.Second
+	}
+	if o.TokenTTL == 0 {
+		o.TokenTTL = DefaultTokenTTL
 	}
 	if member.Insecure && !o.InsecureSkipTLSVerify {
 		return errors.New("the member's kubeconfig skips TLS verification: the controller manager would then reach it without verifying who answers; give it the member's CA, or pass --cluster-insecure-skip-tls-verify to accept that")
@@ -116,6 +156,12 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		}
 	}
 
+	if err := o.keepEarlierGrant(ctx, mc, out); err != nil {
+		return err
+	}
+	if o.ClusterAdmin {
+		fmt.Fprintf(out, "warning: --cluster-admin grants Karmada's identity in %s every right there (Secrets of every namespace, escalate, bind, impersonate): anyone who reads its token in the control plane owns the member\n", o.ClusterName)
+	}
 	token, err := ensureMemberIdentity(ctx, mc, o)
 	if err != nil {
 		return err
@@ -178,8 +224,47 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	return nil
 }
 
+// GrantAnnotation records on join's ClusterRole what it was given:
+// ClusterAdminGrant, or the --propagate-kinds list.
+const (
+	GrantAnnotation   = "karmada.io/propagate-kinds"
+	ClusterAdminGrant = "cluster-admin"
+)
+
+// keepEarlierGrant: joining again without --propagate-kinds or
+// --cluster-admin keeps what the earlier join granted (recorded on its
+// ClusterRole) rather than narrowing it to the default, which would stop
+// the propagation of the kinds it had.
+func (o *Options) keepEarlierGrant(ctx context.Context, mc kubernetes.Interface, out io.Writer) error {
+	if o.ClusterAdmin || len(o.PropagateKinds) > 0 {
+		return nil
+	}
+	role, err := mc.RbacV1().ClusterRoles().Get(ctx, ClusterRoleName(o.ClusterName), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading ClusterRole %s in the member: %w", ClusterRoleName(o.ClusterName), err)
+	}
+	if l := role.Labels; l[ManagedByLabel] != managedByValue || l[ClusterNameLabel] != o.ClusterName {
+		return nil // not join's: refused later, naming it
+	}
+	switch grant := role.Annotations[GrantAnnotation]; {
+	case grant == ClusterAdminGrant:
+		o.ClusterAdmin = true
+		fmt.Fprintf(out, "keeping --cluster-admin from the earlier join of %s (pass --propagate-kinds to narrow it)\n", o.ClusterName)
+	case grant != "":
+		o.PropagateKinds = strings.Split(grant, ",")
+		if _, err := ParseKinds(o.PropagateKinds); err != nil {
+			return fmt.Errorf("the earlier join's %s annotation on ClusterRole %s: %w", GrantAnnotation, role.Name, err)
+		}
+		fmt.Fprintf(out, "keeping --propagate-kinds=%s from the earlier join of %s\n", grant, o.ClusterName)
+	}
+	return nil
+}
+
 // ensureMemberIdentity creates, in the member, the ServiceAccount Karmada acts
-// as, its RBAC and a token Secret, and returns the token once issued.
+// as and its RBAC, and returns a bound token of it lasting o.TokenTTL.
 func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Options) ([]byte, error) {
 	labels := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: o.ClusterName}
 	// Nothing of the member's own is taken over: an object of join's names
@@ -195,58 +280,77 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating ServiceAccount %s/%s in the member: %w", MemberNamespace, sa.Name, err)
 	}
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(o.ClusterName), Labels: labels},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}},
-			{NonResourceURLs: []string{"*"}, Verbs: []string{"get"}},
-		},
+	rules := AdminRules()
+	if !o.ClusterAdmin {
+		kinds, err := ParseKinds(o.kinds())
+		if err != nil {
+			return nil, err
+		}
+		// A group the member cannot list is left out of the read rule;
+		// what came back is still used.
+		resources, err := mc.Discovery().ServerPreferredResources()
+		if len(resources) == 0 && err != nil {
+			return nil, fmt.Errorf("reading the member's API resources: %w", err)
+		}
+		rules = MemberRules(resources, kinds)
 	}
+	name := ClusterRoleName(o.ClusterName)
+	grant := ClusterAdminGrant
+	if !o.ClusterAdmin {
+		grant = strings.Join(o.kinds(), ",")
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{GrantAnnotation: grant}}, Rules: rules}
 	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		if _, err := mc.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", role.Name, err)
+			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", name, err)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("creating ClusterRole %s in the member: %w", role.Name, err)
+		return nil, fmt.Errorf("creating ClusterRole %s in the member: %w", name, err)
 	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MemberNamespace, Name: sa.Name}}
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(o.ClusterName), Labels: labels},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MemberNamespace, Name: sa.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   subjects,
 	}
 	if _, err := mc.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating ClusterRoleBinding %s in the member: %w", binding.Name, err)
+		return nil, fmt.Errorf("creating ClusterRoleBinding %s in the member: %w", name, err)
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   MemberNamespace,
-			Name:        TokenSecretName(o.ClusterName),
-			Labels:      labels,
-			Annotations: map[string]string{corev1.ServiceAccountNameKey: sa.Name},
-		},
-		Type: corev1.SecretTypeServiceAccountToken,
-	}
-	if _, err := mc.CoreV1().Secrets(MemberNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating token Secret %s/%s in the member: %w", MemberNamespace, secret.Name, err)
-	}
-	var token []byte
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, o.TokenTimeout, true, func(ctx context.Context) (bool, error) {
-		s, err := mc.CoreV1().Secrets(MemberNamespace).Get(ctx, secret.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
+	// The right to renew its own token, and only its own.
+	self := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels}, Rules: SelfTokenRules(o.ClusterName)}
+	if _, err := mc.RbacV1().Roles(MemberNamespace).Create(ctx, self, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := mc.RbacV1().Roles(MemberNamespace).Update(ctx, self, metav1.UpdateOptions{}); err != nil {
+			return nil, fmt.Errorf("updating Role %s/%s in the member: %w", MemberNamespace, name, err)
 		}
-		token = s.Data[corev1.ServiceAccountTokenKey]
-		return len(token) > 0, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("the member did not issue a token into Secret %s/%s within %s (is its kube-controller-manager running?): %w", MemberNamespace, secret.Name, o.TokenTimeout, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("creating Role %s/%s in the member: %w", MemberNamespace, name, err)
 	}
-	return token, nil
+	selfBinding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   subjects,
+	}
+	if _, err := mc.RbacV1().RoleBindings(MemberNamespace).Create(ctx, selfBinding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating RoleBinding %s/%s in the member: %w", MemberNamespace, name, err)
+	}
+	// An earlier version's never-expiring token Secret is revoked.
+	if legacy, err := mc.CoreV1().Secrets(MemberNamespace).Get(ctx, TokenSecretName(o.ClusterName), metav1.GetOptions{}); err == nil {
+		uid := legacy.UID
+		if err := mc.CoreV1().Secrets(MemberNamespace).Delete(ctx, legacy.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("revoking the legacy token Secret %s/%s in the member: %w", MemberNamespace, legacy.Name, err)
+		}
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(o.TokenTTL / time.Second))}}
+	tr, err := mc.CoreV1().ServiceAccounts(MemberNamespace).CreateToken(ctx, sa.Name, tr, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s in the member: %w", MemberNamespace, sa.Name, err)
+	}
+	return []byte(tr.Status.Token), nil
 }
 
 // notTheirs fails when the member holds an object under one of the names
-// join gives (its ServiceAccount, ClusterRole, ClusterRoleBinding, token
-// Secret) that join did not create for this cluster: join would otherwise
+// join gives (its ServiceAccount, ClusterRole, ClusterRoleBinding, Role,
+// RoleBinding, legacy token Secret) that join did not create for this cluster: join would otherwise
 // overwrite or bind it.
 func notTheirs(ctx context.Context, mc kubernetes.Interface, cluster string) error {
 	ours := func(kind, name string, obj metav1.Object, err error) error {
@@ -270,6 +374,14 @@ func notTheirs(ctx context.Context, mc kubernetes.Interface, cluster string) err
 	}
 	rb, err := mc.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{})
 	if err := ours("ClusterRoleBinding", name, rb, err); err != nil {
+		return err
+	}
+	self, err := mc.RbacV1().Roles(MemberNamespace).Get(ctx, name, metav1.GetOptions{})
+	if err := ours("Role", MemberNamespace+"/"+name, self, err); err != nil {
+		return err
+	}
+	selfBinding, err := mc.RbacV1().RoleBindings(MemberNamespace).Get(ctx, name, metav1.GetOptions{})
+	if err := ours("RoleBinding", MemberNamespace+"/"+name, selfBinding, err); err != nil {
 		return err
 	}
 	saName := ServiceAccountName(cluster)
@@ -330,15 +442,25 @@ func NewCommand(g *options.Global) *cobra.Command {
 		Long: `Register a member cluster with the Karmada control plane in push mode.
 
 In the member, join creates the namespace karmada-cluster, a ServiceAccount
-karmada-<name> with a token Secret, and a ClusterRole and ClusterRoleBinding
-granting it access. In the control plane, it stores the token and the member's
-CA in the Secret karmada-cluster/<name> and creates the Cluster <name>, whose
-spec.id is the UID of the member's kube-system namespace. A member can join
+karmada-<name>, and a ClusterRole and ClusterRoleBinding granting it what the
+controllers need: read every resource but Secrets, write namespaces and the
+kinds of --propagate-kinds, create ResourceQuotas; and a Role letting it
+renew its own token. In the control plane, it stores a bound token of that
+ServiceAccount (lasting --cluster-token-ttl; the controller manager renews it
+at 80% of its lifetime) and the member's CA in the Secret
+karmada-cluster/<name>, and creates the Cluster <name>, whose spec.id is the
+UID of the member's kube-system namespace. A member can join
 under one name only; joining again under the same name updates the
-registration.`,
+registration (without --propagate-kinds or --cluster-admin, keeping what the
+earlier join granted).`,
 		Example: `  # Join the cluster of context member1 in member.config as "member1"
   karmadactl join member1 --kubeconfig ~/.kube/karmada.config --karmada-context karmada-apiserver \
     --cluster-kubeconfig member.config --cluster-context member1
+
+  # Also propagate Secrets and a custom resource's kinds (Secrets are not in the
+  # default: writing them takes reading every Secret of the member)
+  karmadactl join member1 --cluster-kubeconfig member.config \
+    --propagate-kinds deployments.apps,configmaps,services,secrets,*.example.com
 
   # With its topology
   karmadactl join member1 --cluster-kubeconfig member.config --cluster-provider aws --cluster-region us-east-1 --cluster-zone us-east-1a`,
@@ -367,7 +489,10 @@ registration.`,
 	f.StringVar(&o.Region, "cluster-region", "", "region of the member cluster")
 	f.StringVar(&o.Zone, "cluster-zone", "", "zone of the member cluster")
 	f.StringSliceVar(&o.Zones, "cluster-zones", nil, "zones the member cluster spans")
-	f.DurationVar(&o.TokenTimeout, "token-timeout", 30*time.Second, "how long to wait for the member to issue the ServiceAccount token")
+	f.DurationVar(&o.TokenTimeout, "token-timeout", 30*time.Second, "how long to wait for the member's karmada-cluster namespace (an earlier unjoin may still be deleting it)")
+	f.DurationVar(&o.TokenTTL, "cluster-token-ttl", DefaultTokenTTL, "lifetime of the member token stored in the control plane (renewed by the controller manager at 80% of it; at least 10m)")
+	f.StringSliceVar(&o.PropagateKinds, "propagate-kinds", nil, "resources Karmada may write in the member, as resource[.group] or *.group (default "+strings.Join(DefaultPropagateKinds, ",")+"); namespaces are always included")
+	f.BoolVar(&o.ClusterAdmin, "cluster-admin", false, "grant Karmada every right in the member instead (Secrets everywhere, escalate, bind, impersonate), as Karmada's join does")
 	f.BoolVar(&o.InsecureSkipTLSVerify, "cluster-insecure-skip-tls-verify", false, "accept a member kubeconfig that skips TLS verification (the Cluster then skips it too, shown by `kubectl get clusters -o wide`)")
 	return cmd
 }

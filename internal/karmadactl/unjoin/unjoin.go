@@ -110,8 +110,12 @@ func LeftBehind(name string) string {
 or, with kubectl on the member:
   kubectl delete clusterrolebinding %[2]s
   kubectl delete clusterrole %[2]s
-  kubectl -n %[3]s delete secret %[4]s
+  kubectl -n %[3]s delete rolebinding %[2]s
+  kubectl -n %[3]s delete role %[2]s
+  kubectl -n %[3]s delete secret %[4]s --ignore-not-found
   kubectl -n %[3]s delete serviceaccount %[5]s
+Until then its tokens stay valid until they expire (at most --cluster-token-ttl
+after the last renewal).
 `, name, role, join.MemberNamespace, join.TokenSecretName(name), join.ServiceAccountName(name))
 }
 
@@ -156,6 +160,12 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoleBindings().Delete(ctx, role, o) }},
 		{"ClusterRole " + role, func() (metav1.Object, error) { return mc.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{}) },
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoles().Delete(ctx, role, o) }},
+		{"RoleBinding " + role, func() (metav1.Object, error) {
+			return mc.RbacV1().RoleBindings(ns).Get(ctx, role, metav1.GetOptions{})
+		},
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().RoleBindings(ns).Delete(ctx, role, o) }},
+		{"Role " + role, func() (metav1.Object, error) { return mc.RbacV1().Roles(ns).Get(ctx, role, metav1.GetOptions{}) },
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().Roles(ns).Delete(ctx, role, o) }},
 		{"token Secret", func() (metav1.Object, error) {
 			return mc.CoreV1().Secrets(ns).Get(ctx, join.TokenSecretName(name), metav1.GetOptions{})
 		},

@@ -1,0 +1,331 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/controllers/execution"
+	"github.com/karmada-go/karmada/internal/controllers/tokenrenewal"
+	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// memberToken reads the token join stored for a cluster.
+func memberToken(ctx context.Context, t *testing.T, cp *testenv.Env, name string) string {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: join.DefaultClusterNamespace, Name: name}, s); err != nil {
+		t.Fatal(err)
+	}
+	return string(s.Data[clusterclient.SecretTokenKey])
+}
+
+// as is a client of the member acting with a token.
+func as(t *testing.T, member *testenv.Env, token string) kubernetes.Interface {
+	t.Helper()
+	cfg := &rest.Config{Host: member.Config.Host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: member.Config.CAData}}
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// The identity join makes in the member can do what the controllers need
+// and no more, checked with real requests against the member's API server.
+func TestJoinGrantsLeastPrivilege(t *testing.T) {
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	ctx := context.Background()
+	admin := kubernetes.NewForConfigOrDie(member.Config)
+	if _, err := admin.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "member-own"}, StringData: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace}
+	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	token := memberToken(ctx, t, cp, "member1")
+	claims, ok := tokenrenewal.ParseToken(token)
+	if !ok || claims.Expiry-claims.IssuedAt != int64(join.DefaultTokenTTL/time.Second) {
+		t.Errorf("the stored token is not a bound token lasting %s: %+v (parsed %t)", join.DefaultTokenTTL, claims, ok)
+	}
+	kc := as(t, member, token)
+	forbidden := func(what string, err error) {
+		t.Helper()
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s: want Forbidden, got %v", what, err)
+		}
+	}
+	allowed := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	_, err := kc.CoreV1().Secrets("kube-system").Get(ctx, "member-own", metav1.GetOptions{})
+	forbidden("reading a Secret in kube-system", err)
+	_, err = kc.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+	forbidden("listing Secrets", err)
+	_, err = kc.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
+	forbidden("creating a Secret", err)
+	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, metav1.CreateOptions{})
+	forbidden("creating a ClusterRole", err)
+	_, err = kc.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}, metav1.CreateOptions{})
+	forbidden("creating a Pod", err)
+	_, err = kc.CoreV1().ServiceAccounts("kube-system").CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	forbidden("a token for another ServiceAccount", err)
+	_, err = kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	allowed("listing nodes", err)
+	_, err = kc.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	allowed("listing pods", err)
+	_, err = kc.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+	allowed("reading kube-system (the identity check)", err)
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "propagated"}}, metav1.CreateOptions{})
+	allowed("creating a namespace", err)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}}}
+	_, err = kc.AppsV1().Deployments("propagated").Create(ctx, dep, metav1.CreateOptions{})
+	allowed("creating a Deployment", err)
+	_, err = kc.CoreV1().ServiceAccounts(join.MemberNamespace).CreateToken(ctx, join.ServiceAccountName("member1"), &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	allowed("renewing its own token", err)
+	if _, _, err := kc.Discovery().ServerGroupsAndResources(); err != nil {
+		t.Errorf("discovery: %v", err)
+	}
+
+	// --cluster-admin grants everything, with a warning; joining again
+	// without it narrows the role back.
+	var out bytes.Buffer
+	opts.ClusterAdmin = true
+	if err := join.Run(ctx, cp.Client, member.Config, opts, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "warning: --cluster-admin") {
+		t.Errorf("no warning for --cluster-admin: %q", out.String())
+	}
+	kc = as(t, member, memberToken(ctx, t, cp, "member1"))
+	testenv.Eventually(t, 10*time.Second, "Secrets readable with --cluster-admin", func(ctx context.Context) error {
+		_, err := kc.CoreV1().Secrets("kube-system").Get(ctx, "member-own", metav1.GetOptions{})
+		return err
+	})
+	// Joining again without either flag keeps the earlier grant; naming
+	// the kinds narrows it.
+	opts.ClusterAdmin = false
+	out.Reset()
+	if err := join.Run(ctx, cp.Client, member.Config, opts, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "keeping --cluster-admin from the earlier join") {
+		t.Errorf("joining again did not say it keeps --cluster-admin: %q", out.String())
+	}
+	opts.PropagateKinds = join.DefaultPropagateKinds
+	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	opts.PropagateKinds = nil
+	out.Reset()
+	if err := join.Run(ctx, cp.Client, member.Config, opts, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "keeping --propagate-kinds="+strings.Join(join.DefaultPropagateKinds, ",")) {
+		t.Errorf("joining again did not say it keeps the kinds: %q", out.String())
+	}
+	testenv.Eventually(t, 10*time.Second, "Secrets unreadable again", func(ctx context.Context) error {
+		if _, err := kc.CoreV1().Secrets("kube-system").Get(ctx, "member-own", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+			return fmt.Errorf("want Forbidden, got %v", err)
+		}
+		return nil
+	})
+
+	// unjoin removes the identity: its tokens stop working at once.
+	if err := unjoin.Run(ctx, cp.Client, member.Config, unjoin.Options{ClusterName: "member1"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	name := join.ClusterRoleName("member1")
+	if _, err := admin.RbacV1().Roles(join.MemberNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the token Role is still there (err %v)", err)
+	}
+	if _, err := admin.RbacV1().RoleBindings(join.MemberNamespace).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the token RoleBinding is still there (err %v)", err)
+	}
+	testenv.Eventually(t, 10*time.Second, "the token refused", func(ctx context.Context) error {
+		if _, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+			return fmt.Errorf("want Unauthorized, got %v", err)
+		}
+		return nil
+	})
+}
+
+// The controller manager renews a member token at 80% of its lifetime, with
+// the token itself, and the new one is stored and works.
+func TestTokenRenewal(t *testing.T) {
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	ctx := context.Background()
+	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, TokenTTL: join.MinTokenTTL}
+	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	old := memberToken(ctx, t, cp, "member1")
+	oldClaims, _ := tokenrenewal.ParseToken(old)
+	members := clusterclient.NewCache(cp.Client, clusterclient.Options{})
+	t.Cleanup(members.Close)
+	issued := time.Unix(oldClaims.IssuedAt, 0)
+	r := &tokenrenewal.Reconciler{Client: cp.Client, Reader: cp.Client, Members: members}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "member1"}}
+
+	// Before 80% of its lifetime: nothing, and a look again later.
+	r.Now = func() time.Time { return issued.Add(7 * time.Minute) }
+	res, err := r.Reconcile(ctx, req)
+	if err != nil || res.RequeueAfter <= 0 || memberToken(ctx, t, cp, "member1") != old {
+		t.Fatalf("before the renewal time: result %+v, err %v, token changed %t", res, err, memberToken(ctx, t, cp, "member1") != old)
+	}
+	m, err := members.Get(ctx, mustCluster(ctx, t, cp, "member1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Past it: renewed, for the same lifetime.
+	r.Now = func() time.Time { return issued.Add(9 * time.Minute) }
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	renewed := memberToken(ctx, t, cp, "member1")
+	claims, ok := tokenrenewal.ParseToken(renewed)
+	if renewed == old || !ok || claims.Expiry-claims.IssuedAt != oldClaims.Expiry-oldClaims.IssuedAt || claims.Subject != oldClaims.Subject {
+		t.Fatalf("not renewed as it should: old %+v, new %+v (changed %t)", oldClaims, claims, renewed != old)
+	}
+	if _, err := as(t, member, renewed).CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err != nil {
+		t.Errorf("the renewed token does not work: %v", err)
+	}
+	// The member's clients take the new token and keep their connection.
+	if again, err := members.Get(ctx, mustCluster(ctx, t, cp, "member1")); err != nil || again != m {
+		t.Errorf("the member's clients were rebuilt for a renewed token (err %v)", err)
+	}
+
+	// Expired: it cannot renew itself; nothing is written.
+	r.Now = func() time.Time { return time.Unix(claims.Expiry+1, 0) }
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if memberToken(ctx, t, cp, "member1") != renewed {
+		t.Error("an expired token was replaced")
+	}
+}
+
+func mustCluster(ctx context.Context, t *testing.T, cp *testenv.Env, name string) *clusterv1alpha1.Cluster {
+	t.Helper()
+	c := &clusterv1alpha1.Cluster{}
+	if err := cp.Client.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// With the rights join gives, Karmada may not list Secrets in a member: a
+// namespace it created is deleted only once the member's quota controller
+// counted none there; one holding a Secret of the member's is released.
+// (This test's member runs no kube-controller-manager: the test writes the
+// quota's status as the quota controller would. The e2e suite runs the
+// real one.)
+func TestNamespaceDeletionCountsUnlistedKinds(t *testing.T) {
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	ctx := context.Background()
+	if err := join.Run(ctx, cp.Client, member.Config, join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	setReady(ctx, t, cp.Client, "member1", metav1.ConditionTrue)
+	createNamespace(ctx, t, cp.Client, workv1alpha1.ExecutionNamespace("member1"))
+	runMemberControllers(t, cp)
+	admin := kubernetes.NewForConfigOrDie(member.Config)
+
+	namespaceWork := func(name string) *workv1alpha1.Work {
+		raw, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}})
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "ns-" + name},
+			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}}}}
+		if err := cp.Client.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 20*time.Second, "namespace "+name+" in the member", func(ctx context.Context) error {
+			_, err := admin.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			return err
+		})
+		return w
+	}
+	// count plays the member's quota controller.
+	count := func(ns string, secrets string) {
+		t.Helper()
+		var q *corev1.ResourceQuota
+		testenv.Eventually(t, 20*time.Second, "the count quota in "+ns, func(ctx context.Context) error {
+			var err error
+			q, err = admin.CoreV1().ResourceQuotas(ns).Get(ctx, execution.CountQuotaName, metav1.GetOptions{})
+			return err
+		})
+		if _, ok := q.Spec.Hard["count/secrets"]; !ok || q.Labels[workv1alpha1.ManagedLabel] != "true" {
+			t.Fatalf("the count quota does not count Secrets or is not marked as Karmada's: %+v", q)
+		}
+		q.Status.Hard = q.Spec.Hard
+		q.Status.Used = corev1.ResourceList{"count/secrets": resource.MustParse(secrets)}
+		if _, err := admin.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	empty := namespaceWork("counted-empty")
+	if err := cp.Client.Delete(ctx, empty); err != nil {
+		t.Fatal(err)
+	}
+	count("counted-empty", "0")
+	testenv.Eventually(t, 20*time.Second, "the empty namespace deleted", func(ctx context.Context) error {
+		ns, err := admin.CoreV1().Namespaces().Get(ctx, "counted-empty", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && !ns.DeletionTimestamp.IsZero()) {
+			return nil
+		}
+		return fmt.Errorf("still there (err %v)", err)
+	})
+
+	holding := namespaceWork("holding-secret")
+	if _, err := admin.CoreV1().Secrets("holding-secret").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "member-own"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Client.Delete(ctx, holding); err != nil {
+		t.Fatal(err)
+	}
+	count("holding-secret", "1")
+	testenv.Eventually(t, 20*time.Second, "the Work gone, its namespace released", func(ctx context.Context) error {
+		if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(holding), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Work is still there (err %v)", err)
+		}
+		return nil
+	})
+	ns, err := admin.CoreV1().Namespaces().Get(ctx, "holding-secret", metav1.GetOptions{})
+	if err != nil || !ns.DeletionTimestamp.IsZero() || ns.Labels[workv1alpha1.ManagedLabel] != "" {
+		t.Fatalf("the namespace holding the member's Secret was deleted or not released: %+v (err %v)", ns, err)
+	}
+	if _, err := admin.CoreV1().Secrets("holding-secret").Get(ctx, "member-own", metav1.GetOptions{}); err != nil {
+		t.Errorf("the member's Secret: %v", err)
+	}
+	if _, err := admin.CoreV1().ResourceQuotas("holding-secret").Get(ctx, execution.CountQuotaName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the count quota was left in the released namespace (err %v)", err)
+	}
+}
