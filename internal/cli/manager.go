@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -24,10 +25,9 @@ type ManagerOptions struct {
 	Kubeconfig              string
 	LeaderElect             bool
 	LeaderElectionNamespace string
-	MetricsBindAddress      string
+	Metrics                 MetricsFlags
 	HealthProbeBindAddress  string
 	PprofBindAddress        string
-	EnablePprof             bool
 	KubeAPIQPS              float32
 	KubeAPIBurst            int
 }
@@ -38,10 +38,9 @@ func (o *ManagerOptions) AddFlags(f *pflag.FlagSet, healthProbeAddress string) {
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver (default: in-cluster, then $KUBECONFIG)")
 	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader before running, so that several replicas can run")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", "karmada-system", "namespace of the leader election lease")
-	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:8080", "address of /metrics (loopback unless given: it is not authenticated); '0' disables it")
-	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", healthProbeAddress, "address of /healthz and /readyz")
-	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "address of /debug/pprof; empty disables it")
-	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
+	o.Metrics.AddFlags(f)
+	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", healthProbeAddress, "address of plain-HTTP /healthz and /readyz (unauthenticated, as Kubernetes serves them; they tell only ok or not)")
+	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "loopback address of an unauthenticated plain-HTTP /debug/pprof; empty disables it (--enable-pprof serves it behind the metrics authentication instead)")
 	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
 	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 400, "burst of queries to the karmada-apiserver")
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
@@ -57,7 +56,13 @@ func (o *ManagerOptions) Validate() error {
 	if o.KubeAPIBurst <= 0 {
 		return fmt.Errorf("--kube-api-burst=%d: must be positive", o.KubeAPIBurst)
 	}
-	return nil
+	if o.PprofBindAddress != "" && o.PprofBindAddress != "0" {
+		host, _, err := net.SplitHostPort(o.PprofBindAddress)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			return fmt.Errorf("--profiling-bind-address=%q: /debug/pprof there is not authenticated, so it listens on a loopback address only (127.0.0.1:6060); --enable-pprof serves it on the metrics address, authenticated", o.PprofBindAddress)
+		}
+	}
+	return o.Metrics.Validate()
 }
 
 // RESTConfig loads the karmada-apiserver's configuration from --kubeconfig
@@ -86,7 +91,7 @@ func (o *ManagerOptions) NewManager(cfg *rest.Config, leaderElectionID string, c
 	opts := ctrl.Options{
 		Scheme:                  scheme.Scheme,
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		Metrics:                 MetricsOptions(o.MetricsBindAddress, o.EnablePprof),
+		Metrics:                 o.Metrics.ServerOptions(),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect,

@@ -3,8 +3,6 @@ package cli
 import (
 	"net/http"
 	"net/http/pprof"
-
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // PprofHandlers are the /debug/pprof endpoints, for a component that serves
@@ -17,14 +15,4 @@ func PprofHandlers() map[string]http.Handler {
 		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
 		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
-}
-
-// MetricsOptions serves /metrics on addr, and /debug/pprof there too when
-// withPprof is set.
-func MetricsOptions(addr string, withPprof bool) metricsserver.Options {
-	m := metricsserver.Options{BindAddress: addr}
-	if withPprof {
-		m.ExtraHandlers = PprofHandlers()
-	}
-	return m
 }

@@ -114,10 +114,19 @@ type cluster struct {
 	kwokConfig, adminConfig string
 	// The control plane's karmada-webhook serving certificate, in dir pki.
 	webhookCert, webhookKey string
+	// The control plane's Karmada components: the kubeconfig of each one's
+	// own identity, and the serving certificate of their /metrics.
+	karmadaConfigs          map[string]string
+	metricsCert, metricsKey string
 	// encryption is the API server's encryption configuration (Secrets
 	// encrypted at rest).
 	encryption string
+	// etcdCert is the API server's etcd client certificate.
+	etcdCert, etcdKey string
 }
+
+// etcdAuthStep turns etcd authentication on before any API server starts.
+const etcdAuthStep = "karmada/etcd-auth"
 
 func (c *cluster) apiURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.ports[slotAPIServer]) }
 
@@ -141,10 +150,12 @@ type fleet struct {
 	cfg      Config
 	clusters []*cluster
 	etcd     struct {
-		ca                   *CA
-		dataDir              string
-		server, serverKey    string
-		client, clientKey    string
+		ca                *CA
+		dataDir           string
+		server, serverKey string
+		// root administers etcd auth; each API server has a client
+		// certificate of its own (cluster.etcdCert).
+		root, rootKey        string
 		clientPort, peerPort int
 	}
 }
@@ -206,8 +217,15 @@ func (f *fleet) prepare() error {
 	if f.etcd.server, f.etcd.serverKey, err = ca.Ensure(CertSpec{Name: "server", CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 		return err
 	}
-	if f.etcd.client, f.etcd.clientKey, err = ca.Ensure(CertSpec{Name: "apiserver-etcd-client", CommonName: "kube-apiserver-etcd-client", Client: true}); err != nil {
+	if f.etcd.root, f.etcd.rootKey, err = ca.Ensure(CertSpec{Name: "root-client", CommonName: EtcdRootUser, Client: true}); err != nil {
 		return err
+	}
+	for _, c := range f.clusters {
+		// etcd authenticates each API server by its certificate's CN and
+		// lets it reach its own key prefix only.
+		if c.etcdCert, c.etcdKey, err = ca.Ensure(CertSpec{Name: "apiserver-etcd-client-" + c.name, CommonName: EtcdUser(c.name), Client: true}); err != nil {
+			return err
+		}
 	}
 	for _, c := range f.clusters {
 		if err := f.prepareCluster(c); err != nil {
@@ -283,8 +301,44 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		if c.webhookCert, c.webhookKey, err = ca.Ensure(CertSpec{Name: "karmada-webhook-serving", CommonName: "karmada-webhook", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
+		if c.metricsCert, c.metricsKey, err = ca.Ensure(CertSpec{Name: "karmada-metrics-serving", CommonName: "karmada-metrics", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+			return err
+		}
+		// Each Karmada component acts as itself (user
+		// system:karmada:<component>), with the rights deploy/rbac gives
+		// it, not as system:masters.
+		c.karmadaConfigs = map[string]string{}
+		for _, name := range karmadaComponents {
+			user := KarmadaUser(name)
+			cert, key, err := ca.Ensure(CertSpec{Name: name + "-client", CommonName: user, Client: true})
+			if err != nil {
+				return err
+			}
+			c.karmadaConfigs[name] = filepath.Join(c.dir, name+".kubeconfig")
+			if err := writeComponentKubeconfig(c.karmadaConfigs[name], c, user, cert, key); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// karmadaComponents are the binaries with an identity of their own.
+var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook"}
+
+// KarmadaUser is the control plane user a component acts as.
+func KarmadaUser(component string) string { return "system:karmada:" + component }
+
+// metricsArgs serve a component's /metrics over HTTPS with the fleet's
+// certificate, authenticating clients by token or by a certificate of the
+// control plane's CA.
+func (c *cluster) metricsArgs(port int) []string {
+	return []string{
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port),
+		"--metrics-tls-cert-file=" + c.metricsCert,
+		"--metrics-tls-private-key-file=" + c.metricsKey,
+		"--client-ca-file=" + filepath.Join(c.ca.Dir, "ca.crt"),
+	}
 }
 
 // webhookURL is where the karmada-apiserver calls karmada-webhook.
@@ -296,7 +350,7 @@ func (c *cluster) webhookURL() string {
 func (f *fleet) steps() ([]*Step, error) {
 	etcdTLS := &tls.Config{MinVersion: tls.VersionTLS12}
 	{
-		pair, err := tls.LoadX509KeyPair(f.etcd.client, f.etcd.clientKey)
+		pair, err := tls.LoadX509KeyPair(f.etcd.root, f.etcd.rootKey)
 		if err != nil {
 			return nil, fmt.Errorf("loading etcd client certificate: %w", err)
 		}
@@ -329,6 +383,11 @@ func (f *fleet) steps() ([]*Step, error) {
 		Ports:        []int{f.etcd.clientPort, f.etcd.peerPort},
 		Probe:        &Probe{URL: etcdURL + "/health", TLS: etcdTLS},
 		ReadyTimeout: 30 * time.Second,
+	}, {
+		Name:    etcdAuthStep,
+		Cluster: ControlPlane,
+		After:   []string{"karmada/etcd"},
+		Run:     f.isolateAPIServers(etcdTLS),
 	}}
 	for _, c := range f.clusters {
 		cs, err := f.clusterSteps(c, etcdURL)
@@ -353,17 +412,17 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	apiserver := &Step{
 		Name:    prefix("kube-apiserver"),
 		Cluster: c.name,
-		After:   []string{"karmada/etcd"},
+		After:   []string{"karmada/etcd", etcdAuthStep},
 		Binary:  f.bin("kube-apiserver"),
 		Args: []string{
 			"--bind-address=127.0.0.1",
 			"--advertise-address=127.0.0.1",
 			fmt.Sprintf("--secure-port=%d", c.ports[slotAPIServer]),
 			"--etcd-servers=" + etcdURL,
-			"--etcd-prefix=/registry-" + c.name,
+			"--etcd-prefix=" + EtcdPrefix(c.name),
 			"--etcd-cafile=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"),
-			"--etcd-certfile=" + f.etcd.client,
-			"--etcd-keyfile=" + f.etcd.clientKey,
+			"--etcd-certfile=" + c.etcdCert,
+			"--etcd-keyfile=" + c.etcdKey,
 			"--client-ca-file=" + caFile,
 			"--tls-cert-file=" + c.serving,
 			"--tls-private-key-file=" + c.servingKey,
@@ -518,8 +577,8 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 }
 
 // karmadaComponent is one of our control plane binaries: one replica
-// without leader election, on the admin kubeconfig, with its metrics and
-// health endpoints on two ports of the control plane's block.
+// without leader election, acting as itself, with its (authenticated)
+// metrics and health endpoints on two ports of the control plane's block.
 func (f *fleet) karmadaComponent(c *cluster, name string, metricsSlot, healthSlot int, after ...string) *Step {
 	health := c.ports[healthSlot]
 	return &Step{
@@ -527,15 +586,14 @@ func (f *fleet) karmadaComponent(c *cluster, name string, metricsSlot, healthSlo
 		Cluster: c.name,
 		After:   after,
 		Binary:  f.bin(name),
-		Args: []string{
-			"--kubeconfig=" + c.adminConfig,
+		Args: append([]string{
+			"--kubeconfig=" + c.karmadaConfigs[name],
 			"--leader-elect=false",
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[metricsSlot]),
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
-			// Loopback only: profiles are there for the asking.
+			// Behind the metrics authentication.
 			"--enable-pprof",
 			"--v=2",
-		},
+		}, c.metricsArgs(c.ports[metricsSlot])...),
 		Ports:        []int{c.ports[metricsSlot], health},
 		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
 		ReadyTimeout: 30 * time.Second,
@@ -553,18 +611,19 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 		Name:    "karmada/karmada-webhook",
 		Cluster: c.name,
 		Binary:  f.bin("karmada-webhook"),
-		Args: []string{
+		Args: append([]string{
 			"--bind-address=127.0.0.1",
 			fmt.Sprintf("--secure-port=%d", webhookPort),
 			"--cert-dir=" + filepath.Dir(c.webhookCert),
 			"--tls-cert-file-name=" + filepath.Base(c.webhookCert),
 			"--tls-private-key-file-name=" + filepath.Base(c.webhookKey),
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", webhookMetrics),
+			// Only to review requests to its /metrics.
+			"--kubeconfig=" + c.karmadaConfigs["karmada-webhook"],
 			// /healthz and /readyz are on the webhook port, over TLS.
 			"--health-probe-bind-address=0",
 			"--enable-pprof",
 			"--v=2",
-		},
+		}, c.metricsArgs(webhookMetrics)...),
 		Ports:        []int{webhookPort, webhookMetrics},
 		Probe:        &Probe{URL: c.webhookURL() + "/readyz", TLS: &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}},
 		ReadyTimeout: 30 * time.Second,

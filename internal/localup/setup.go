@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -15,14 +16,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/config/crd"
+	"github.com/karmada-go/karmada/deploy"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/webhook"
@@ -69,6 +74,9 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 		if err := webhook.Register(ctx, cl, scheme.Scheme, url, caBundle); err != nil {
 			return fmt.Errorf("registering karmada-webhook: %w", err)
 		}
+		if err := ApplyComponentRBAC(ctx, cl); err != nil {
+			return err
+		}
 		kc, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return err
@@ -80,6 +88,44 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 		}
 		return nil
 	}
+}
+
+// ApplyComponentRBAC creates or updates the ClusterRoles and
+// ClusterRoleBindings of deploy/rbac: each Karmada component's rights in the
+// control plane.
+func ApplyComponentRBAC(ctx context.Context, c client.Client) error {
+	files, err := fs.Glob(deploy.RBAC, "rbac/*.yaml")
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		data, err := deploy.RBAC.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+				return fmt.Errorf("deploy/%s: %w", file, err)
+			}
+			if len(obj.Object) == 0 {
+				continue
+			}
+			want := obj.DeepCopy()
+			if _, err := controllerutil.CreateOrUpdate(ctx, c, obj, func() error {
+				for _, k := range []string{"rules", "roleRef", "subjects"} {
+					if v, ok := want.Object[k]; ok {
+						obj.Object[k] = v
+					}
+				}
+				obj.SetLabels(want.GetLabels())
+				return nil
+			}); err != nil {
+				return fmt.Errorf("applying %s %s from deploy/%s: %w", obj.GetKind(), obj.GetName(), file, err)
+			}
+		}
+	}
+	return nil
 }
 
 // InstallCRDs creates or updates every Karmada CRD, changed by each of

@@ -32,6 +32,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/webhook"
@@ -199,7 +200,7 @@ func (e *Env) StartWebhook(t testing.TB) {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	opts := &webhookapp.Options{BindAddress: "127.0.0.1", SecurePort: port, CertDir: filepath.Dir(cert), CertName: filepath.Base(cert), KeyName: filepath.Base(key),
-		TLSMinVersion: "1.3", MetricsBindAddress: "0", HealthProbeBindAddress: "0"}
+		TLSMinVersion: "1.3", Metrics: cli.MetricsFlags{BindAddress: "0"}, HealthProbeBindAddress: "0"}
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}

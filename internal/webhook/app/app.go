@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -36,9 +38,9 @@ type Options struct {
 	CertName               string
 	KeyName                string
 	TLSMinVersion          string
-	MetricsBindAddress     string
+	Metrics                cli.MetricsFlags
+	Kubeconfig             string
 	HealthProbeBindAddress string
-	EnablePprof            bool
 }
 
 var tlsVersions = map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
@@ -53,6 +55,12 @@ func (o *Options) Validate() error {
 	}
 	if _, ok := tlsVersions[o.TLSMinVersion]; !ok {
 		return fmt.Errorf("--tls-min-version=%q: must be 1.2 or 1.3", o.TLSMinVersion)
+	}
+	if o.Metrics.Enabled() && o.Metrics.Secure && o.Kubeconfig == "" {
+		return errors.New("--metrics-secure (the default) has /metrics requests reviewed by the API server: give --kubeconfig (an identity that may create TokenReviews and SubjectAccessReviews, nothing else), or --metrics-bind-address=0, or --metrics-secure=false")
+	}
+	if err := o.Metrics.Validate(); err != nil {
+		return err
 	}
 	for _, f := range []string{o.CertName, o.KeyName} {
 		if _, err := os.Stat(filepath.Join(o.CertDir, f)); err != nil {
@@ -81,10 +89,12 @@ outside its namespace, no overrider may change a manifest's apiVersion,
 kind, name, namespace, generateName, uid or ownerReferences, and no policy
 may live in karmada-system, karmada-cluster or karmada-es-*.
 
-It needs no credentials: it never calls the API server. It serves HTTPS
-only, with the certificate in --cert-dir (reloaded when the files change),
-and /healthz and /readyz on the same port.`,
-		Example:       `  karmada-webhook --cert-dir /var/serving-cert --secure-port 8443`,
+Admission needs no credentials: it never calls the API server. The
+--kubeconfig it takes serves only to have the API server review requests
+to /metrics (and /debug/pprof with --enable-pprof). It serves HTTPS only,
+with the certificate in --cert-dir (reloaded when the files change), and
+/healthz and /readyz on the same port.`,
+		Example:       `  karmada-webhook --cert-dir /var/serving-cert --secure-port 8443 --kubeconfig /etc/karmada/webhook.kubeconfig`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -102,9 +112,9 @@ and /healthz and /readyz on the same port.`,
 	f.StringVar(&o.CertName, "tls-cert-file-name", "tls.crt", "serving certificate file in --cert-dir")
 	f.StringVar(&o.KeyName, "tls-private-key-file-name", "tls.key", "serving key file in --cert-dir")
 	f.StringVar(&o.TLSMinVersion, "tls-min-version", "1.3", "lowest TLS version accepted: 1.2 or 1.3")
-	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:8080", "address of /metrics (loopback unless given: it is not authenticated); '0' disables it")
+	o.Metrics.AddFlags(f)
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to review /metrics requests (TokenReview, SubjectAccessReview): the identity needs nothing else; required while metrics are served with --metrics-secure")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8000", "address of plain-HTTP /healthz and /readyz; '0' disables it (they are also served on the webhook port)")
-	f.BoolVar(&o.EnablePprof, "enable-pprof", false, "also serve /debug/pprof on the metrics address")
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(gofs)
 	f.AddGoFlagSet(gofs)
@@ -132,7 +142,14 @@ func Run(ctx context.Context, o *Options) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return server.Start(ctx) })
-	metrics, err := metricsserver.NewServer(cli.MetricsOptions(o.MetricsBindAddress, o.EnablePprof), nil, nil)
+	var cfg *rest.Config
+	if o.Kubeconfig != "" {
+		var err error
+		if cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
+			return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+	}
+	metrics, err := metricsserver.NewServer(o.Metrics.ServerOptions(), cfg, nil)
 	if err != nil {
 		return err
 	}
