@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 // KarmadaKey reports whether a label or annotation key is Karmada's: a key
@@ -22,8 +24,10 @@ func KarmadaKey(key string) bool {
 
 // Release gives a member object back to the member: Karmada's labels and
 // annotations are removed and the object stays as it is now (what it looked
-// like before Karmada took it over is not restored). The object's UID is a
-// precondition; one already gone is released.
+// like before Karmada took it over is not restored, but its record, the
+// work.karmada.io/pre-adoption annotation, is kept for the member to
+// restore it). The object's UID is a precondition; one already gone is
+// released.
 func Release(ctx context.Context, ri dynamic.ResourceInterface, cur *unstructured.Unstructured) error {
 	labels, annotations := map[string]any{}, map[string]any{}
 	for k := range cur.GetLabels() {
@@ -32,7 +36,7 @@ func Release(ctx context.Context, ri dynamic.ResourceInterface, cur *unstructure
 		}
 	}
 	for k := range cur.GetAnnotations() {
-		if KarmadaKey(k) {
+		if KarmadaKey(k) && k != workv1alpha1.PreAdoptionAnnotation {
 			annotations[k] = nil
 		}
 	}

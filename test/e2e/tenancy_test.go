@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +155,20 @@ func TestOverwriteReleasesAdoptedObject(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("member1's adopted Deployment was not released after the template's deletion: %v", err)
+	}
+	// What it was before the adoption is on record, and the documented
+	// command puts it back: one replica again.
+	kubectl := filepath.Join(filepath.Dir(fleet.bin), "kubectl") + " --kubeconfig " + fleet.kubeconfig + " --context member1"
+	restore := kubectl + ` -n default get deployment adoptee -o jsonpath='{.metadata.annotations.work\.karmada\.io/pre-adoption}' | base64 -d | gunzip | ` + kubectl + " replace -f -"
+	if out, err := exec.Command("bash", "-o", "pipefail", "-c", restore).CombinedOutput(); err != nil {
+		t.Fatalf("restoring from the pre-adoption record: %v\n%s", err, out)
+	}
+	d, err := kc.AppsV1().Deployments("default").Get(ctx, "adoptee", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 1 {
+		t.Errorf("after the restore: %d replicas, want the member's own 1", *d.Spec.Replicas)
 	}
 }
 

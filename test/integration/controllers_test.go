@@ -683,3 +683,76 @@ func webBinding(web *appsv1.Deployment, replicas int32, targets ...workv1alpha2.
 		},
 	}
 }
+
+// An override policy that cannot be applied (here, a ClusterOverridePolicy
+// replacing a field ConfigMaps lack, for member1) holds up only the
+// templates it selects, and only in the clusters it targets: a ConfigMap's
+// Work for member1 is not written (OverridesApplied False, naming the
+// policy), its Work for member2 is, and a Deployment's Works are.
+func TestFailingOverrideBlocksOnlyWhatItSelects(t *testing.T) {
+	c := startBindingController(t, "member1", "member2")
+	ctx := context.Background()
+	cop := &policyv1alpha1.ClusterOverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "broken"},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+				Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+					Path: "/data/missing/deeper", Operator: policyv1alpha1.OverriderOpReplace, Value: apiextensionsv1.JSON{Raw: []byte(`"x"`)}}}},
+			}},
+		},
+	}
+	if err := c.Create(ctx, cop); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "settings"}, Data: map[string]string{"a": "b"}}
+	web := deployment("shop", "web", 2)
+	for _, o := range []client.Object{cm, web} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 1}}
+	cmBinding := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("ConfigMap", "settings")},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "settings", UID: cm.UID},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "member2"}},
+		},
+	}
+	for _, b := range []*workv1alpha2.ResourceBinding{cmBinding, webBinding(web, 2, both...)} {
+		if err := c.Create(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := func(cluster, kind, name string) client.ObjectKey {
+		return client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace(cluster), Name: names.WorkName(kind, name, "shop")}
+	}
+	testenv.Eventually(t, deadline, "the Works not held up", func(ctx context.Context) error {
+		for _, k := range []client.ObjectKey{work("member2", "ConfigMap", "settings"), work("member1", "Deployment", "web"), work("member2", "Deployment", "web")} {
+			if err := c.Get(ctx, k, &workv1alpha1.Work{}); err != nil {
+				return fmt.Errorf("Work %s: %w", k, err)
+			}
+		}
+		got := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cmBinding), got); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.OverridesApplied)
+		if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "broken") || !strings.Contains(cond.Message, "member1") {
+			return fmt.Errorf("the ConfigMap's binding: OverridesApplied %+v", cond)
+		}
+		return nil
+	})
+	if err := c.Get(ctx, work("member1", "ConfigMap", "settings"), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ConfigMap's Work for member1 was written despite the failing override (err %v)", err)
+	}
+	got := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(webBinding(web, 2)), got); err != nil {
+		t.Fatal(err)
+	}
+	if cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.OverridesApplied); cond != nil && cond.Status == metav1.ConditionFalse {
+		t.Errorf("the Deployment, which the policy does not select, has OverridesApplied False: %+v", cond)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -411,7 +412,7 @@ func TestOverwriteAdoptsAndReleases(t *testing.T) {
 			return fmt.Errorf("the member's own ConfigMap was deleted: %v", err)
 		}
 		for k := range cm.Annotations {
-			if strings.Contains(k, "karmada.io/") {
+			if strings.Contains(k, "karmada.io/") && k != workv1alpha1.PreAdoptionAnnotation {
 				return fmt.Errorf("annotation %s left on the released ConfigMap", k)
 			}
 		}
@@ -422,6 +423,14 @@ func TestOverwriteAdoptsAndReleases(t *testing.T) {
 		}
 		if cm.Labels["team"] != "member" || cm.Data["mine"] != "yes" {
 			return fmt.Errorf("the member's own fields were lost: labels %v, data %v", cm.Labels, cm.Data)
+		}
+		// What it was before the adoption stays on record.
+		before, err := execution.ReadPreAdoption(cm.Annotations[workv1alpha1.PreAdoptionAnnotation])
+		if err != nil {
+			return fmt.Errorf("the pre-adoption record: %w", err)
+		}
+		if d, _, _ := unstructured.NestedStringMap(before.Object, "data"); len(d) != 1 || d["mine"] != "yes" || before.GetLabels()["team"] != "member" {
+			return fmt.Errorf("the pre-adoption record is %v, want the member's own ConfigMap", before.Object)
 		}
 		return nil
 	})

@@ -32,6 +32,13 @@ const (
 	// adopted it, <namespace>/<name>: deleting the Work releases the object
 	// (removes Karmada's marks) instead of deleting it.
 	AdoptedAnnotation = "work.karmada.io/adopted-by"
+	// PreAdoptionAnnotation, on an adopted member object, records what it
+	// was before Karmada took it over: its apiVersion, kind, name,
+	// namespace, labels, annotations and every field but metadata and
+	// status, as JSON, gzip-compressed and base64-encoded (past 64 KiB
+	// encoded, only "omitted: <bytes> bytes, sha256 <hash>"). It stays when
+	// the object is released, so that the member can restore it.
+	PreAdoptionAnnotation = "work.karmada.io/pre-adoption"
 	// ExecutionFinalizer holds a Work until the execution controller has
 	// removed its manifests from the member. Works are created with it, so
 	// that adding it costs no second write.

@@ -1,8 +1,14 @@
 package execution
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,27 +21,97 @@ import (
 )
 
 // adopt marks a manifest as taking over an object that was in the member
-// before Karmada: the Work that adopted it.
-func adopt(obj *unstructured.Unstructured, work *workv1alpha1.Work) {
+// before Karmada (cur): the Work that adopted it, and what it was.
+func adopt(obj, cur *unstructured.Unstructured, work *workv1alpha1.Work) {
 	a := obj.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
 	}
 	a[workv1alpha1.AdoptedAnnotation] = work.Namespace + "/" + work.Name
+	a[workv1alpha1.PreAdoptionAnnotation] = RecordPreAdoption(cur)
 	obj.SetAnnotations(a)
 }
 
-// keepAdoption carries the adoption mark of the member's copy into the
-// manifest: applied without it, server-side apply would remove it.
+// keepAdoption carries the adoption marks of the member's copy into the
+// manifest: applied without them, server-side apply would remove them.
 func keepAdoption(obj, cur *unstructured.Unstructured) {
-	if by := cur.GetAnnotations()[workv1alpha1.AdoptedAnnotation]; by != "" {
-		a := obj.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[workv1alpha1.AdoptedAnnotation] = by
-		obj.SetAnnotations(a)
+	ca := cur.GetAnnotations()
+	if ca[workv1alpha1.AdoptedAnnotation] == "" {
+		return
 	}
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	for _, k := range []string{workv1alpha1.AdoptedAnnotation, workv1alpha1.PreAdoptionAnnotation} {
+		if v, ok := ca[k]; ok {
+			a[k] = v
+		}
+	}
+	obj.SetAnnotations(a)
+}
+
+// maxPreAdoption bounds the record (annotations of an object share 256 KiB).
+const maxPreAdoption = 64 << 10
+
+// RecordPreAdoption is the work.karmada.io/pre-adoption value of an object
+// about to be adopted.
+func RecordPreAdoption(cur *unstructured.Unstructured) string {
+	snap := map[string]any{}
+	for k, v := range cur.Object {
+		if k != "metadata" && k != "status" {
+			snap[k] = v
+		}
+	}
+	md := map[string]any{"name": cur.GetName()}
+	if ns := cur.GetNamespace(); ns != "" {
+		md["namespace"] = ns
+	}
+	if l := cur.GetLabels(); len(l) > 0 {
+		md["labels"] = l
+	}
+	if a := cur.GetAnnotations(); len(a) > 0 {
+		kept := map[string]string{}
+		for k, v := range a {
+			// An earlier record is not recorded again.
+			if k != workv1alpha1.PreAdoptionAnnotation {
+				kept[k] = v
+			}
+		}
+		md["annotations"] = kept
+	}
+	snap["metadata"] = md
+	raw, err := json.Marshal(snap)
+	if err != nil {
+		return "omitted: " + err.Error()
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(raw)
+	_ = zw.Close()
+	enc := base64.StdEncoding.EncodeToString(buf.Bytes())
+	if len(enc) > maxPreAdoption {
+		return fmt.Sprintf("omitted: %d bytes, sha256 %x", len(raw), sha256.Sum256(raw))
+	}
+	return enc
+}
+
+// ReadPreAdoption decodes a work.karmada.io/pre-adoption value.
+func ReadPreAdoption(v string) (*unstructured.Unstructured, error) {
+	data, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, fmt.Errorf("not a recorded object (%.40s): %w", v, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{}
+	return obj, obj.UnmarshalJSON(raw)
 }
 
 // maxForeign bounds how many of a namespace's foreign objects are named.

@@ -297,7 +297,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 				if fromWork(cur, work) {
 					keepAdoption(obj, cur)
 				} else {
-					adopt(obj, work)
+					adopt(obj, cur, work)
 				}
 			}
 			// The cache could not answer (a member's informer still
