@@ -40,3 +40,9 @@ func ControlPlaneNamespace(ns string) bool {
 	_, execution := workv1alpha1.ClusterOfExecutionNamespace(ns)
 	return ns == SystemNamespace || ns == ClusterNamespace || execution
 }
+
+// CountQuotaName is the ResourceQuota the execution controller puts into a
+// member namespace it created and is about to delete, to have the member
+// count the objects of kinds Karmada may not list there; it comes with the
+// namespace's Work.
+const CountQuotaName = "karmada-object-count"

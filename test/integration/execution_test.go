@@ -519,7 +519,10 @@ func TestOrphanSweep(t *testing.T) {
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)
-	present := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "present"}}
+	// The Work "present" holds ConfigMap default/kept; default/renamed,
+	// which it made under an earlier manifest, is left over.
+	present := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "present"},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "default", "kept", nil)}}}}
 	if err := plane.Client.Create(ctx, present); err != nil {
 		t.Fatal(err)
 	}
@@ -538,6 +541,7 @@ func TestOrphanSweep(t *testing.T) {
 	marked("orphan", "gone", false)
 	marked("adopted-orphan", "gone", true)
 	marked("kept", "present", false)
+	marked("renamed", "present", false)
 	members := clusterclient.NewCache(plane.Client, clusterclient.Options{})
 	t.Cleanup(members.Close)
 	s := &orphans.Sweeper{Client: plane.Client, Members: members, Remove: true, ListSpacing: time.Millisecond}
@@ -548,7 +552,7 @@ func TestOrphanSweep(t *testing.T) {
 	if err := s.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"orphan", "adopted-orphan", "kept"} {
+	for _, name := range []string{"orphan", "adopted-orphan", "kept", "renamed"} {
 		if cm, err := get(name); err != nil || cm.Labels[workv1alpha1.ManagedLabel] != "true" {
 			t.Fatalf("the first sweep touched %s (err %v)", name, err)
 		}
@@ -558,6 +562,9 @@ func TestOrphanSweep(t *testing.T) {
 	}
 	if _, err := get("orphan"); !apierrors.IsNotFound(err) {
 		t.Errorf("the orphan Karmada created is still there after two sweeps (err %v)", err)
+	}
+	if _, err := get("renamed"); !apierrors.IsNotFound(err) {
+		t.Errorf("the copy its Work no longer holds is still there after two sweeps (err %v)", err)
 	}
 	if cm, err := get("adopted-orphan"); err != nil || cm.Labels[workv1alpha1.ManagedLabel] != "" || cm.Labels["team"] != "x" {
 		t.Errorf("the adopted orphan was not released (labels %v, err %v)", cm.Labels, err)

@@ -15,6 +15,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 // CountQuotaName is the ResourceQuota Karmada puts into a member namespace
@@ -22,7 +23,7 @@ import (
 // (Secrets, with the rights karmadactl join gives by default): the member's
 // quota controller counts their objects for it, so the namespace is deleted
 // only when it holds none.
-const CountQuotaName = "karmada-object-count"
+const CountQuotaName = reserved.CountQuotaName
 
 // countWait bounds the wait for the member's quota controller to count;
 // after it, the kinds not counted are unknown and the namespace is released.

@@ -1,6 +1,7 @@
 // Package orphans sweeps the members for objects Karmada manages whose Work
-// no longer exists: copies a removed Cluster, a crash or an earlier version
-// left behind. It reports them (a metric, a log line and a Warning event on
+// no longer exists or no longer holds them: copies a removed Cluster, a
+// crash, an earlier version or a Work whose manifest changed identity left
+// behind. It reports them (a metric, a log line and a Warning event on
 // the Cluster) and, when asked, removes those still orphaned at the next
 // sweep: deleted when Karmada created them, released when it adopted them.
 package orphans
@@ -30,6 +31,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 // ControllerName is the name --controllers knows it by.
@@ -170,18 +172,43 @@ func (s *Sweeper) sweepCluster(ctx context.Context, c *clusterv1alpha1.Cluster, 
 }
 
 // orphaned reports whether a member object names a Work of this cluster
-// that does not exist.
+// that does not exist, or that no longer holds it (its manifest now names
+// another object: the old copy is left over).
 func (s *Sweeper) orphaned(ctx context.Context, cluster string, obj *unstructured.Unstructured) (bool, error) {
 	a := obj.GetAnnotations()
 	ns, name := a[workv1alpha1.WorkNamespaceAnnotation], a[workv1alpha1.WorkNameAnnotation]
 	if ns == "" || name == "" || ns != workv1alpha1.ExecutionNamespace(cluster) {
 		return false, nil
 	}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &workv1alpha1.Work{})
+	work := &workv1alpha1.Work{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, work)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
-	return false, err
+	if err != nil {
+		return false, err
+	}
+	return !holds(work, obj), nil
+}
+
+// holds reports whether one of a Work's manifests is obj: the same group,
+// kind, namespace and name. The count quota the execution controller puts
+// into a namespace it is deleting comes with the namespace's Work.
+func holds(work *workv1alpha1.Work, obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	if gvk.Group == "" && gvk.Kind == "ResourceQuota" && obj.GetName() == reserved.CountQuotaName {
+		return true
+	}
+	for _, m := range work.Spec.Workload.Manifests {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(m.Raw); err != nil {
+			return true // cannot tell: not an orphan
+		}
+		if u.GroupVersionKind().GroupKind() == gvk.GroupKind() && u.GetNamespace() == obj.GetNamespace() && u.GetName() == obj.GetName() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sweeper) seenBefore(uid types.UID) bool {
