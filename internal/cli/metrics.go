@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -88,11 +90,18 @@ func (m *MetricsFlags) ServerOptions() metricsserver.Options {
 		o.BindAddress = "0"
 		return o
 	}
+	o.ExtraHandlers = map[string]http.Handler{}
 	if m.EnablePprof {
 		o.ExtraHandlers = PprofHandlers()
 	}
 	if !m.Secure {
 		return o
+	}
+	// Health over TLS too, unauthenticated as Kubernetes' components serve
+	// it (they always allow these paths).
+	ping := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
+	for _, p := range alwaysAllowed {
+		o.ExtraHandlers[p] = http.StripPrefix(p, ping)
 	}
 	o.SecureServing = true
 	o.FilterProvider = m.authenticated
@@ -120,6 +129,10 @@ func (m *MetricsFlags) ServerOptions() metricsserver.Options {
 	return o
 }
 
+// alwaysAllowed are the paths served without authentication, as
+// Kubernetes' --authorization-always-allow-paths default.
+var alwaysAllowed = []string{"/healthz", "/readyz", "/livez"}
+
 // selfSigned serves a certificate made at start for localhost.
 func selfSigned(c *tls.Config) {
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, []string{"localhost"})
@@ -141,6 +154,10 @@ func (m *MetricsFlags) authenticated(cfg *rest.Config, hc *http.Client) (metrics
 	}
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if slices.Contains(alwaysAllowed, r.URL.Path) {
+				next.ServeHTTP(w, r)
+				return
+			}
 			res, ok, err := authn.AuthenticateRequest(r)
 			if err != nil || !ok {
 				if err != nil {

@@ -73,6 +73,7 @@ func TestMetricsNeedCredentials(t *testing.T) {
 			{"without credentials", "/debug/pprof/", nil, "", http.StatusUnauthorized},
 			{"with a token that may not", "/metrics", nil, tr.Status.Token, http.StatusForbidden},
 			{"as the fleet's admin (client certificate)", "/metrics", &admin, "", http.StatusOK},
+			{"health, without credentials (as Kubernetes serves it)", "/healthz", nil, "", http.StatusOK},
 		} {
 			got, err := get(port, c.path, c.cert, c.token)
 			if err != nil || got != c.want {

@@ -97,6 +97,8 @@ func TestMetricsAreAuthenticated(t *testing.T) {
 		{"a metrics reader asking for profiles", "/debug/pprof/", scraper, http.StatusForbidden},
 		{"no credentials asking for profiles", "/debug/pprof/", "", http.StatusUnauthorized},
 		{"a profiler", "/debug/pprof/", profiler, http.StatusOK},
+		{"health, unauthenticated as in Kubernetes", "/healthz", "", http.StatusOK},
+		{"readiness, unauthenticated as in Kubernetes", "/readyz", "", http.StatusOK},
 	} {
 		got, err := status(c.path, c.token)
 		if err != nil || got != c.want {
