@@ -451,8 +451,9 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		ReadyTimeout: 60 * time.Second,
 	}
 	if c.index == 0 {
-		// The Karmada control plane runs no kubelets.
-		apiserver.Args = append(apiserver.Args, "--authorization-mode=RBAC")
+		// The Karmada control plane runs no kubelets. Pull-mode members
+		// register with bootstrap tokens (karmadactl token create).
+		apiserver.Args = append(apiserver.Args, "--authorization-mode=RBAC", "--enable-bootstrap-token-auth=true")
 	} else {
 		apiserver.Args = append(apiserver.Args, "--authorization-mode=Node,RBAC")
 	}
@@ -504,10 +505,13 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 			"--kube-api-qps=100", "--kube-api-burst=200")
 	}
 	if c.index == 0 {
-		// Only what Karmada relies on in its control plane. It starts after
-		// the CRDs are installed, so that its garbage collector watches
-		// bindings from the start instead of after its next discovery resync.
-		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller",
+		// Only what Karmada relies on in its control plane (the token
+		// cleaner deletes expired bootstrap tokens, the bootstrap signer
+		// signs kube-public/cluster-info with them, for register). It
+		// starts after the CRDs are installed, so that its garbage
+		// collector watches bindings from the start instead of after its
+		// next discovery resync.
+		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller",
 			// The garbage collector deletes a template's binding (two
 			// requests each): at the default 20/s, deleting a thousand
 			// templates waits on it for over a minute.

@@ -15,12 +15,14 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/taint"
+	"github.com/karmada-go/karmada/internal/karmadactl/token"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
 )
 
 // NewCommand returns the root command, named after how it was invoked.
 func NewCommand(name string) *cobra.Command {
 	g := &options.Global{}
+	parent := "karmadactl"
 	cmd := &cobra.Command{
 		Use:           "karmadactl",
 		Short:         "Manage the member clusters and policies of a Karmada control plane",
@@ -31,6 +33,7 @@ func NewCommand(name string) *cobra.Command {
 		// Invoked as a kubectl plugin: show usage as `kubectl karmada ...`.
 		cmd.Use = name
 		cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl karmada"}
+		parent = "kubectl karmada"
 	}
 	g.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
@@ -41,6 +44,7 @@ func NewCommand(name string) *cobra.Command {
 		taint.NewCommand(g),
 		explain.NewExplainCommand(g),
 		explain.NewPlanCommand(g),
+		token.NewCommand(g, parent),
 	)
 	return cmd
 }

@@ -1,0 +1,101 @@
+package token
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+func TestCreateOptionsValidate(t *testing.T) {
+	ok := CreateOptions{TTL: time.Hour, Groups: []string{DefaultGroup}, Usages: []string{"signing", "authentication"}}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("the defaults are refused: %v", err)
+	}
+	for _, c := range []struct {
+		o    CreateOptions
+		want string
+	}{
+		{CreateOptions{TTL: -time.Second, Usages: []string{"signing"}}, "--ttl"},
+		{CreateOptions{Usages: []string{"signing", "everything"}}, "--usages"},
+		{CreateOptions{Usages: []string{"authentication"}, Groups: []string{"system:masters"}}, "--groups"},
+		{CreateOptions{Usages: []string{"signing"}, Groups: []string{DefaultGroup}}, "authentication"},
+	} {
+		if err := c.o.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error naming %s", c.o, err, c.want)
+		}
+	}
+}
+
+// The hash is of the CA's public key, computed here the other way round
+// (marshalling the key again) to check the one register compares with.
+func TestCACertHash(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	spki, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(spki)
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	got, err := CACertHash(caPEM)
+	if err != nil || got != want {
+		t.Fatalf("CACertHash = %q (%v), want %q", got, err, want)
+	}
+	line, err := RegisterCommand("karmadactl", &rest.Config{Host: "https://127.0.0.1:31000", TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}, "abcdef.0123456789abcdef")
+	if err != nil || line != "karmadactl register 127.0.0.1:31000 --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "+want {
+		t.Errorf("RegisterCommand = %q (%v)", line, err)
+	}
+	if _, err := RegisterCommand("karmadactl", &rest.Config{Host: "https://127.0.0.1:31000"}, "abcdef.0123456789abcdef"); err == nil {
+		t.Error("a register command without the CA's hash was printed")
+	}
+	if _, err := CACertHash([]byte("not a certificate")); err == nil {
+		t.Error("garbage hashed")
+	}
+}
+
+func TestPrintList(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	exp := now.Add(90 * time.Minute)
+	past := now.Add(-time.Minute)
+	var out bytes.Buffer
+	PrintList(&out, []Info{
+		{ID: "abcdef", Token: "abcdef.0123456789abcdef", Expires: &exp, Usages: []string{"authentication", "signing"}, Description: "edge", Groups: []string{DefaultGroup}},
+		{ID: "ghijkl", Token: "ghijkl.0123456789abcdef"},
+		{ID: "mnopqr", Token: "mnopqr.0123456789abcdef", Expires: &past},
+	}, now)
+	rows := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		f := strings.Fields(line)
+		rows[f[0]] = f
+	}
+	for token, want := range map[string]string{
+		"TOKEN":                   "TOKEN TTL EXPIRES USAGES DESCRIPTION EXTRA GROUPS",
+		"abcdef.0123456789abcdef": "abcdef.0123456789abcdef 90m 2026-11-23T13:30:00Z authentication,signing edge " + DefaultGroup,
+		"ghijkl.0123456789abcdef": "ghijkl.0123456789abcdef <forever> <never> <none> <none> <none>",
+		"mnopqr.0123456789abcdef": "mnopqr.0123456789abcdef <invalid> 2026-11-23T11:59:00Z <none> <none> <none>",
+	} {
+		if got := strings.Join(rows[token], " "); got != want {
+			t.Errorf("row %s: %q, want %q", token, got, want)
+		}
+	}
+}
