@@ -89,6 +89,8 @@ const (
 	SourceWorkStatus    = "work-status-controller"
 	SourceCluster       = "cluster-controller"
 	SourceTokenRenewal  = "token-renewal-controller"
+	// SourceAgentCSRApproving is Karmada's name for it.
+	SourceAgentCSRApproving = "agent-csr-approving-controller"
 )
 
 // Normal records a Normal event on obj; a nil recorder records nothing.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
 	"github.com/karmada-go/karmada/internal/controllers/binding"
 	"github.com/karmada-go/karmada/internal/controllers/bindingstatus"
 	"github.com/karmada-go/karmada/internal/controllers/cluster"
@@ -174,6 +176,13 @@ var controllers = map[string]func(c setupContext) error{
 		}
 		return c.mgr.Add(&orphans.Sweeper{Client: c.mgr.GetClient(), Members: c.members, Recorder: c.events.RecorderFor(events.SourceOrphanSweep),
 			Interval: c.opts.OrphanSweepInterval, Remove: c.opts.RemoveOrphans})
+	},
+	agentcsr.ControllerName: func(c setupContext) error {
+		kc, err := kubernetes.NewForConfig(c.mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		return (&agentcsr.Reconciler{Client: c.mgr.GetClient(), Kube: kc, Recorder: c.events.RecorderFor(events.SourceAgentCSRApproving)}).SetupWithManager(c.mgr)
 	},
 	tokenrenewal.ControllerName: func(c setupContext) error {
 		return (&tokenrenewal.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Members: c.members,
