@@ -19,6 +19,7 @@ require (
 	k8s.io/apimachinery v0.33.13
 	k8s.io/apiserver v0.33.13
 	k8s.io/client-go v0.33.13
+	k8s.io/cluster-bootstrap v0.33.13
 	k8s.io/component-helpers v0.33.13
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
@@ -76,6 +77,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.4.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
+	golang.org/x/crypto v0.36.0 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/oauth2 v0.27.0 // indirect
@@ -89,9 +91,9 @@ require (
 	google.golang.org/grpc v1.68.1 // indirect
 	google.golang.org/protobuf v1.36.5 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.12.0 // indirect
+	gopkg.in/go-jose/go-jose.v2 v2.6.3 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/cluster-bootstrap v0.33.13 // indirect
 	k8s.io/component-base v0.33.13 // indirect
 	k8s.io/kube-openapi v0.0.0-20250318190949-c8a335a9a2ff // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect

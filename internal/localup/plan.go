@@ -511,7 +511,11 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		// starts after the CRDs are installed, so that its garbage
 		// collector watches bindings from the start instead of after its
 		// next discovery resync.
-		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller",
+		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller,certificatesigningrequest-signing-controller",
+			// Approved agent certificates (the agentcsrapproving controller
+			// approves) are signed with the control plane's CA.
+			"--cluster-signing-kube-apiserver-client-cert-file="+caFile,
+			"--cluster-signing-kube-apiserver-client-key-file="+filepath.Join(pki, "ca.key"),
 			// The garbage collector deletes a template's binding (two
 			// requests each): at the default 20/s, deleting a thousand
 			// templates waits on it for over a minute.

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
@@ -77,6 +79,9 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 		if err := ApplyComponentRBAC(ctx, cl); err != nil {
 			return err
 		}
+		if err := PublishClusterInfo(ctx, cl, c.apiURL(), c.ca.CertPEM); err != nil {
+			return err
+		}
 		kc, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return err
@@ -88,6 +93,32 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 		}
 		return nil
 	}
+}
+
+// PublishClusterInfo writes kube-public/cluster-info as kubeadm does: a
+// kubeconfig naming the control plane's address and CA, which the
+// kube-controller-manager's bootstrap signer signs with every bootstrap
+// token, so that karmadactl register can trust it with a token and the CA's
+// hash.
+func PublishClusterInfo(ctx context.Context, c client.Client, server string, caPEM []byte) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[""] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespacePublic, Name: bootstrapapi.ConfigMapClusterInfo}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, cm, func() error {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		// The signatures (jws-kubeconfig-<id>) are the signer's to keep.
+		cm.Data[bootstrapapi.KubeConfigKey] = string(data)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("publishing %s/%s: %w", cm.Namespace, cm.Name, err)
+	}
+	return nil
 }
 
 // ApplyComponentRBAC creates or updates the ClusterRoles and

@@ -14,6 +14,7 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/explain"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/karmadactl/register"
 	"github.com/karmada-go/karmada/internal/karmadactl/taint"
 	"github.com/karmada-go/karmada/internal/karmadactl/token"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
@@ -45,6 +46,7 @@ func NewCommand(name string) *cobra.Command {
 		explain.NewExplainCommand(g),
 		explain.NewPlanCommand(g),
 		token.NewCommand(g, parent),
+		register.NewCommand(g),
 	)
 	return cmd
 }
