@@ -26,6 +26,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/binding"
 	"github.com/karmada-go/karmada/internal/controllers/bindingstatus"
 	"github.com/karmada-go/karmada/internal/controllers/cluster"
+	"github.com/karmada-go/karmada/internal/controllers/clusterlease"
 	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
@@ -45,8 +46,13 @@ type Options struct {
 	ClusterAPIBurst int
 
 	ClusterStatusUpdateFrequency time.Duration
-	ClusterFailureThreshold      time.Duration
-	ClusterSuccessThreshold      time.Duration
+	// Pull-mode clusters' leases: how often silent ones are looked at, how
+	// long a lease may go unrenewed, and how long a new cluster's agent has.
+	ClusterMonitorPeriod      time.Duration
+	ClusterMonitorGracePeriod time.Duration
+	ClusterStartupGracePeriod time.Duration
+	ClusterFailureThreshold   time.Duration
+	ClusterSuccessThreshold   time.Duration
 
 	ConcurrentClusterSyncs   int
 	ConcurrentWorkSyncs      int
@@ -73,6 +79,9 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.Float32Var(&o.ClusterAPIQPS, "cluster-api-qps", 40, "queries per second to each member cluster")
 	f.IntVar(&o.ClusterAPIBurst, "cluster-api-burst", 60, "burst of queries to each member cluster")
 	f.DurationVar(&o.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", 10*time.Second, "how often each push-mode cluster is probed and its status updated")
+	f.DurationVar(&o.ClusterMonitorPeriod, "cluster-monitor-period", 5*time.Second, "how often a pull-mode cluster whose agent went silent is looked at again")
+	f.DurationVar(&o.ClusterMonitorGracePeriod, "cluster-monitor-grace-period", 40*time.Second, "how long a pull-mode cluster's lease may go unrenewed before it is marked Ready=Unknown (and tainted unreachable)")
+	f.DurationVar(&o.ClusterStartupGracePeriod, "cluster-startup-grace-period", 60*time.Second, "how long a new pull-mode cluster's agent has to renew its lease first")
 	f.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a cluster must keep failing its probe before it is marked NotReady")
 	f.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a NotReady cluster must keep passing its probe before it is marked Ready")
 	f.IntVar(&o.ConcurrentClusterSyncs, "concurrent-cluster-syncs", 5, "clusters reconciled at once")
@@ -117,6 +126,8 @@ func (o *Options) Validate() error {
 		return err
 	}
 	switch {
+	case o.ClusterMonitorPeriod <= 0 || o.ClusterMonitorGracePeriod <= 0 || o.ClusterStartupGracePeriod <= 0:
+		return fmt.Errorf("--cluster-monitor-period=%s, --cluster-monitor-grace-period=%s, --cluster-startup-grace-period=%s: must be positive", o.ClusterMonitorPeriod, o.ClusterMonitorGracePeriod, o.ClusterStartupGracePeriod)
 	case o.ClusterStatusUpdateFrequency <= 0:
 		return fmt.Errorf("--cluster-status-update-frequency=%s: must be positive", o.ClusterStatusUpdateFrequency)
 	case o.ClusterFailureThreshold < 0 || o.ClusterSuccessThreshold < 0:
@@ -145,7 +156,13 @@ type setupContext struct {
 // controllers registers every controller by its Karmada name.
 var controllers = map[string]func(c setupContext) error{
 	cluster.ControllerName: func(c setupContext) error {
-		return (&cluster.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceCluster), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
+		if err := (&cluster.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceCluster), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr); err != nil {
+			return err
+		}
+		// Pull-mode clusters' heartbeats, as Karmada's cluster controller
+		// watches them.
+		return (&clusterlease.Monitor{Client: c.mgr.GetClient(), GracePeriod: c.opts.ClusterMonitorGracePeriod,
+			StartupGrace: c.opts.ClusterStartupGracePeriod, Period: c.opts.ClusterMonitorPeriod}).SetupWithManager(c.mgr)
 	},
 	clusterstatus.ControllerName: func(c setupContext) error {
 		return (&clusterstatus.Reconciler{

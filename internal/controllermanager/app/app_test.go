@@ -60,7 +60,8 @@ func TestGCPercent(t *testing.T) {
 		t.Fatalf("GOGC=80, --gc-percent=30: collector at %d%%, want 30", got)
 	}
 
-	o := &Options{Controllers: []string{"*"}, GCPercent: 0, ClusterStatusUpdateFrequency: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
+	o := &Options{Controllers: []string{"*"}, GCPercent: 0, ClusterStatusUpdateFrequency: time.Second,
+		ClusterMonitorPeriod: time.Second, ClusterMonitorGracePeriod: time.Second, ClusterStartupGracePeriod: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--gc-percent") {
 		t.Fatalf("--gc-percent=0: %v, want an error naming the flag", err)
 	}

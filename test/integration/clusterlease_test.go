@@ -1,0 +1,107 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/controllers/cluster"
+	"github.com/karmada-go/karmada/internal/controllers/clusterlease"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// A pull-mode cluster whose agent does not renew its lease in time turns
+// Ready=Unknown and gets the unreachable taint; renewed (and the agent
+// reporting Ready), it loses the taint; silent again, it is marked again.
+// A push-mode cluster is left to clusterStatus.
+func TestPullClusterLeaseMonitor(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := (&cluster.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return (&clusterlease.Monitor{Client: mgr.GetClient(), GracePeriod: 2 * time.Second, StartupGrace: 3 * time.Second, Period: 500 * time.Millisecond}).SetupWithManager(mgr)
+	})
+	createNamespace(ctx, t, c, "karmada-cluster")
+	for _, cl := range []*clusterv1alpha1.Cluster{
+		{ObjectMeta: metav1.ObjectMeta{Name: "edge"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "pushed"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}},
+	} {
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		setReady(ctx, t, c, cl.Name, metav1.ConditionTrue)
+	}
+	state := func(name string) (metav1.ConditionStatus, string, bool) {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			t.Fatal(err)
+		}
+		tainted := false
+		for _, taint := range cl.Spec.Taints {
+			tainted = tainted || taint.Key == clusterv1alpha1.TaintClusterUnreachable
+		}
+		ready := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		return ready.Status, ready.Reason, tainted
+	}
+	silent := func(what string) {
+		t.Helper()
+		testenv.Eventually(t, 20*time.Second, what, func(context.Context) error {
+			if s, r, tainted := state("edge"); s != metav1.ConditionUnknown || r != clusterlease.ReasonStatusUnknown || !tainted {
+				return fmt.Errorf("Ready %s (%s), unreachable taint %t", s, r, tainted)
+			}
+			return nil
+		})
+	}
+	silent("marked silent after the startup grace")
+
+	// The agent is back: it renews its lease and reports Ready.
+	renew := func() {
+		t.Helper()
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "edge"}}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(l), l); err != nil {
+			l.Spec = coordinationv1.LeaseSpec{HolderIdentity: ptr.To("edge"), LeaseDurationSeconds: ptr.To[int32](2)}
+			l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+			if err := c.Create(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+		if err := c.Update(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	renew()
+	setReady(ctx, t, c, "edge", metav1.ConditionTrue)
+	testenv.Eventually(t, 20*time.Second, "the taint gone once Ready", func(context.Context) error {
+		if s, _, tainted := state("edge"); s != metav1.ConditionTrue || tainted {
+			return fmt.Errorf("Ready %s, unreachable taint %t", s, tainted)
+		}
+		return nil
+	})
+	// Renewed every half second for longer than the grace period, it
+	// stays Ready.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		renew()
+		if s, _, _ := state("edge"); s != metav1.ConditionTrue {
+			t.Fatalf("a cluster renewing its lease was marked %s", s)
+		}
+		time.Sleep(500 * time.Millisecond) // the agent's renewal interval, not synchronisation
+	}
+	silent("marked silent again when the lease lapses")
+	if s, _, tainted := state("pushed"); s != metav1.ConditionTrue || tainted {
+		t.Errorf("the push-mode cluster was touched: Ready %s, unreachable taint %t", s, tainted)
+	}
+}
