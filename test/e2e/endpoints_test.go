@@ -107,7 +107,9 @@ func TestComponentsHaveTheirOwnRights(t *testing.T) {
 		{"system:karmada:karmada-webhook", "list", "", "secrets", "", false},
 		{"system:karmada:karmada-webhook", "get", "cluster.karmada.io", "clusters", "", false},
 		{"system:karmada:karmada-controller-manager", "create", "", "pods", "default", false},
-		{"system:karmada:karmada-controller-manager", "create", "rbac.authorization.k8s.io", "clusterrolebindings", "", false},
+		{"system:karmada:karmada-controller-manager", "bind", "rbac.authorization.k8s.io", "clusterroles", "", false},
+		{"system:karmada:karmada-controller-manager", "escalate", "rbac.authorization.k8s.io", "clusterroles", "", false},
+		{"system:karmada:karmada-controller-manager", "impersonate", "", "users", "", false},
 		{"system:karmada:karmada-controller-manager", "create", "work.karmada.io", "works", "karmada-es-member1", true},
 		{"system:karmada:karmada-controller-manager", "get", "", "secrets", "karmada-cluster", true},
 	} {

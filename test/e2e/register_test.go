@@ -11,10 +11,14 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/karmadactl/register"
 )
 
@@ -40,6 +44,15 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 		}
 	})
 
+	c := karmadaClient(t)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "e2e-pull"}}
+		_ = c.Delete(ctx, cl)
+		_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(cl), cl)), nil
+		})
+	})
 	// karmadactl's --kubeconfig is the member's for register.
 	registerAs := func(name string) (string, error) {
 		args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s")
@@ -67,6 +80,19 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	}
 	if u := review.Status.UserInfo; u.Username != "system:karmada:agent:e2e-pull" || !contains(u.Groups, "system:karmada:agents") {
 		t.Errorf("the agent acts as %s %v, want system:karmada:agent:e2e-pull in system:karmada:agents", u.Username, u.Groups)
+	}
+	// The control plane made the cluster's Cluster (pull mode); the agent
+	// may read it, and not another.
+	ac, err := client.New(cfg, client.Options{Scheme: c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pull := &clusterv1alpha1.Cluster{}
+	if err := ac.Get(ctx, client.ObjectKey{Name: "e2e-pull"}, pull); err != nil || pull.Spec.SyncMode != clusterv1alpha1.Pull {
+		t.Errorf("the agent reading its Cluster: %v (syncMode %q)", err, pull.Spec.SyncMode)
+	}
+	if err := ac.Get(ctx, client.ObjectKey{Name: "member1"}, &clusterv1alpha1.Cluster{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the agent reading member1's Cluster: want Forbidden, got %v", err)
 	}
 	// member1 is registered (joined): a token holder may not take it over.
 	if out, err := registerAs("member1"); err == nil || !strings.Contains(out, "ClusterExists") {

@@ -199,7 +199,7 @@ var controllers = map[string]func(c setupContext) error{
 		if err != nil {
 			return err
 		}
-		return (&agentcsr.Reconciler{Client: c.mgr.GetClient(), Kube: kc, Recorder: c.events.RecorderFor(events.SourceAgentCSRApproving)}).SetupWithManager(c.mgr)
+		return (&agentcsr.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Kube: kc, Recorder: c.events.RecorderFor(events.SourceAgentCSRApproving)}).SetupWithManager(c.mgr)
 	},
 	tokenrenewal.ControllerName: func(c setupContext) error {
 		return (&tokenrenewal.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Members: c.members,

@@ -2,6 +2,10 @@
 // agents: the client certificate a karmada-agent acts as in the control
 // plane (user system:karmada:agent:<cluster>, group system:karmada:agents).
 //
+// Approving a registration makes what the agent needs first: its Cluster
+// (pull mode), execution namespace, Lease, and RBAC (AgentRBAC), owned by
+// the Cluster.
+//
 // A request is approved when it asks for exactly that identity, for client
 // authentication only, from the kube-apiserver-client signer, and its
 // requester may ask for it: a bootstrap token holder for a cluster that is
@@ -17,6 +21,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -124,6 +129,9 @@ func Check(csr *certificatesv1.CertificateSigningRequest) Decision {
 // Reconciler approves or denies agent requests.
 type Reconciler struct {
 	Client client.Client
+	// Reader reads Clusters uncached: a decision must not rest on a cache
+	// that has not seen the Cluster yet.
+	Reader client.Reader
 	// Kube writes approvals and asks SubjectAccessReviews.
 	Kube     kubernetes.Interface
 	Recorder record.EventRecorder
@@ -165,13 +173,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			d = deny("NotAllowed", "%s may not request an agent certificate (create certificatesigningrequests/%s; bootstrap tokens of group system:bootstrappers:karmada:default-cluster-token may)", csr.Spec.Username, BootstrapSubresource)
 		case d.Subresource == BootstrapSubresource:
 			// A token holder registers new clusters; it does not take
-			// over one that is registered.
-			err := r.Client.Get(ctx, client.ObjectKey{Name: d.Cluster}, &clusterv1alpha1.Cluster{})
-			if err == nil {
+			// over one that is registered (unless it is the Cluster this
+			// very request's earlier attempt made).
+			cl := &clusterv1alpha1.Cluster{}
+			err := r.Reader.Get(ctx, client.ObjectKey{Name: d.Cluster}, cl)
+			if err == nil && cl.Annotations[RegistrationAnnotation] != csr.Name {
 				d = deny("ClusterExists", "cluster %s is already registered: only its agent renews its certificate; run karmadactl unregister %s first to register it again", d.Cluster, d.Cluster)
-			} else if !apierrors.IsNotFound(err) {
+			} else if err != nil && !apierrors.IsNotFound(err) {
 				return ctrl.Result{}, err
 			}
+		}
+	}
+	if d.Approve {
+		// What the agent will need is there before it gets its identity.
+		registration := csr.Name
+		if d.Subresource == RenewalSubresource {
+			registration = ""
+		}
+		err := r.provision(ctx, d.Cluster, registration)
+		if errors.Is(err, errNotRegistered) {
+			d = deny("NotRegistered", "cluster %s is not registered (any more): its agent's certificate is not renewed", d.Cluster)
+		} else if err != nil {
+			return ctrl.Result{}, fmt.Errorf("provisioning cluster %s for its agent: %w", d.Cluster, err)
 		}
 	}
 	cond := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: d.Reason, Message: d.Message}
