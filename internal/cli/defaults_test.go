@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/karmada-go/karmada/internal/cli"
+	agentapp "github.com/karmada-go/karmada/internal/agent/app"
 	cmapp "github.com/karmada-go/karmada/internal/controllermanager/app"
 	schedapp "github.com/karmada-go/karmada/internal/scheduler/app"
 	webhookapp "github.com/karmada-go/karmada/internal/webhook/app"
@@ -15,7 +16,7 @@ import (
 // The unauthenticated endpoints of every binary (metrics, health, pprof)
 // listen on loopback unless told otherwise.
 func TestEndpointsBindLoopbackByDefault(t *testing.T) {
-	for _, cmd := range []*cobra.Command{cmapp.NewCommand(), schedapp.NewCommand(), webhookapp.NewCommand()} {
+	for _, cmd := range []*cobra.Command{cmapp.NewCommand(), schedapp.NewCommand(), webhookapp.NewCommand(), agentapp.NewCommand()} {
 		for _, name := range []string{"metrics-bind-address", "health-probe-bind-address"} {
 			f := cmd.Flags().Lookup(name)
 			if f == nil {
@@ -35,7 +36,7 @@ func TestEndpointsBindLoopbackByDefault(t *testing.T) {
 // Metrics are served over HTTPS and authenticated unless told otherwise;
 // an unauthenticated pprof listens on loopback only.
 func TestMetricsSecureByDefault(t *testing.T) {
-	for _, cmd := range []*cobra.Command{cmapp.NewCommand(), schedapp.NewCommand(), webhookapp.NewCommand()} {
+	for _, cmd := range []*cobra.Command{cmapp.NewCommand(), schedapp.NewCommand(), webhookapp.NewCommand(), agentapp.NewCommand()} {
 		if f := cmd.Flags().Lookup("metrics-secure"); f == nil || f.DefValue != "true" {
 			t.Errorf("%s: --metrics-secure must default to true", cmd.Name())
 		}

@@ -133,6 +133,19 @@ func (m *MetricsFlags) ServerOptions() metricsserver.Options {
 // Kubernetes' --authorization-always-allow-paths default.
 var alwaysAllowed = []string{"/healthz", "/readyz", "/livez"}
 
+// ServerOptionsReviewedBy are ServerOptions whose requests are reviewed by
+// the API server of cfg rather than the one the component works against (a
+// karmada-agent has its /metrics reviewed by its member).
+func (m *MetricsFlags) ServerOptionsReviewedBy(cfg *rest.Config) metricsserver.Options {
+	o := m.ServerOptions()
+	if o.FilterProvider != nil {
+		o.FilterProvider = func(_ *rest.Config, _ *http.Client) (metricsserver.Filter, error) {
+			return m.authenticated(cfg, nil)
+		}
+	}
+	return o
+}
+
 // selfSigned serves a certificate made at start for localhost.
 func selfSigned(c *tls.Config) {
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, []string{"localhost"})

@@ -97,9 +97,15 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 		return m, nil
 	}
 	c.mu.Unlock()
-	cfg, err := RESTConfig(ctx, c.karmada, cluster, c.opts)
-	if err != nil {
-		return nil, err
+	var cfg *rest.Config
+	static, isStatic := c.opts.Static[cluster.Name]
+	if isStatic {
+		cfg = rest.CopyConfig(static)
+	} else {
+		var err error
+		if cfg, err = RESTConfig(ctx, c.karmada, cluster, c.opts); err != nil {
+			return nil, err
+		}
 	}
 	key := configKey(cfg, cluster.Spec.ProxyURL)
 	c.mu.Lock()
@@ -129,9 +135,11 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	}
 	m := &Member{Name: cluster.Name, key: key, stop: make(chan struct{}), checked: time.Now(), clusterGeneration: cluster.Generation}
 	m.token.Store(&cfg.BearerToken)
-	cfg = rest.CopyConfig(cfg)
-	cfg.BearerToken = ""
-	cfg.WrapTransport = m.authenticate
+	if !isStatic {
+		cfg = rest.CopyConfig(cfg)
+		cfg.BearerToken = ""
+		cfg.WrapTransport = m.authenticate
+	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
@@ -300,7 +308,7 @@ type bearer struct {
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Authorization") != "" {
+	if t := b.m.token.Load(); r.Header.Get("Authorization") != "" || t == nil || *t == "" {
 		return b.rt.RoundTrip(r)
 	}
 	r = utilnet.CloneRequest(r)

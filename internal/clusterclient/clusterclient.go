@@ -28,6 +28,16 @@ type Options struct {
 	QPS     float32
 	Burst   int
 	Timeout time.Duration
+	// Static gives the configuration of clusters reached otherwise than
+	// through a Cluster's credentials Secret: a karmada-agent's own member.
+	Static map[string]*rest.Config
+}
+
+// Serves reports whether controllers run for a cluster in this process: in
+// the control plane (agent false) for push-mode clusters, in a
+// karmada-agent for pull-mode ones (its own).
+func Serves(agent bool, c *clusterv1alpha1.Cluster) bool {
+	return (c.Spec.SyncMode == clusterv1alpha1.Pull) == agent
 }
 
 // RESTConfig returns the configuration that reaches a push-mode member with

@@ -50,6 +50,8 @@ const (
 type Reconciler struct {
 	Client  client.Client
 	Members *clusterclient.Cache
+	// Agent runs it in a karmada-agent, for its own pull-mode cluster.
+	Agent bool
 	// UpdateFrequency is how often each cluster is probed.
 	UpdateFrequency time.Duration
 	// FailureThreshold is how long a cluster must keep failing before it is
@@ -105,8 +107,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.forget(cluster.Name)
 		return ctrl.Result{}, nil
 	}
-	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
-		// The agent of a pull-mode cluster reports its status.
+	if !clusterclient.Serves(r.Agent, cluster) {
+		// The agent of a pull-mode cluster reports its status; the control
+		// plane, a push-mode one's.
 		return ctrl.Result{}, nil
 	}
 

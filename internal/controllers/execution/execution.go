@@ -56,6 +56,8 @@ type Reconciler struct {
 	Client   client.Client
 	Members  *clusterclient.Cache
 	Workers  int
+	// Agent runs it in a karmada-agent, for its own pull-mode cluster.
+	Agent bool
 	// StatusWritesApplied says the workStatus controller runs beside this
 	// one and writes the Applied condition of a successful apply, together
 	// with the first status of what was applied (one write of the Work
@@ -117,8 +119,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !work.DeletionTimestamp.IsZero() {
 		return r.remove(ctx, work, cluster)
 	}
-	if cluster == nil || cluster.Spec.SyncMode == clusterv1alpha1.Pull {
-		// Nothing to push to: unknown cluster, or its agent applies.
+	if cluster == nil || !clusterclient.Serves(r.Agent, cluster) {
+		// Nothing to apply here: unknown cluster, or the agent of a
+		// pull-mode one applies (or, in an agent, a push-mode one).
 		return ctrl.Result{}, nil
 	}
 	if controllerutil.AddFinalizer(work, Finalizer) {
@@ -330,7 +333,13 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		return ctrl.Result{}, nil
 	}
 	preserve := work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion
-	pull := cluster != nil && cluster.Spec.SyncMode == clusterv1alpha1.Pull
+	// pull: another process (the cluster's agent) removes what it applied.
+	pull := cluster != nil && !clusterclient.Serves(r.Agent, cluster)
+	if pull && cluster.DeletionTimestamp.IsZero() {
+		// The agent removes the Work's copies and then its finalizer; only
+		// a cluster being removed has its Works let go here.
+		return ctrl.Result{}, nil
+	}
 	if preserve && !pull && clusterready.IsReady(cluster) {
 		// The copies stay, as the member's own: Karmada's marks go, so that
 		// nothing later takes them for Karmada's.

@@ -49,6 +49,8 @@ type Reconciler struct {
 	Client   client.Client
 	Members  *clusterclient.Cache
 	Workers  int
+	// Agent runs it in a karmada-agent, for its own pull-mode cluster.
+	Agent bool
 
 	// Window delays the reflection of a member object's change (DefaultWindow
 	// when zero), so that the quick succession of status changes of a
@@ -222,7 +224,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if cluster.Spec.SyncMode == clusterv1alpha1.Pull || !clusterready.IsReady(cluster) {
+	if !clusterclient.Serves(r.Agent, cluster) || !clusterready.IsReady(cluster) {
 		// An agent reports a pull-mode member's Works; a member that is not
 		// Ready has nothing current to report (the execution controller
 		// writes why its Works are not applied).

@@ -1,0 +1,202 @@
+// Package agent is karmada-agent: run once per pull-mode member, with the
+// identity karmadactl register obtained for it, it does for its own cluster
+// what the controller manager does for push-mode ones — reports the
+// cluster's status, applies its Works (the same execution code, with
+// conflict resolution) and reports their status — and renews its Lease in
+// the control plane, by which the control plane knows it is alive.
+//
+// It never deletes a member object but for a Work it saw being deleted (the
+// execution controller's finalizer), or a manifest the Work dropped: a
+// restart, an empty cache, or a control plane out of reach deletes nothing.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusterclient"
+	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
+	"github.com/karmada-go/karmada/internal/controllers/execution"
+	"github.com/karmada-go/karmada/internal/controllers/workstatus"
+	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/reserved"
+	"github.com/karmada-go/karmada/internal/scheme"
+)
+
+// Config is what the agent runs with.
+type Config struct {
+	// Karmada reaches the control plane as the agent; Member the member.
+	Karmada, Member *rest.Config
+	ClusterName     string
+	// StatusUpdateFrequency spaces the cluster's status probes.
+	StatusUpdateFrequency time.Duration
+	// LeaseDuration is the Lease's duration; it is renewed every
+	// LeaseDuration * RenewFraction.
+	LeaseDuration time.Duration
+	RenewFraction float64
+	// Metrics serves /metrics (reviewed by the member's API server).
+	Metrics                metricsserver.Options
+	HealthProbeBindAddress string
+	Workers                int
+	// SkipNameValidation lets the agent run more than once in one process
+	// (tests): controller names are otherwise unique per process.
+	SkipNameValidation bool
+}
+
+// ErrWrongCluster: the member is not the cluster registered under the name.
+var ErrWrongCluster = errors.New("the member is not the registered cluster")
+
+// Run runs the agent until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	log := klog.FromContext(ctx).WithValues("cluster", cfg.ClusterName)
+	mc, err := kubernetes.NewForConfig(cfg.Member)
+	if err != nil {
+		return err
+	}
+	ks, err := mc.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the member's kube-system namespace: %w", err)
+	}
+	direct, err := client.New(cfg.Karmada, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
+	// The Cluster and the agent's rights come with the registration's
+	// approval; until they are there (or visible), the claim is retried.
+	if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := claim(ctx, direct, cfg.ClusterName, string(ks.UID))
+		if errors.Is(err, ErrWrongCluster) {
+			return false, err
+		}
+		if err != nil {
+			log.Info("Waiting to claim the Cluster", "err", err.Error())
+		}
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	es := workv1alpha1.ExecutionNamespace(cfg.ClusterName)
+	mgr, err := ctrl.NewManager(cfg.Karmada, ctrl.Options{
+		Scheme: scheme.Scheme,
+		// Only what the agent may read: its Works, its Cluster.
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{es: {}}},
+				&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", cfg.ClusterName)},
+			},
+		},
+		Metrics:                cfg.Metrics,
+		HealthProbeBindAddress: cfg.HealthProbeBindAddress,
+		Controller:             config.Controller{SkipNameValidation: ptr.To(cfg.SkipNameValidation)},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	members := clusterclient.NewCache(mgr.GetAPIReader(), clusterclient.Options{Static: map[string]*rest.Config{cfg.ClusterName: cfg.Member}, Timeout: 30 * time.Second})
+	defer members.Close()
+	recorders, err := events.NewProvider(cfg.Karmada, scheme.Scheme)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(recorders); err != nil {
+		return err
+	}
+	workers := max(cfg.Workers, 1)
+	if err := (&clusterstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: 1,
+		UpdateFrequency: cfg.StatusUpdateFrequency, FailureThreshold: 30 * time.Second, SuccessThreshold: 30 * time.Second}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&execution.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: workers, StatusWritesApplied: true,
+		Recorder: recorders.RecorderFor(events.SourceExecution)}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&workstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: workers,
+		Recorder: recorders.RecorderFor(events.SourceWorkStatus)}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return renewLease(ctx, direct, cfg)
+	})); err != nil {
+		return err
+	}
+	log.Info("Starting karmada-agent")
+	return mgr.Start(ctx)
+}
+
+// claim makes sure the Cluster the control plane made at registration is
+// this member's: its spec.id is set to the member's kube-system UID, and a
+// Cluster whose id is another's is refused.
+func claim(ctx context.Context, c client.Client, name, id string) error {
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
+		return fmt.Errorf("reading Cluster %s (is it registered? karmadactl register makes it): %w", name, err)
+	}
+	switch {
+	case cluster.Spec.SyncMode != clusterv1alpha1.Pull:
+		return fmt.Errorf("cluster %s is in %s mode: %w", name, cluster.Spec.SyncMode, ErrWrongCluster)
+	case cluster.Spec.ID != "" && cluster.Spec.ID != id:
+		return fmt.Errorf("cluster %s has id %s, this member's is %s: %w", name, cluster.Spec.ID, id, ErrWrongCluster)
+	case cluster.Spec.ID == id:
+		return nil
+	}
+	cluster.Spec.ID = id
+	if err := c.Update(ctx, cluster); err != nil {
+		return fmt.Errorf("recording the member's id on Cluster %s: %w", name, err)
+	}
+	return nil
+}
+
+// renewLease renews the cluster's Lease in the control plane every
+// LeaseDuration * RenewFraction until ctx ends; a failed renewal is retried
+// at the next tick (the control plane marks the cluster Unknown only after
+// its grace period).
+func renewLease(ctx context.Context, c client.Client, cfg Config) error {
+	log := klog.FromContext(ctx)
+	every := time.Duration(float64(cfg.LeaseDuration) * cfg.RenewFraction)
+	for {
+		lease := &coordinationv1.Lease{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: reserved.ClusterNamespace, Name: cfg.ClusterName}, lease)
+		if err == nil {
+			now := metav1.NowMicro()
+			lease.Spec.HolderIdentity = ptr.To(cfg.ClusterName)
+			lease.Spec.LeaseDurationSeconds = ptr.To(int32(cfg.LeaseDuration / time.Second))
+			lease.Spec.RenewTime = &now
+			err = c.Update(ctx, lease)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Error(err, "Renewing the cluster's lease", "cluster", cfg.ClusterName)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+	}
+}
