@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/karmada-go/karmada/internal/cli"
 	agentapp "github.com/karmada-go/karmada/internal/agent/app"
+	"github.com/karmada-go/karmada/internal/cli"
 	cmapp "github.com/karmada-go/karmada/internal/controllermanager/app"
 	schedapp "github.com/karmada-go/karmada/internal/scheduler/app"
 	webhookapp "github.com/karmada-go/karmada/internal/webhook/app"
