@@ -98,6 +98,28 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	if out, err := registerAs("member1"); err == nil || !strings.Contains(out, "ClusterExists") {
 		t.Errorf("registering under a registered name: %v\n%s", err, out)
 	}
+
+	// unregister removes the Cluster, the agent's rights with it, and the
+	// agent's kubeconfig in the member.
+	if out, err := karmadactl("unregister", "e2e-pull", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3"); err != nil || !strings.Contains(out, "cluster(e2e-pull) is unregistered") {
+		t.Fatalf("unregister: %v\n%s", err, out)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "e2e-pull"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Cluster after unregister: %v", err)
+	}
+	if _, err := mc.CoreV1().Secrets(register.AgentNamespace).Get(ctx, register.AgentSecretName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the agent's Secret after unregister: %v", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsForbidden(ac.Get(ctx, client.ObjectKey{Name: "e2e-pull"}, &clusterv1alpha1.Cluster{})), nil
+	})
+	if err != nil {
+		t.Error("the agent's rights outlived its Cluster")
+	}
+	// A push-mode cluster is not unregistered.
+	if out, err := karmadactl("unregister", "member1"); err == nil || !strings.Contains(out, "use karmadactl unjoin") {
+		t.Errorf("unregistering a joined cluster: %v\n%s", err, out)
+	}
 }
 
 // runKarmadactl runs karmadactl with exactly these arguments.

@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -41,7 +42,7 @@ func TestPullClusterLeaseMonitor(t *testing.T) {
 		if err := c.Create(ctx, cl); err != nil {
 			t.Fatal(err)
 		}
-		setReady(ctx, t, c, cl.Name, metav1.ConditionTrue)
+		reportReady(ctx, t, c, cl.Name)
 	}
 	state := func(name string) (metav1.ConditionStatus, string, bool) {
 		cl := &clusterv1alpha1.Cluster{}
@@ -84,7 +85,7 @@ func TestPullClusterLeaseMonitor(t *testing.T) {
 		}
 	}
 	renew()
-	setReady(ctx, t, c, "edge", metav1.ConditionTrue)
+	reportReady(ctx, t, c, "edge")
 	testenv.Eventually(t, 20*time.Second, "the taint gone once Ready", func(context.Context) error {
 		if s, _, tainted := state("edge"); s != metav1.ConditionTrue || tainted {
 			return fmt.Errorf("Ready %s, unreachable taint %t", s, tainted)
@@ -103,5 +104,22 @@ func TestPullClusterLeaseMonitor(t *testing.T) {
 	silent("marked silent again when the lease lapses")
 	if s, _, tainted := state("pushed"); s != metav1.ConditionTrue || tainted {
 		t.Errorf("the push-mode cluster was touched: Ready %s, unreachable taint %t", s, tainted)
+	}
+}
+
+// reportReady sets Ready True as an agent would, retrying a conflict with
+// the controllers writing the Cluster meanwhile.
+func reportReady(ctx context.Context, t *testing.T, c client.Client, name string) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&cl.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "ClusterReady", Message: "reported by the test"})
+		return c.Status().Update(ctx, cl)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/taint"
 	"github.com/karmada-go/karmada/internal/karmadactl/token"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
+	"github.com/karmada-go/karmada/internal/karmadactl/unregister"
 )
 
 // NewCommand returns the root command, named after how it was invoked.
@@ -47,6 +48,7 @@ func NewCommand(name string) *cobra.Command {
 		explain.NewPlanCommand(g),
 		token.NewCommand(g, parent),
 		register.NewCommand(g),
+		unregister.NewCommand(g),
 	)
 	return cmd
 }
