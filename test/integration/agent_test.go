@@ -6,16 +6,13 @@ import (
 	"testing"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -23,8 +20,6 @@ import (
 	"github.com/karmada-go/karmada/internal/agent"
 	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
-	"github.com/karmada-go/karmada/internal/karmadactl/token"
-	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -35,29 +30,8 @@ import (
 func TestAgent(t *testing.T) {
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
-	if err := localup.ApplyComponentRBAC(ctx, cp.Client); err != nil {
-		t.Fatal(err)
-	}
-	kc := kubernetes.NewForConfigOrDie(cp.Config)
-	cp.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		return (&agentcsr.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Kube: kc}).SetupWithManager(mgr)
-	})
-	// The registration, as karmadactl register makes it.
-	boot := rest.CopyConfig(cp.Config)
-	boot.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:abcdef", Groups: []string{"system:bootstrappers", token.DefaultGroup, "system:authenticated"}}
-	csr := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "register-edge"},
-		Spec: certificatesv1.CertificateSigningRequestSpec{Request: testenv.CertificateRequest(t, agentcsr.UserPrefix+"edge", []string{agentcsr.Group}),
-			SignerName: certificatesv1.KubeAPIServerClientSignerName, Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}}}
-	if _, err := kubernetes.NewForConfigOrDie(boot).CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 20*time.Second, "the registration approved", func(ctx context.Context) error {
-		got, err := kc.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
-		if err != nil || len(got.Status.Conditions) == 0 || got.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
-			return fmt.Errorf("%+v (%v)", got.Status.Conditions, err)
-		}
-		return nil
-	})
+	kc := startAgentApprover(ctx, t, cp)
+	registerAgent(ctx, t, kc, cp, "edge")
 	asAgent := rest.CopyConfig(cp.Config)
 	asAgent.Impersonate = rest.ImpersonationConfig{UserName: agentcsr.UserPrefix + "edge", Groups: []string{agentcsr.Group, "system:authenticated"}}
 	start := func() context.CancelFunc {

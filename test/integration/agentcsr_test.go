@@ -31,13 +31,7 @@ import (
 func TestAgentCSRApproval(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	if err := localup.ApplyComponentRBAC(ctx, env.Client); err != nil {
-		t.Fatal(err)
-	}
-	kc := kubernetes.NewForConfigOrDie(env.Config)
-	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		return (&agentcsr.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Kube: kc}).SetupWithManager(mgr)
-	})
+	kc := startAgentApprover(ctx, t, env)
 	if err := env.Client.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,39 +92,10 @@ func TestAgentCSRApproval(t *testing.T) {
 func TestAgentRBAC(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	if err := localup.ApplyComponentRBAC(ctx, env.Client); err != nil {
-		t.Fatal(err)
-	}
-	kc := kubernetes.NewForConfigOrDie(env.Config)
-	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		return (&agentcsr.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Kube: kc}).SetupWithManager(mgr)
-	})
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:abcdef", Groups: []string{"system:bootstrappers", token.DefaultGroup, "system:authenticated"}}
-	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
+	kc := startAgentApprover(ctx, t, env)
 	for _, name := range []string{"edge", "other"} {
-		csr := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "register-" + name},
-			Spec: certificatesv1.CertificateSigningRequestSpec{Request: testenv.CertificateRequest(t, agentcsr.UserPrefix+name, []string{agentcsr.Group}), SignerName: certificatesv1.KubeAPIServerClientSignerName, Usages: usages}}
-		if _, err := kubernetes.NewForConfigOrDie(cfg).CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		registerAgent(ctx, t, kc, env, name)
 	}
-	testenv.Eventually(t, 20*time.Second, "both registrations approved and provisioned", func(ctx context.Context) error {
-		for _, name := range []string{"edge", "other"} {
-			got, err := kc.CertificatesV1().CertificateSigningRequests().Get(ctx, "register-"+name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if len(got.Status.Conditions) == 0 || got.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
-				return fmt.Errorf("%s: %+v", name, got.Status.Conditions)
-			}
-			cl := &clusterv1alpha1.Cluster{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil || cl.Spec.SyncMode != clusterv1alpha1.Pull {
-				return fmt.Errorf("Cluster %s: %v (%+v)", name, err, cl.Spec)
-			}
-		}
-		return nil
-	})
 	// A Work in each cluster's execution namespace.
 	for _, name := range []string{"edge", "other"} {
 		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(name), Name: "w"}}
@@ -211,4 +176,44 @@ func TestAgentRBAC(t *testing.T) {
 	if len(role.OwnerReferences) != 1 || role.OwnerReferences[0].Name != "edge" || role.OwnerReferences[0].Kind != "Cluster" {
 		t.Errorf("the agent's ClusterRole is not owned by its Cluster: %+v", role.OwnerReferences)
 	}
+}
+
+// startAgentApprover applies deploy/rbac and runs the agentcsrapproving
+// controller on env; it returns an admin clientset.
+func startAgentApprover(ctx context.Context, t *testing.T, env *testenv.Env) kubernetes.Interface {
+	t.Helper()
+	if err := localup.ApplyComponentRBAC(ctx, env.Client); err != nil {
+		t.Fatal(err)
+	}
+	kc := kubernetes.NewForConfigOrDie(env.Config)
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		return (&agentcsr.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Kube: kc}).SetupWithManager(mgr)
+	})
+	return kc
+}
+
+// registerAgent requests, as a bootstrap token of Karmada's group would, the
+// certificate of cluster name's agent, and waits for the approval (which
+// comes after the Cluster, Lease and RBAC are made).
+func registerAgent(ctx context.Context, t *testing.T, kc kubernetes.Interface, env *testenv.Env, name string) {
+	t.Helper()
+	boot := rest.CopyConfig(env.Config)
+	boot.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:abcdef", Groups: []string{"system:bootstrappers", token.DefaultGroup, "system:authenticated"}}
+	csr := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "register-" + name},
+		Spec: certificatesv1.CertificateSigningRequestSpec{Request: testenv.CertificateRequest(t, agentcsr.UserPrefix+name, []string{agentcsr.Group}),
+			SignerName: certificatesv1.KubeAPIServerClientSignerName, Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}}}
+	if _, err := kubernetes.NewForConfigOrDie(boot).CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the registration of "+name+" approved", func(ctx context.Context) error {
+		got, err := kc.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
+		if err != nil || len(got.Status.Conditions) == 0 || got.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
+			return fmt.Errorf("%+v (%v)", got.Status.Conditions, err)
+		}
+		cl := &clusterv1alpha1.Cluster{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil || cl.Spec.SyncMode != clusterv1alpha1.Pull {
+			return fmt.Errorf("Cluster %s: %v (%+v)", name, err, cl.Spec)
+		}
+		return nil
+	})
 }

@@ -103,7 +103,11 @@ func Discover(ctx context.Context, o Options) ([]byte, error) {
 	var ca []byte
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, time.Second, o.Timeout, true, func(ctx context.Context) (bool, error) {
-		ca, last = discoverOnce(ctx, hc, url, id, secret, o.CACertHash)
+		got, err := discoverOnce(ctx, hc, url, id, secret, o.CACertHash)
+		if err != nil && ctx.Err() != nil {
+			return false, nil // cut by the deadline: the earlier reason stands
+		}
+		ca, last = got, err
 		var fatal *untrustedError
 		if errors.As(last, &fatal) {
 			return false, last

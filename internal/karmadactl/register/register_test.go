@@ -2,15 +2,8 @@ package register
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,21 +16,8 @@ import (
 	jws "k8s.io/cluster-bootstrap/token/jws"
 
 	"github.com/karmada-go/karmada/internal/karmadactl/token"
+	"github.com/karmada-go/karmada/internal/testenv"
 )
-
-func caPEM(t *testing.T) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
 
 func TestValidate(t *testing.T) {
 	ok := Options{Endpoint: "127.0.0.1:31000", Token: "abcdef.0123456789abcdef", CACertHash: "sha256:" + strings.Repeat("a", 64), ClusterName: "member4"}
@@ -66,7 +46,7 @@ func TestValidate(t *testing.T) {
 // has the hash.
 func TestDiscover(t *testing.T) {
 	const id, secret = "abcdef", "0123456789abcdef"
-	ca := caPEM(t)
+	ca := testenv.SelfSignedCA(t)
 	hash, err := token.CACertHash(ca)
 	if err != nil {
 		t.Fatal(err)

@@ -262,11 +262,7 @@ register command that uses it, with the hash of the control plane's CA.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			cfg, err := g.KarmadaConfig()
-			if err != nil {
-				return err
-			}
-			kc, err := kubernetes.NewForConfig(cfg)
+			cfg, kc, err := g.KarmadaClientset()
 			if err != nil {
 				return err
 			}
@@ -301,11 +297,7 @@ func newListCommand(g *options.Global) *cobra.Command {
 		Short: "List the bootstrap tokens",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.KarmadaConfig()
-			if err != nil {
-				return err
-			}
-			kc, err := kubernetes.NewForConfig(cfg)
+			_, kc, err := g.KarmadaClientset()
 			if err != nil {
 				return err
 			}
@@ -357,11 +349,7 @@ func newDeleteCommand(g *options.Global) *cobra.Command {
 		Long:  "Delete bootstrap tokens, given by id ([a-z0-9]{6}) or whole ([a-z0-9]{6}.[a-z0-9]{16}).",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.KarmadaConfig()
-			if err != nil {
-				return err
-			}
-			kc, err := kubernetes.NewForConfig(cfg)
+			_, kc, err := g.KarmadaClientset()
 			if err != nil {
 				return err
 			}

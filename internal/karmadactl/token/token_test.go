@@ -2,19 +2,15 @@ package token
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/karmada-go/karmada/internal/testenv"
 	"k8s.io/client-go/rest"
 )
 
@@ -41,17 +37,13 @@ func TestCreateOptionsValidate(t *testing.T) {
 // The hash is of the CA's public key, computed here the other way round
 // (marshalling the key again) to check the one register compares with.
 func TestCACertHash(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caPEM := testenv.SelfSignedCA(t)
+	block, _ := pem.Decode(caPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	spki, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	spki, err := x509.MarshalPKIXPublicKey(cert.PublicKey)
 	if err != nil {
 		t.Fatal(err)
 	}

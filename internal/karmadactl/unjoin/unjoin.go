@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,17 +65,8 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	}
 
 	if cluster != nil {
-		if err := karmada.Delete(ctx, cluster); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting Cluster %s: %w", o.ClusterName, err)
-		}
-		// The cluster controller removes the Cluster's Works and execution
-		// namespace before the Cluster itself goes.
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.Wait, true, func(ctx context.Context) (bool, error) {
-			err := karmada.Get(ctx, client.ObjectKey{Name: o.ClusterName}, &clusterv1alpha1.Cluster{})
-			return apierrors.IsNotFound(err), nil
-		})
-		if err != nil {
-			return fmt.Errorf("cluster %s is still being removed after %s (its Works are being cleaned up; is karmada-controller-manager running?): %w", o.ClusterName, o.Wait, err)
+		if err := options.DeleteCluster(ctx, karmada, cluster, o.Wait); err != nil {
+			return err
 		}
 		if cluster.Spec.SecretRef != nil {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Spec.SecretRef.Namespace, Name: cluster.Spec.SecretRef.Name}}

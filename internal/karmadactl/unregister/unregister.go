@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,14 +67,8 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 			return fmt.Errorf("cluster %s still has %d Works of workloads placed there (e.g. %s): move them away first (its agent removes what a deleted Work applied), or pass --force to unregister it anyway (the member keeps what the agent applied)",
 				o.ClusterName, len(placed), placed[0])
 		}
-		if err := karmada.Delete(ctx, cluster); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting Cluster %s: %w", o.ClusterName, err)
-		}
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.Wait, true, func(ctx context.Context) (bool, error) {
-			return apierrors.IsNotFound(karmada.Get(ctx, client.ObjectKey{Name: o.ClusterName}, &clusterv1alpha1.Cluster{})), nil
-		})
-		if err != nil {
-			return fmt.Errorf("cluster %s is still being removed after %s (is karmada-controller-manager running?): %w", o.ClusterName, o.Wait, err)
+		if err := options.DeleteCluster(ctx, karmada, cluster, o.Wait); err != nil {
+			return err
 		}
 	}
 	if member != nil {
