@@ -54,12 +54,15 @@ func startProcess(name, binary string, args, env []string, logPath, pidPath stri
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	// The start time is read before the process is reaped: one that died
+	// at once is still a zombie with its /proc entry, and is reported by
+	// the wait for readiness, with its log.
+	rec := pidRecord{PID: cmd.Process.Pid}
+	st, err := procStartTime(rec.PID)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
-	rec := pidRecord{PID: cmd.Process.Pid}
-	st, err := procStartTime(rec.PID)
 	if err != nil {
 		// Without its start time the record could not be told from a
 		// later process that got the same pid: do not leave it running.
