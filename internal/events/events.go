@@ -47,6 +47,10 @@ const (
 	// a member is left there, not deleted, because it holds the member's
 	// own objects.
 	ReleaseNamespace = "ReleaseNamespace"
+	// ReleaseWork (ours): a deleted Work of a pull-mode cluster whose agent
+	// has been silent past --pull-work-release-grace is let go; its copies
+	// stay in the member.
+	ReleaseWork = "ReleaseWork"
 )
 
 // Reasons recorded on bindings and on their templates.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -15,8 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/controllers/cluster"
 	"github.com/karmada-go/karmada/internal/controllers/clusterlease"
+	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -121,5 +124,55 @@ func reportReady(ctx context.Context, t *testing.T, c client.Client, name string
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With --pull-work-release-grace, a Work deleted for a pull-mode cluster
+// whose agent has been silent (Ready Unknown) longer than that is let go by
+// the control plane; a live cluster's Work waits for its agent.
+func TestPullWorksReleasedAfterGrace(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		return (&execution.Reconciler{Client: mgr.GetClient(), PullReleaseGrace: time.Hour}).SetupWithManager(mgr)
+	})
+	set := func(name string, status metav1.ConditionStatus, since time.Time) {
+		t.Helper()
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		cl.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: clusterlease.ReasonStatusUnknown, Message: "test", LastTransitionTime: metav1.NewTime(since)}}
+		if err := c.Status().Update(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace(name))
+	}
+	set("gone", metav1.ConditionUnknown, time.Now().Add(-2*time.Hour))
+	set("blip", metav1.ConditionUnknown, time.Now().Add(-time.Minute))
+	set("alive", metav1.ConditionTrue, time.Now().Add(-2*time.Hour))
+	works := map[string]*workv1alpha1.Work{}
+	for _, name := range []string{"gone", "blip", "alive"} {
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(name), Name: "w", Finalizers: []string{execution.Finalizer}}}
+		if err := c.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		works[name] = w
+	}
+	testenv.Eventually(t, 20*time.Second, "the Work of the cluster silent past the grace let go", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(works["gone"]), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (err %v)", err)
+		}
+		return nil
+	})
+	for _, name := range []string{"blip", "alive"} {
+		w := &workv1alpha1.Work{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(works[name]), w); err != nil || len(w.Finalizers) == 0 {
+			t.Errorf("the Work of %s was let go (err %v, finalizers %v)", name, err, w.Finalizers)
+		}
 	}
 }

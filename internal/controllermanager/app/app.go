@@ -51,8 +51,11 @@ type Options struct {
 	ClusterMonitorPeriod      time.Duration
 	ClusterMonitorGracePeriod time.Duration
 	ClusterStartupGracePeriod time.Duration
-	ClusterFailureThreshold   time.Duration
-	ClusterSuccessThreshold   time.Duration
+	// PullWorkReleaseGrace: how long a pull-mode cluster's agent may be
+	// silent before deleted Works of the cluster are let go (0: never).
+	PullWorkReleaseGrace    time.Duration
+	ClusterFailureThreshold time.Duration
+	ClusterSuccessThreshold time.Duration
 
 	ConcurrentClusterSyncs   int
 	ConcurrentWorkSyncs      int
@@ -82,6 +85,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.ClusterMonitorPeriod, "cluster-monitor-period", 5*time.Second, "how often a pull-mode cluster whose agent went silent is looked at again")
 	f.DurationVar(&o.ClusterMonitorGracePeriod, "cluster-monitor-grace-period", 40*time.Second, "how long a pull-mode cluster's lease may go unrenewed before it is marked Ready=Unknown (and tainted unreachable)")
 	f.DurationVar(&o.ClusterStartupGracePeriod, "cluster-startup-grace-period", 60*time.Second, "how long a new pull-mode cluster's agent has to renew its lease first")
+	f.DurationVar(&o.PullWorkReleaseGrace, "pull-work-release-grace", 0, "how long a pull-mode cluster may be Ready=Unknown (its agent silent) before the Works deleted for it are let go without their copies being removed (they stay in the member); 0 keeps them until the agent is back or the cluster is unregistered")
 	f.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a cluster must keep failing its probe before it is marked NotReady")
 	f.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a NotReady cluster must keep passing its probe before it is marked Ready")
 	f.IntVar(&o.ConcurrentClusterSyncs, "concurrent-cluster-syncs", 5, "clusters reconciled at once")
@@ -128,6 +132,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.ClusterMonitorPeriod <= 0 || o.ClusterMonitorGracePeriod <= 0 || o.ClusterStartupGracePeriod <= 0:
 		return fmt.Errorf("--cluster-monitor-period=%s, --cluster-monitor-grace-period=%s, --cluster-startup-grace-period=%s: must be positive", o.ClusterMonitorPeriod, o.ClusterMonitorGracePeriod, o.ClusterStartupGracePeriod)
+	case o.PullWorkReleaseGrace < 0:
+		return fmt.Errorf("--pull-work-release-grace=%s: must not be negative (0: never)", o.PullWorkReleaseGrace)
 	case o.ClusterStatusUpdateFrequency <= 0:
 		return fmt.Errorf("--cluster-status-update-frequency=%s: must be positive", o.ClusterStatusUpdateFrequency)
 	case o.ClusterFailureThreshold < 0 || o.ClusterSuccessThreshold < 0:
@@ -207,6 +213,7 @@ var controllers = map[string]func(c setupContext) error{
 	},
 	execution.ControllerName: func(c setupContext) error {
 		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
+			PullReleaseGrace:    c.opts.PullWorkReleaseGrace,
 			StatusWritesApplied: c.workStatus}).SetupWithManager(c.mgr)
 	},
 }

@@ -58,6 +58,10 @@ type Reconciler struct {
 	Workers  int
 	// Agent runs it in a karmada-agent, for its own pull-mode cluster.
 	Agent bool
+	// PullReleaseGrace (control plane; 0: never) lets go of a deleted Work
+	// of a pull-mode cluster whose Ready condition has been Unknown for
+	// that long (its agent is gone): its copies stay in the member.
+	PullReleaseGrace time.Duration
 	// StatusWritesApplied says the workStatus controller runs beside this
 	// one and writes the Applied condition of a successful apply, together
 	// with the first status of what was applied (one write of the Work
@@ -325,6 +329,24 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 	return sent, errors.Join(errs...)
 }
 
+// agentGone reports whether a pull-mode cluster's agent has been silent
+// (Ready Unknown) for longer than PullReleaseGrace, or else how long to
+// wait before looking again (0: only an event brings the Work back).
+func (r *Reconciler) agentGone(cluster *clusterv1alpha1.Cluster) (time.Duration, bool) {
+	if r.PullReleaseGrace <= 0 {
+		return 0, false
+	}
+	ready := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionUnknown {
+		return 0, false
+	}
+	left := r.PullReleaseGrace - r.now().Sub(ready.LastTransitionTime.Time)
+	if left > 0 {
+		return left + time.Second, false
+	}
+	return 0, true
+}
+
 // remove deletes the Work's resources from the member, when the member can be
 // reached and the Work does not ask to preserve them, then lets the Work go.
 func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
@@ -337,8 +359,13 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 	pull := cluster != nil && !clusterclient.Serves(r.Agent, cluster)
 	if pull && cluster.DeletionTimestamp.IsZero() {
 		// The agent removes the Work's copies and then its finalizer; only
-		// a cluster being removed has its Works let go here.
-		return ctrl.Result{}, nil
+		// a cluster being removed, or (with PullReleaseGrace) one whose
+		// agent has been silent for that long, has its Works let go here.
+		if wait, gone := r.agentGone(cluster); !gone {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+		ctrl.LoggerFrom(ctx).Info("Releasing the Work of a pull-mode cluster whose agent is gone; its copies stay in the member", "work", klog.KObj(work), "cluster", cluster.Name, "grace", r.PullReleaseGrace)
+		events.Warning(r.Recorder, work, events.ReleaseWork, "Released without removing its copies from cluster %s: its agent has been silent for over %s", cluster.Name, r.PullReleaseGrace)
 	}
 	if preserve && !pull && clusterready.IsReady(cluster) {
 		// The copies stay, as the member's own: Karmada's marks go, so that
