@@ -17,6 +17,8 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -58,6 +60,14 @@ type Config struct {
 	Metrics                metricsserver.Options
 	HealthProbeBindAddress string
 	Workers                int
+	// Credentials, when the agent has a client certificate of the
+	// control plane (Karmada's config made by RotatingConfig), are renewed
+	// as Rotation says.
+	Credentials *Credentials
+	Rotation    RotationConfig
+	// Provider, Region and Zones, when set, are recorded on the Cluster.
+	Provider, Region string
+	Zones            []string
 	// SkipNameValidation lets the agent run more than once in one process
 	// (tests): controller names are otherwise unique per process.
 	SkipNameValidation bool
@@ -81,10 +91,19 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Credentials != nil && cfg.Rotation.CheckInterval > 0 {
+		rotating := make(chan struct{})
+		rctx, stop := context.WithCancel(ctx)
+		go func() {
+			defer close(rotating)
+			_ = cfg.Credentials.rotate(rctx, cfg.Karmada, mc, cfg.ClusterName, cfg.Rotation)
+		}()
+		defer func() { stop(); <-rotating }()
+	}
 	// The Cluster and the agent's rights come with the registration's
 	// approval; until they are there (or visible), the claim is retried.
 	if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := claim(ctx, direct, cfg.ClusterName, string(ks.UID))
+		err := claim(ctx, direct, cfg, string(ks.UID))
 		if errors.Is(err, ErrWrongCluster) {
 			return false, err
 		}
@@ -151,9 +170,12 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // claim makes sure the Cluster the control plane made at registration is
-// this member's: its spec.id is set to the member's kube-system UID, and a
-// Cluster whose id is another's is refused.
-func claim(ctx context.Context, c client.Client, name, id string) error {
+// this member's: its spec.id is set to the member's kube-system UID (the
+// control plane refuses an id another Cluster has), a Cluster whose id is
+// another's is refused, and the provider, region and zones the agent was
+// given are recorded.
+func claim(ctx context.Context, c client.Client, cfg Config, id string) error {
+	name := cfg.ClusterName
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 		return fmt.Errorf("reading Cluster %s (is it registered? karmadactl register makes it): %w", name, err)
@@ -163,11 +185,27 @@ func claim(ctx context.Context, c client.Client, name, id string) error {
 		return fmt.Errorf("cluster %s is in %s mode: %w", name, cluster.Spec.SyncMode, ErrWrongCluster)
 	case cluster.Spec.ID != "" && cluster.Spec.ID != id:
 		return fmt.Errorf("cluster %s has id %s, this member's is %s: %w", name, cluster.Spec.ID, id, ErrWrongCluster)
-	case cluster.Spec.ID == id:
+	}
+	want := cluster.DeepCopy()
+	want.Spec.ID = id
+	if cfg.Provider != "" {
+		want.Spec.Provider = cfg.Provider
+	}
+	if cfg.Region != "" {
+		want.Spec.Region = cfg.Region
+	}
+	if len(cfg.Zones) > 0 {
+		want.Spec.Zones = cfg.Zones
+	}
+	if equality.Semantic.DeepEqual(want.Spec, cluster.Spec) {
 		return nil
 	}
-	cluster.Spec.ID = id
-	if err := c.Update(ctx, cluster); err != nil {
+	if err := c.Update(ctx, want); err != nil {
+		if apierrors.IsInvalid(err) && cluster.Spec.ID == "" {
+			// The webhook refuses an id another Cluster holds: this member
+			// is registered under another name already.
+			return fmt.Errorf("recording the member's id on Cluster %s: %w: %w", name, err, ErrWrongCluster)
+		}
 		return fmt.Errorf("recording the member's id on Cluster %s: %w", name, err)
 	}
 	return nil

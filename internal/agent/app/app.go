@@ -30,6 +30,10 @@ type Options struct {
 	ConcurrentWorkSyncs    int
 	HealthProbeBindAddress string
 	Metrics                cli.MetricsFlags
+	RotationInterval       time.Duration
+	RotationThreshold      float64
+	Provider, Region       string
+	Zones                  []string
 }
 
 // Validate checks the flags, naming the bad one.
@@ -47,6 +51,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-lease-renew-interval-fraction=%v: must be between 0 and 1", o.RenewFraction)
 	case o.ConcurrentWorkSyncs < 1:
 		return fmt.Errorf("--concurrent-work-syncs=%d: must be positive", o.ConcurrentWorkSyncs)
+	case o.RotationInterval < 0:
+		return fmt.Errorf("--cert-rotation-checking-interval=%s: must not be negative (0 turns rotation off)", o.RotationInterval)
+	case o.RotationThreshold <= 0 || o.RotationThreshold > 1:
+		return fmt.Errorf("--cert-rotation-remaining-time-threshold=%v: must be in (0, 1]", o.RotationThreshold)
 	}
 	if errs := names.ClusterNameErrors(o.ClusterName); len(errs) > 0 {
 		return fmt.Errorf("--cluster-name %q is invalid: %s", o.ClusterName, errs[0])
@@ -67,7 +75,12 @@ member), reports the cluster's status, applies the Works of its execution
 namespace and reports their status (the controller manager's own code, with
 conflict resolution), and renews its Lease karmada-cluster/<name> in the
 control plane. It deletes a member object only for a Work it saw deleted;
-a restart or a control plane out of reach deletes nothing.`,
+a restart or a control plane out of reach deletes nothing.
+
+It renews its client certificate of the control plane at 80% of its
+lifetime (--cert-rotation-remaining-time-threshold), uses the new one at
+once, and keeps it in the member's Secret karmada-system/karmada-kubeconfig
+(and in --karmada-kubeconfig, when that file is writable).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -77,6 +90,10 @@ a restart or a control plane out of reach deletes nothing.`,
 			}
 			ctrl.SetLogger(klog.NewKlogr())
 			karmada, err := options.LoadConfig(o.KarmadaKubeconfig, o.KarmadaContext)
+			if err != nil {
+				return fmt.Errorf("--karmada-kubeconfig %s: %w", o.KarmadaKubeconfig, err)
+			}
+			karmada, creds, err := agent.RotatingConfig(karmada)
 			if err != nil {
 				return fmt.Errorf("--karmada-kubeconfig %s: %w", o.KarmadaKubeconfig, err)
 			}
@@ -94,6 +111,9 @@ a restart or a control plane out of reach deletes nothing.`,
 				StatusUpdateFrequency: o.StatusUpdateFrequency, LeaseDuration: o.LeaseDuration, RenewFraction: o.RenewFraction,
 				Metrics:                o.Metrics.ServerOptionsReviewedBy(member),
 				HealthProbeBindAddress: o.HealthProbeBindAddress, Workers: o.ConcurrentWorkSyncs,
+				Credentials: creds,
+				Rotation:    agent.RotationConfig{CheckInterval: o.RotationInterval, Threshold: o.RotationThreshold, KubeconfigFile: o.KarmadaKubeconfig},
+				Provider:    o.Provider, Region: o.Region, Zones: o.Zones,
 			})
 		},
 	}
@@ -107,6 +127,11 @@ a restart or a control plane out of reach deletes nothing.`,
 	f.Float64Var(&o.RenewFraction, "cluster-lease-renew-interval-fraction", 0.25, "the Lease is renewed every --cluster-lease-duration times this")
 	f.IntVar(&o.ConcurrentWorkSyncs, "concurrent-work-syncs", 5, "Works applied at once")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:10357", "address of plain-HTTP /healthz and /readyz")
+	f.DurationVar(&o.RotationInterval, "cert-rotation-checking-interval", 5*time.Minute, "how often the agent checks whether its client certificate of the control plane is due for renewal (0: never renew)")
+	f.Float64Var(&o.RotationThreshold, "cert-rotation-remaining-time-threshold", 0.2, "the certificate is renewed when this share of its lifetime is left (0.2: at 80%)")
+	f.StringVar(&o.Provider, "cluster-provider", "", "the cluster's provider, recorded on its Cluster")
+	f.StringVar(&o.Region, "cluster-region", "", "the cluster's region, recorded on its Cluster")
+	f.StringSliceVar(&o.Zones, "cluster-zones", nil, "the cluster's zones, recorded on its Cluster")
 	o.Metrics.AddFlags(f)
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(gofs)

@@ -10,12 +10,7 @@ package register
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -28,22 +23,20 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	jws "k8s.io/cluster-bootstrap/token/jws"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
+	"github.com/karmada-go/karmada/internal/agentcert"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
+	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/token"
 	"github.com/karmada-go/karmada/internal/names"
@@ -51,13 +44,12 @@ import (
 
 // Where the agent's kubeconfig goes in the member, as Karmada keeps it.
 const (
-	AgentNamespace     = "karmada-system"
-	AgentSecretName    = "karmada-kubeconfig"
-	AgentSecretKey     = "karmada-kubeconfig"
-	ManagedByLabel     = "karmada.io/managed-by"
-	managedByValue     = "karmadactl"
-	ClusterNameLabel   = "cluster.karmada.io/name"
-	karmadaContextName = "karmada-apiserver"
+	AgentNamespace   = agentcert.Namespace
+	AgentSecretName  = agentcert.SecretName
+	AgentSecretKey   = agentcert.SecretKey
+	ManagedByLabel   = agentcert.ManagedByLabel
+	managedByValue   = agentcert.ManagedByValue
+	ClusterNameLabel = agentcert.ClusterNameLabel
 )
 
 var caHashRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
@@ -71,6 +63,12 @@ type Options struct {
 	ClusterName string
 	// Timeout bounds the discovery and the wait for the certificate.
 	Timeout time.Duration
+	// CertExpirationSeconds is the lifetime asked for the agent's
+	// certificate.
+	CertExpirationSeconds int32
+	// Agent is what the agent may do in the member and how it is
+	// installed there (its ClusterName is ClusterName's).
+	Agent AgentMember
 }
 
 // Validate checks the options before anything is touched.
@@ -86,6 +84,20 @@ func (o *Options) Validate() error {
 	}
 	if errs := names.ClusterNameErrors(o.ClusterName); len(errs) > 0 {
 		return fmt.Errorf("--cluster-name %q is invalid: %s", o.ClusterName, errs[0])
+	}
+	if o.Agent.ClusterAdmin && len(o.Agent.PropagateKinds) > 0 {
+		return errors.New("--propagate-kinds and --cluster-admin: choose one (--cluster-admin grants every kind)")
+	}
+	if len(o.Agent.PropagateKinds) > 0 {
+		if _, err := join.ParseKinds(o.Agent.PropagateKinds); err != nil {
+			return err
+		}
+	}
+	if o.CertExpirationSeconds != 0 && o.CertExpirationSeconds < 600 {
+		return fmt.Errorf("--cert-expiration-seconds=%d: must be at least 600 (the signer's minimum)", o.CertExpirationSeconds)
+	}
+	if o.Agent.Replicas < 0 || o.Agent.Replicas > 1 {
+		return fmt.Errorf("--karmada-agent-replicas=%d: must be 0 or 1 (two agents of one cluster would apply the same Works; the agent runs no leader election)", o.Agent.Replicas)
 	}
 	return nil
 }
@@ -206,106 +218,35 @@ func Run(ctx context.Context, member *rest.Config, o Options, out io.Writer) err
 	}
 	fmt.Fprintf(out, "[discovery] the control plane at %s is trusted: cluster-info is signed with the token and its CA matches the hash\n", o.Endpoint)
 	bootstrap := &rest.Config{Host: "https://" + o.Endpoint, BearerToken: o.Token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}, Timeout: 30 * time.Second}
-	certPEM, keyPEM, err := requestCertificate(ctx, bootstrap, o)
+	certPEM, keyPEM, err := agentcert.RequestCertificate(ctx, bootstrap, o.ClusterName, o.Timeout, o.CertExpirationSeconds)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "[csr] the agent's certificate (%s%s) is issued\n", agentcsr.UserPrefix, o.ClusterName)
-	kubeconfig, err := agentKubeconfig(o.Endpoint, ca, certPEM, keyPEM)
+	kubeconfig, err := agentcert.Kubeconfig("https://"+o.Endpoint, ca, certPEM, keyPEM)
 	if err != nil {
 		return err
 	}
-	if err := writeAgentSecret(ctx, mc, o.ClusterName, kubeconfig); err != nil {
+	if err := agentcert.WriteSecret(ctx, mc, o.ClusterName, kubeconfig, true); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "[member] the agent's kubeconfig is in Secret %s/%s of the member\ncluster(%s) is registered; karmada-agent, started with it, creates the Cluster and pulls its Works\n", AgentNamespace, AgentSecretName, o.ClusterName)
-	return nil
-}
-
-// requestCertificate submits a CSR for the agent's identity with the
-// bootstrap token and waits for its certificate.
-func requestCertificate(ctx context.Context, bootstrap *rest.Config, o Options) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
+	fmt.Fprintf(out, "[member] the agent's kubeconfig is in Secret %s/%s of the member\n", AgentNamespace, AgentSecretName)
+	o.Agent.ClusterName = o.ClusterName
+	if err := InstallAgent(ctx, mc, o.Agent); err != nil {
+		return err
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: agentcsr.UserPrefix + o.ClusterName, Organization: []string{agentcsr.Group}}}, key)
-	if err != nil {
-		return nil, nil, err
+	grant := "--propagate-kinds=" + strings.Join(o.Agent.kinds(), ",")
+	if o.Agent.ClusterAdmin {
+		grant = "--cluster-admin"
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
+	fmt.Fprintf(out, "[member] the agent's ServiceAccount %s/%s and its rights there (%s) are in place\n", AgentNamespace, AgentName, grant)
+	if o.Agent.Image != "" {
+		fmt.Fprintf(out, "[member] Deployment %s/%s runs %s\n", AgentNamespace, AgentName, o.Agent.Image)
+	} else {
+		fmt.Fprintf(out, "[member] no --karmada-agent-image: run the agent yourself, with the member's ServiceAccount %s/%s and the kubeconfig of that Secret:\n  karmada-agent --karmada-kubeconfig <file of Secret %s/%s> --cluster-name %s\n",
+			AgentNamespace, AgentName, AgentNamespace, AgentSecretName, o.ClusterName)
 	}
-	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	bc, err := kubernetes.NewForConfig(bootstrap)
-	if err != nil {
-		return nil, nil, err
-	}
-	csr := &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%s-%s", o.ClusterName, utilrand.String(5))},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName: certificatesv1.KubeAPIServerClientSignerName,
-			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
-		},
-	}
-	if _, err := bc.CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{}); err != nil {
-		return nil, nil, fmt.Errorf("requesting the agent's certificate with the bootstrap token: %w", err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, o.Timeout, true, func(ctx context.Context) (bool, error) {
-		got, err := bc.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == certificatesv1.CertificateDenied || c.Type == certificatesv1.CertificateFailed {
-				return false, fmt.Errorf("the control plane %s the agent's certificate request %s: %s: %s", strings.ToLower(string(c.Type)), csr.Name, c.Reason, c.Message)
-			}
-		}
-		certPEM = got.Status.Certificate
-		return len(certPEM) > 0, nil
-	})
-	if err != nil && len(certPEM) == 0 {
-		if wait.Interrupted(err) {
-			return nil, nil, fmt.Errorf("the agent's certificate request %s was not signed within %s (is the control plane's karmada-controller-manager running its agentcsrapproving controller, and its kube-controller-manager the CSR signer?)", csr.Name, o.Timeout)
-		}
-		return nil, nil, err
-	}
-	return certPEM, keyPEM, nil
-}
-
-func agentKubeconfig(endpoint string, ca, cert, key []byte) ([]byte, error) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters[karmadaContextName] = &clientcmdapi.Cluster{Server: "https://" + endpoint, CertificateAuthorityData: ca}
-	kc.AuthInfos["karmada-agent"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
-	kc.Contexts[karmadaContextName] = &clientcmdapi.Context{Cluster: karmadaContextName, AuthInfo: "karmada-agent"}
-	kc.CurrentContext = karmadaContextName
-	return clientcmd.Write(*kc)
-}
-
-// writeAgentSecret stores the agent's kubeconfig in the member; a Secret of
-// that name that register did not make is not taken over.
-func writeAgentSecret(ctx context.Context, mc kubernetes.Interface, cluster string, kubeconfig []byte) error {
-	if _, err := mc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: AgentNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s in the member: %w", AgentNamespace, err)
-	}
-	labels := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: cluster}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: AgentNamespace, Name: AgentSecretName, Labels: labels}, Data: map[string][]byte{AgentSecretKey: kubeconfig}}
-	cur, err := mc.CoreV1().Secrets(AgentNamespace).Get(ctx, AgentSecretName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = mc.CoreV1().Secrets(AgentNamespace).Create(ctx, s, metav1.CreateOptions{})
-	case err != nil:
-	case cur.Labels[ManagedByLabel] != managedByValue:
-		return fmt.Errorf("Secret %s/%s already exists in the member and was not made by karmadactl register: refusing to replace it", AgentNamespace, AgentSecretName)
-	default:
-		cur.Labels, cur.Data = labels, s.Data
-		_, err = mc.CoreV1().Secrets(AgentNamespace).Update(ctx, cur, metav1.UpdateOptions{})
-	}
-	if err != nil {
-		return fmt.Errorf("writing Secret %s/%s in the member: %w", AgentNamespace, AgentSecretName, err)
-	}
+	fmt.Fprintf(out, "cluster(%s) is registered; its agent claims the Cluster and pulls its Works\n", o.ClusterName)
 	return nil
 }
 
@@ -351,5 +292,13 @@ karmadactl token create --print-register-command prints the whole command.`,
 	f.StringVar(&o.ClusterName, "cluster-name", "", "name of the member cluster in the control plane")
 	f.StringVar(&memberContext, "context", "", "context of --kubeconfig that reaches the member cluster (for register, --kubeconfig is the member's)")
 	f.DurationVar(&o.Timeout, "discovery-timeout", 5*time.Minute, "how long to wait for the control plane's cluster-info and for the agent's certificate")
+	f.Int32Var(&o.CertExpirationSeconds, "cert-expiration-seconds", 31536000, "lifetime asked for the agent's certificate (the agent renews it at 80% of it)")
+	f.StringSliceVar(&o.Agent.PropagateKinds, "propagate-kinds", nil, "kinds the agent may write in the member, resource[.group] or *.group, as karmadactl join takes them (default "+strings.Join(join.DefaultPropagateKinds, ",")+")")
+	f.BoolVar(&o.Agent.ClusterAdmin, "cluster-admin", false, "give the agent every right in the member instead of --propagate-kinds")
+	f.StringVar(&o.Agent.Image, "karmada-agent-image", "", "install the agent as Deployment karmada-system/karmada-agent of this image (default: none; run the agent yourself)")
+	f.Int32Var(&o.Agent.Replicas, "karmada-agent-replicas", 1, "replicas of the agent's Deployment (0 or 1)")
+	f.StringVar(&o.Agent.Provider, "cluster-provider", "", "the cluster's provider, recorded on its Cluster by the agent")
+	f.StringVar(&o.Agent.Region, "cluster-region", "", "the cluster's region, recorded on its Cluster by the agent")
+	f.StringSliceVar(&o.Agent.Zones, "cluster-zones", nil, "the cluster's zones, recorded on its Cluster by the agent")
 	return cmd
 }

@@ -35,7 +35,8 @@ type Options struct {
 }
 
 // Run unregisters a cluster: karmada reaches the control plane; member, when
-// not nil, the member (its agent's kubeconfig is removed there).
+// not nil, the member (the agent's kubeconfig, identity and Deployment are
+// removed there).
 func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Options, out io.Writer) error {
 	if o.Wait == 0 {
 		o.Wait = 2 * time.Minute
@@ -88,6 +89,15 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 			if err := mc.CoreV1().Secrets(register.AgentNamespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting the agent's Secret in the member: %w", err)
 			}
+		}
+		// The agent's Deployment, ServiceAccount and RBAC, when register
+		// installed them.
+		left, err := register.RemoveAgent(ctx, mc, o.ClusterName)
+		for _, l := range left {
+			fmt.Fprintf(out, "%s in namespace %s of the member was not made by karmadactl register for %s: left alone\n", l, register.AgentNamespace, o.ClusterName)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if cluster == nil {
