@@ -98,7 +98,9 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 		put  func(create bool) error
 	}{{
 		"ServiceAccount",
-		func() (metav1.Object, error) { return mc.CoreV1().ServiceAccounts(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{}) },
+		func() (metav1.Object, error) {
+			return mc.CoreV1().ServiceAccounts(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+		},
 		func(create bool) error {
 			if !create {
 				return nil
@@ -108,7 +110,9 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 		},
 	}, {
 		"ClusterRole",
-		func() (metav1.Object, error) { return mc.RbacV1().ClusterRoles().Get(ctx, AgentName, metav1.GetOptions{}) },
+		func() (metav1.Object, error) {
+			return mc.RbacV1().ClusterRoles().Get(ctx, AgentName, metav1.GetOptions{})
+		},
 		func(create bool) error {
 			o := &rbacv1.ClusterRole{ObjectMeta: meta(""), Rules: clusterRules}
 			if create {
@@ -120,7 +124,9 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 		},
 	}, {
 		"ClusterRoleBinding",
-		func() (metav1.Object, error) { return mc.RbacV1().ClusterRoleBindings().Get(ctx, AgentName, metav1.GetOptions{}) },
+		func() (metav1.Object, error) {
+			return mc.RbacV1().ClusterRoleBindings().Get(ctx, AgentName, metav1.GetOptions{})
+		},
 		func(create bool) error {
 			o := &rbacv1.ClusterRoleBinding{ObjectMeta: meta(""), Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentName}}
 			if create {
@@ -132,7 +138,9 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 		},
 	}, {
 		"Role",
-		func() (metav1.Object, error) { return mc.RbacV1().Roles(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{}) },
+		func() (metav1.Object, error) {
+			return mc.RbacV1().Roles(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+		},
 		func(create bool) error {
 			o := &rbacv1.Role{ObjectMeta: meta(AgentNamespace), Rules: localRules}
 			if create {
@@ -144,7 +152,9 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 		},
 	}, {
 		"RoleBinding",
-		func() (metav1.Object, error) { return mc.RbacV1().RoleBindings(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{}) },
+		func() (metav1.Object, error) {
+			return mc.RbacV1().RoleBindings(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+		},
 		func(create bool) error {
 			o := &rbacv1.RoleBinding{ObjectMeta: meta(AgentNamespace), Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: AgentName}}
 			if create {
@@ -162,7 +172,9 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 			put  func(create bool) error
 		}{
 			"Deployment",
-			func() (metav1.Object, error) { return mc.AppsV1().Deployments(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{}) },
+			func() (metav1.Object, error) {
+				return mc.AppsV1().Deployments(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+			},
 			func(create bool) error {
 				o := AgentDeployment(a)
 				if create {
@@ -264,18 +276,30 @@ func RemoveAgent(ctx context.Context, mc kubernetes.Interface, cluster string) (
 	}
 	n := AgentName
 	items := []item{
-		{"Deployment", func() (metav1.Object, error) { return mc.AppsV1().Deployments(AgentNamespace).Get(ctx, n, metav1.GetOptions{}) },
+		{"Deployment", func() (metav1.Object, error) {
+			return mc.AppsV1().Deployments(AgentNamespace).Get(ctx, n, metav1.GetOptions{})
+		},
 			func(o metav1.DeleteOptions) error { return mc.AppsV1().Deployments(AgentNamespace).Delete(ctx, n, o) }},
-		{"RoleBinding", func() (metav1.Object, error) { return mc.RbacV1().RoleBindings(AgentNamespace).Get(ctx, n, metav1.GetOptions{}) },
+		{"RoleBinding", func() (metav1.Object, error) {
+			return mc.RbacV1().RoleBindings(AgentNamespace).Get(ctx, n, metav1.GetOptions{})
+		},
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().RoleBindings(AgentNamespace).Delete(ctx, n, o) }},
-		{"Role", func() (metav1.Object, error) { return mc.RbacV1().Roles(AgentNamespace).Get(ctx, n, metav1.GetOptions{}) },
+		{"Role", func() (metav1.Object, error) {
+			return mc.RbacV1().Roles(AgentNamespace).Get(ctx, n, metav1.GetOptions{})
+		},
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().Roles(AgentNamespace).Delete(ctx, n, o) }},
-		{"ClusterRoleBinding", func() (metav1.Object, error) { return mc.RbacV1().ClusterRoleBindings().Get(ctx, n, metav1.GetOptions{}) },
+		{"ClusterRoleBinding", func() (metav1.Object, error) {
+			return mc.RbacV1().ClusterRoleBindings().Get(ctx, n, metav1.GetOptions{})
+		},
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoleBindings().Delete(ctx, n, o) }},
 		{"ClusterRole", func() (metav1.Object, error) { return mc.RbacV1().ClusterRoles().Get(ctx, n, metav1.GetOptions{}) },
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoles().Delete(ctx, n, o) }},
-		{"ServiceAccount", func() (metav1.Object, error) { return mc.CoreV1().ServiceAccounts(AgentNamespace).Get(ctx, n, metav1.GetOptions{}) },
-			func(o metav1.DeleteOptions) error { return mc.CoreV1().ServiceAccounts(AgentNamespace).Delete(ctx, n, o) }},
+		{"ServiceAccount", func() (metav1.Object, error) {
+			return mc.CoreV1().ServiceAccounts(AgentNamespace).Get(ctx, n, metav1.GetOptions{})
+		},
+			func(o metav1.DeleteOptions) error {
+				return mc.CoreV1().ServiceAccounts(AgentNamespace).Delete(ctx, n, o)
+			}},
 	}
 	var errs []error
 	for _, it := range items {
