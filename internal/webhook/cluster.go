@@ -1,13 +1,16 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/url"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
@@ -163,4 +166,23 @@ func validateResourceModels(models []clusterv1alpha1.ResourceModel, path *field.
 		}
 	}
 	return errs
+}
+
+// uniqueClusterID refuses a spec.id (a member's kube-system UID) that
+// another Cluster has: one member registered under two names would have
+// two sets of Works applied to it, each undoing the other's.
+func uniqueClusterID(clusters client.Reader, c *clusterv1alpha1.Cluster) field.ErrorList {
+	path := field.NewPath("spec", "id")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list := &clusterv1alpha1.ClusterList{}
+	if err := clusters.List(ctx, list); err != nil {
+		return field.ErrorList{field.InternalError(path, fmt.Errorf("reading the other Clusters to check that the id is not theirs: %w", err))}
+	}
+	for _, other := range list.Items {
+		if other.Name != c.Name && other.Spec.ID == c.Spec.ID {
+			return field.ErrorList{field.Invalid(path, c.Spec.ID, fmt.Sprintf("the member is already cluster %q (spec.id is its kube-system UID): one member may be registered under one name only; unjoin or unregister %s first", other.Name, other.Name))}
+		}
+	}
+	return nil
 }

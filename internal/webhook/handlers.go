@@ -43,7 +43,12 @@ type Endpoint struct {
 }
 
 // Endpoints are every admission path, mutating ones first.
-func Endpoints(scheme *runtime.Scheme) []Endpoint {
+func Endpoints(scheme *runtime.Scheme) []Endpoint { return EndpointsReading(scheme, nil) }
+
+// EndpointsReading are Endpoints whose checks that need other objects read
+// them with clusters (nil: those checks are off): a Cluster may not take
+// the spec.id another Cluster has, the same member under a second name.
+func EndpointsReading(scheme *runtime.Scheme, clusters client.Reader) []Endpoint {
 	dec := admission.NewDecoder(scheme)
 	pp := policyv1alpha1.SchemeGroupVersion.WithResource
 	cl := clusterv1alpha1.SchemeGroupVersion.WithResource
@@ -167,7 +172,11 @@ func Endpoints(scheme *runtime.Scheme) []Endpoint {
 					if old != nil && equality.Semantic.DeepEqual(c.Spec, old.Spec) {
 						return nil
 					}
-					return validateCluster(c, old)
+					errs := validateCluster(c, old)
+					if clusters != nil && c.Spec.ID != "" && (old == nil || old.Spec.ID != c.Spec.ID) {
+						errs = append(errs, uniqueClusterID(clusters, c)...)
+					}
+					return errs
 				}}},
 	}
 }

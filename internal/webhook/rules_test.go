@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -471,5 +472,40 @@ func TestDeleteIsAllowed(t *testing.T) {
 	req.Operation = admissionv1.Delete
 	if resp := e.Handler().Handle(context.Background(), req); !resp.Allowed {
 		t.Fatalf("delete denied: %+v", resp.Result)
+	}
+}
+
+// TestClusterIDIsUnique: a Cluster may not take the spec.id another Cluster
+// has (the same member under a second name); its own id, unchanged, is
+// fine, and without a reader the check is off.
+func TestClusterIDIsUnique(t *testing.T) {
+	existing := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, ID: "uid-2"}}
+	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(existing).Build()
+	var e Endpoint
+	for _, x := range EndpointsReading(scheme.Scheme, reader) {
+		if x.Path == "/validate-cluster" {
+			e = x
+		}
+	}
+	pull := func(name, id string) *clusterv1alpha1.Cluster {
+		return &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull, ID: id}}
+	}
+	resp := e.Handler().Handle(context.Background(), request(t, e, pull("e2e-pull", "uid-2"), pull("e2e-pull", "")))
+	got := denials(t, resp)
+	if len(got) != 1 || !strings.Contains(got[0], `spec.id: Invalid value: "uid-2": the member is already cluster "member2"`) {
+		t.Errorf("a second name for member2's id: %v", got)
+	}
+	for _, ok := range []struct{ obj, old *clusterv1alpha1.Cluster }{
+		{pull("edge", "uid-9"), pull("edge", "")},
+		{pull("edge", "uid-9"), nil},
+		{existing, existing.DeepCopy()},
+	} {
+		if resp := e.Handler().Handle(context.Background(), request(t, e, ok.obj, ok.old)); !resp.Allowed {
+			t.Errorf("%s with id %s denied: %+v", ok.obj.Name, ok.obj.Spec.ID, resp.Result)
+		}
+	}
+	plain := endpoints["/validate-cluster"]
+	if resp := plain.Handler().Handle(context.Background(), request(t, plain, pull("e2e-pull", "uid-2"), pull("e2e-pull", ""))); !resp.Allowed {
+		t.Errorf("without a reader the id check should be off: %+v", resp.Result)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -89,9 +90,10 @@ outside its namespace, no overrider may change a manifest's apiVersion,
 kind, name, namespace, generateName, uid or ownerReferences, and no policy
 may live in karmada-system, karmada-cluster or karmada-es-*.
 
-Admission needs no credentials: it never calls the API server. The
---kubeconfig it takes serves only to have the API server review requests
-to /metrics (and /debug/pprof with --enable-pprof). It serves HTTPS only,
+Admission needs almost no credentials: with --kubeconfig it lists
+Clusters when a Cluster's spec.id changes (refusing one member under two
+names), and has the API server review requests to /metrics (and
+/debug/pprof with --enable-pprof); nothing else. It serves HTTPS only,
 with the certificate in --cert-dir (reloaded when the files change), and
 /healthz and /readyz on the same port.`,
 		Example:       `  karmada-webhook --cert-dir /var/serving-cert --secure-port 8443 --kubeconfig /etc/karmada/webhook.kubeconfig`,
@@ -113,7 +115,7 @@ with the certificate in --cert-dir (reloaded when the files change), and
 	f.StringVar(&o.KeyName, "tls-private-key-file-name", "tls.key", "serving key file in --cert-dir")
 	f.StringVar(&o.TLSMinVersion, "tls-min-version", "1.3", "lowest TLS version accepted: 1.2 or 1.3")
 	o.Metrics.AddFlags(f)
-	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to review /metrics requests (TokenReview, SubjectAccessReview): the identity needs nothing else; required while metrics are served with --metrics-secure")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to list Clusters when one's spec.id changes and to review /metrics requests (TokenReview, SubjectAccessReview); required while metrics are served with --metrics-secure")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8000", "address of plain-HTTP /healthz and /readyz; '0' disables it (they are also served on the webhook port)")
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(gofs)
@@ -129,7 +131,21 @@ func Run(ctx context.Context, o *Options) error {
 		Host: o.BindAddress, Port: o.SecurePort, CertDir: o.CertDir, CertName: o.CertName, KeyName: o.KeyName,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tlsVersions[o.TLSMinVersion] }},
 	})
-	for _, e := range webhook.Endpoints(scheme.Scheme) {
+	var cfg *rest.Config
+	var clusters client.Reader
+	if o.Kubeconfig != "" {
+		var err error
+		if cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
+			return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+		// Read when a Cluster's id changes, which is rare: no cache.
+		if clusters, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
+			return err
+		}
+	} else {
+		log.Info("No --kubeconfig: a Cluster taking another Cluster's spec.id (one member under two names) is not refused")
+	}
+	for _, e := range webhook.EndpointsReading(scheme.Scheme, clusters) {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}
 	server.Register(webhook.ConvertPath, conversion.NewWebhookHandler(scheme.Scheme))
@@ -142,13 +158,6 @@ func Run(ctx context.Context, o *Options) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return server.Start(ctx) })
-	var cfg *rest.Config
-	if o.Kubeconfig != "" {
-		var err error
-		if cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
-			return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
-		}
-	}
 	metrics, err := metricsserver.NewServer(o.Metrics.ServerOptions(), cfg, nil)
 	if err != nil {
 		return err
