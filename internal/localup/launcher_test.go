@@ -326,3 +326,34 @@ func TestPidRecordsWithoutMatchingStartTimeAreNotOurs(t *testing.T) {
 		t.Fatalf("a pid file holding pid 1 was taken as running: %v (%v)", running, err)
 	}
 }
+
+// A failed up stops the processes it started in parallel with the one that
+// failed (here karmada-webhook, which needs no etcd): none outlives it.
+func TestFailedUpLeavesNoProcessOfItsOwn(t *testing.T) {
+	bin := fakeBinDir(t, "echo 'fatal' >&2\nsleep 1\nexit 3\n")
+	cfg := testConfig(t, bin)
+	if err := Up(context.Background(), cfg, &bytes.Buffer{}); err == nil {
+		t.Fatal("up succeeded with an etcd that exits")
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(bin)) {
+			continue
+		}
+		if _, state, err := procStat(atoi(p.Name())); err == nil && state != "Z" && state != "X" {
+			t.Errorf("process %s (%s) outlived the failed up", p.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

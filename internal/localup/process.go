@@ -29,6 +29,8 @@ type process struct {
 	// exited is closed when the process ends; err holds how it ended.
 	exited chan struct{}
 	err    error
+	// rec is its pid record, with the start time that lets it be stopped.
+	rec pidRecord
 }
 
 // startProcess starts binary in its own process group, so that it outlives
@@ -70,6 +72,7 @@ func startProcess(name, binary string, args, env []string, logPath, pidPath stri
 		return nil, fmt.Errorf("reading the start time of %s (pid %d): %w", name, rec.PID, err)
 	}
 	rec.StartTime = st
+	p.rec = rec
 	if err := writePidRecord(pidPath, rec); err != nil {
 		_ = killGroup(rec.PID, syscall.SIGKILL)
 		return nil, err
