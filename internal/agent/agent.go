@@ -50,8 +50,11 @@ type Config struct {
 	// Karmada reaches the control plane as the agent; Member the member.
 	Karmada, Member *rest.Config
 	ClusterName     string
-	// StatusUpdateFrequency spaces the cluster's status probes.
-	StatusUpdateFrequency time.Duration
+	// StatusUpdateFrequency spaces the cluster's status probes; a new
+	// Ready state is reported once it has held for FailureThreshold or
+	// SuccessThreshold (30s when 0).
+	StatusUpdateFrequency              time.Duration
+	FailureThreshold, SuccessThreshold time.Duration
 	// LeaseDuration is the Lease's duration; it is renewed every
 	// LeaseDuration * RenewFraction.
 	LeaseDuration time.Duration
@@ -149,7 +152,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	workers := max(cfg.Workers, 1)
 	if err := (&clusterstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: 1,
-		UpdateFrequency: cfg.StatusUpdateFrequency, FailureThreshold: 30 * time.Second, SuccessThreshold: 30 * time.Second}).SetupWithManager(mgr); err != nil {
+		UpdateFrequency: cfg.StatusUpdateFrequency, FailureThreshold: orDefault(cfg.FailureThreshold, 30*time.Second), SuccessThreshold: orDefault(cfg.SuccessThreshold, 30*time.Second)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&execution.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: workers, StatusWritesApplied: true,
@@ -237,4 +240,11 @@ func renewLease(ctx context.Context, c client.Client, cfg Config) error {
 		case <-time.After(every):
 		}
 	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +33,8 @@ type stateRecord struct {
 	NodesPerMember int    `json:"nodesPerMember"`
 	PortBase       int    `json:"portBase"`
 	Kubeconfig     string `json:"kubeconfig"`
+	// PullMembers are the members registered in pull mode.
+	PullMembers []string `json:"pullMembers,omitempty"`
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "fleet.json") }
@@ -171,9 +174,9 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if rec != nil && len(running) > 0 && (rec.Members != cfg.Members || rec.PortBase != cfg.PortBase || rec.NodesPerMember != cfg.NodesPerMember) {
-		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d; run `karmada-local down` before changing them",
-			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase)
+	if rec != nil && len(running) > 0 && (rec.Members != cfg.Members || rec.PortBase != cfg.PortBase || rec.NodesPerMember != cfg.NodesPerMember || !slices.Equal(sorted(rec.PullMembers), sorted(cfg.PullMembers))) {
+		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s; run `karmada-local down` before changing them",
+			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","))
 	}
 	f := newFleet(cfg)
 	if err := f.prepare(); err != nil {
@@ -224,10 +227,14 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 			}
 		}
 	}
-	if err := writeState(cfg.StateDir, stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase, Kubeconfig: cfg.Kubeconfig}); err != nil {
+	if err := writeState(cfg.StateDir, stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase, Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Starting a fleet of %d member cluster(s) with %d node(s) each (state in %s)\n", cfg.Members, cfg.NodesPerMember, cfg.StateDir)
+	mode := ""
+	if len(cfg.PullMembers) > 0 {
+		mode = fmt.Sprintf("; %s in pull mode, with a karmada-agent", strings.Join(cfg.PullMembers, ", "))
+	}
+	fmt.Fprintf(out, "Starting a fleet of %d member cluster(s) with %d node(s) each%s (state in %s)\n", cfg.Members, cfg.NodesPerMember, mode, cfg.StateDir)
 	if err := f.run(ctx, steps, healthy, out); err != nil {
 		return err
 	}
@@ -264,7 +271,7 @@ func (f *fleet) run(ctx context.Context, steps []*Step, healthy map[string]bool,
 				return err
 			}
 			mu.Lock()
-			started = append(started, pidRecord{PID: p.cmd.Process.Pid})
+			started = append(started, p.rec)
 			mu.Unlock()
 			if err := waitReady(ctx, s, p); err != nil {
 				return err
@@ -438,7 +445,7 @@ func fleetFromState(stateDir, binDir string) (*fleet, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("no fleet in %s: run `karmada-local up` first", stateDir)
 	}
-	f := newFleet(Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: rec.Kubeconfig, Members: rec.Members, NodesPerMember: rec.NodesPerMember, PortBase: rec.PortBase})
+	f := newFleet(Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: rec.Kubeconfig, Members: rec.Members, NodesPerMember: rec.NodesPerMember, PortBase: rec.PortBase, PullMembers: rec.PullMembers})
 	if err := f.prepare(); err != nil {
 		return nil, err
 	}
@@ -581,6 +588,35 @@ func memberStepsOf(f *fleet, name string) ([]*Step, error) {
 	return stepsOf(f, name)
 }
 
+// agentStepOf resolves a pull-mode member's name to its agent process.
+func agentStepOf(f *fleet, name string) ([]*Step, error) {
+	c := f.cluster(name)
+	if c == nil || !c.pull {
+		var pull []string
+		for _, m := range f.clusters[1:] {
+			if m.pull {
+				pull = append(pull, m.name)
+			}
+		}
+		if len(pull) == 0 {
+			return nil, fmt.Errorf("%q runs no karmada-agent: the fleet has no pull-mode member (karmada-local up --pull-members)", name)
+		}
+		return nil, fmt.Errorf("%q runs no karmada-agent: the pull-mode members are %s", name, strings.Join(pull, ", "))
+	}
+	return stepsOf(f, agentStep(name))
+}
+
+// AgentStop stops a pull-mode member's karmada-agent only: the member keeps
+// running its workloads, and the control plane stops hearing from it.
+func AgentStop(stateDir, binDir, name string, kill bool, out io.Writer) error {
+	return stopTarget(stateDir, binDir, name, agentStepOf, kill, out)
+}
+
+// AgentStart starts a pull-mode member's karmada-agent again.
+func AgentStart(ctx context.Context, stateDir, binDir, name string, out io.Writer) error {
+	return startTarget(ctx, stateDir, binDir, name, agentStepOf, out)
+}
+
 // MemberStop stops one member's processes, keeping its data.
 func MemberStop(stateDir, binDir, name string, out io.Writer) error {
 	return stopTarget(stateDir, binDir, name, memberStepsOf, false, out)
@@ -628,7 +664,7 @@ func stopTarget(stateDir, binDir, target string, resolve resolver, kill bool, ou
 		}
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(out, "%s is already stopped.\n", target)
+		fmt.Fprintf(out, "%s is already stopped.\n", label(target, steps))
 		return nil
 	}
 	grace := 15 * time.Second
@@ -647,7 +683,15 @@ func startTarget(ctx context.Context, stateDir, binDir, target string, resolve r
 	if err != nil {
 		return err
 	}
-	return startSteps(ctx, f, stateDir, binDir, target, steps, out)
+	return startSteps(ctx, f, stateDir, binDir, label(target, steps), steps, out)
+}
+
+// label names what a target resolved to: its one process, or the target.
+func label(target string, steps []*Step) string {
+	if len(steps) == 1 {
+		return steps[0].Name
+	}
+	return target
 }
 
 func startSteps(ctx context.Context, f *fleet, stateDir, binDir, target string, steps []*Step, out io.Writer) error {
@@ -687,4 +731,10 @@ func startSteps(ctx context.Context, f *fleet, stateDir, binDir, target string, 
 	}
 	fmt.Fprintf(out, "%s is up in %.1fs.\n", target, time.Since(t0).Seconds())
 	return nil
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }

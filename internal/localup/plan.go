@@ -60,6 +60,9 @@ type Config struct {
 	// empty); ClusterAdmin grants it every right instead.
 	PropagateKinds []string
 	ClusterAdmin   bool
+	// PullMembers are registered in pull mode (karmadactl register) and
+	// run a karmada-agent; the others are joined in push mode.
+	PullMembers []string
 }
 
 // DefaultPropagateKinds are what the fleet's members let Karmada write:
@@ -84,6 +87,11 @@ func (c Config) Validate() error {
 	case c.ClusterAdmin && len(c.PropagateKinds) > 0:
 		return fmt.Errorf("--propagate-kinds and --cluster-admin: choose one (--cluster-admin grants every kind)")
 	}
+	for _, m := range c.PullMembers {
+		if !slices.Contains(memberNames(c.Members), m) {
+			return fmt.Errorf("--pull-members: %q is not a member of the fleet (member1..member%d)", m, c.Members)
+		}
+	}
 	if !c.ClusterAdmin && len(c.PropagateKinds) > 0 {
 		if _, err := join.ParseKinds(c.PropagateKinds); err != nil {
 			return err
@@ -94,6 +102,14 @@ func (c Config) Validate() error {
 
 // MemberName is the name of member i (1-based).
 func MemberName(i int) string { return fmt.Sprintf("member%d", i) }
+
+func memberNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = MemberName(i + 1)
+	}
+	return out
+}
 
 // cluster is one Kubernetes control plane of the fleet: the Karmada control
 // plane or a member.
@@ -123,6 +139,10 @@ type cluster struct {
 	encryption string
 	// etcdCert is the API server's etcd client certificate.
 	etcdCert, etcdKey string
+	// A pull-mode member's agent: its member kubeconfig (its identity
+	// there), and the control plane kubeconfig register obtained.
+	pull                                  bool
+	agentMemberConfig, agentKarmadaConfig string
 }
 
 // etcdAuthStep turns etcd authentication on before any API server starts.
@@ -171,7 +191,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -183,6 +203,7 @@ func newFleet(cfg Config) *fleet {
 		} else {
 			c.name = MemberName(i)
 			c.context = c.name
+			c.pull = cfg.isPull(c.name)
 		}
 		c.dir = filepath.Join(cfg.StateDir, c.name)
 		for s := range c.ports {
@@ -230,6 +251,11 @@ func (f *fleet) prepare() error {
 	for _, c := range f.clusters {
 		if err := f.prepareCluster(c); err != nil {
 			return err
+		}
+		if c.pull {
+			if err := f.preparePull(c); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -575,6 +601,9 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		After:   []string{apiserver.Name, kcm.Name, scheduler.Name, kwok.Name},
 		Run:     f.setupMember(c),
 	}
+	if c.pull {
+		return append(append(steps, scheduler, kwok, nodes), f.pullSteps(c, nodes.Name)...), nil
+	}
 	join := &Step{
 		Name:    prefix("join"),
 		Cluster: c.name,
@@ -650,8 +679,12 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 		After:   []string{kcm.Name},
 		Run:     f.waitClustersReady(c),
 	}
-	for i := 1; i <= f.cfg.Members; i++ {
-		ready.After = append(ready.After, MemberName(i)+"/join")
+	for _, m := range f.clusters[1:] {
+		if m.pull {
+			ready.After = append(ready.After, agentStep(m.name))
+		} else {
+			ready.After = append(ready.After, m.name+"/join")
+		}
 	}
 	return []*Step{webhook, setup, kcm, sched, ready}
 }

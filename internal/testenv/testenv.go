@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -33,7 +34,6 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/cli"
-	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/webhook"
 	webhookapp "github.com/karmada-go/karmada/internal/webhook/app"
@@ -185,14 +185,8 @@ func MemberCredentials(ctx context.Context, t testing.TB, member *Env) (token st
 func (e *Env) StartWebhook(t testing.TB) {
 	t.Helper()
 	dir := t.TempDir()
-	ca, err := localup.LoadOrCreateCA(filepath.Join(dir, "ca"), "webhook-test-ca")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key, err := ca.Ensure(localup.CertSpec{Name: "serving", CommonName: "karmada-webhook", Server: true, IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	caCert, cert, key := servingCert(t, dir)
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCert.Raw})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +213,7 @@ func (e *Env) StartWebhook(t testing.TB) {
 
 	url := fmt.Sprintf("https://127.0.0.1:%d", port)
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
+	pool.AddCert(caCert)
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}}}
 	Eventually(t, 10*time.Second, "karmada-webhook ready", func(ctx context.Context) error {
 		resp, err := hc.Get(url + "/readyz")
@@ -233,7 +227,7 @@ func (e *Env) StartWebhook(t testing.TB) {
 		return nil
 	})
 	ctx = context.Background()
-	if err := webhook.Register(ctx, e.Client, scheme.Scheme, url, ca.CertPEM); err != nil {
+	if err := webhook.Register(ctx, e.Client, scheme.Scheme, url, caPEM); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range webhook.ConvertedCRDs {
@@ -242,7 +236,7 @@ func (e *Env) StartWebhook(t testing.TB) {
 			if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 				return err
 			}
-			webhook.SetConversion(crd, url, ca.CertPEM)
+			webhook.SetConversion(crd, url, caPEM)
 			return e.Client.Update(ctx, crd)
 		})
 	}

@@ -25,6 +25,8 @@ type Options struct {
 	Kubeconfig             string
 	ClusterName            string
 	StatusUpdateFrequency  time.Duration
+	FailureThreshold       time.Duration
+	SuccessThreshold       time.Duration
 	LeaseDuration          time.Duration
 	RenewFraction          float64
 	ConcurrentWorkSyncs    int
@@ -45,6 +47,8 @@ func (o *Options) Validate() error {
 		return errors.New("--cluster-name is required: the name the cluster was registered under")
 	case o.StatusUpdateFrequency <= 0:
 		return fmt.Errorf("--cluster-status-update-frequency=%s: must be positive", o.StatusUpdateFrequency)
+	case o.FailureThreshold <= 0 || o.SuccessThreshold <= 0:
+		return fmt.Errorf("--cluster-failure-threshold=%s, --cluster-success-threshold=%s: must be positive", o.FailureThreshold, o.SuccessThreshold)
 	case o.LeaseDuration < time.Second:
 		return fmt.Errorf("--cluster-lease-duration=%s: must be at least 1s", o.LeaseDuration)
 	case o.RenewFraction <= 0 || o.RenewFraction >= 1:
@@ -108,7 +112,7 @@ once, and keeps it in the member's Secret karmada-system/karmada-kubeconfig
 			}
 			return agent.Run(cmd.Context(), agent.Config{
 				Karmada: karmada, Member: member, ClusterName: o.ClusterName,
-				StatusUpdateFrequency: o.StatusUpdateFrequency, LeaseDuration: o.LeaseDuration, RenewFraction: o.RenewFraction,
+				StatusUpdateFrequency: o.StatusUpdateFrequency, FailureThreshold: o.FailureThreshold, SuccessThreshold: o.SuccessThreshold, LeaseDuration: o.LeaseDuration, RenewFraction: o.RenewFraction,
 				Metrics:                o.Metrics.ServerOptionsReviewedBy(member),
 				HealthProbeBindAddress: o.HealthProbeBindAddress, Workers: o.ConcurrentWorkSyncs,
 				Credentials: creds,
@@ -123,6 +127,8 @@ once, and keeps it in the member's Secret karmada-system/karmada-kubeconfig
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the member cluster (default: in-cluster, then $KUBECONFIG)")
 	f.StringVar(&o.ClusterName, "cluster-name", "", "name of the member cluster in the control plane (required)")
 	f.DurationVar(&o.StatusUpdateFrequency, "cluster-status-update-frequency", 10*time.Second, "how often the cluster's status is probed and updated")
+	f.DurationVar(&o.FailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long the cluster must keep failing its probe before it is reported not Ready")
+	f.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long the cluster must keep passing its probe before it is reported Ready again (not waited for after Unknown: the control plane had only stopped hearing from the agent)")
 	f.DurationVar(&o.LeaseDuration, "cluster-lease-duration", 40*time.Second, "duration of the cluster's Lease in the control plane")
 	f.Float64Var(&o.RenewFraction, "cluster-lease-renew-interval-fraction", 0.25, "the Lease is renewed every --cluster-lease-duration times this")
 	f.IntVar(&o.ConcurrentWorkSyncs, "concurrent-work-syncs", 5, "Works applied at once")

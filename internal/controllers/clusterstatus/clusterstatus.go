@@ -155,11 +155,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // decide says whether the observed status may be written now. A change
 // against the current condition must persist for the threshold first; when
-// it may not, requeue is the time left.
+// it may not, requeue is the time left. An Unknown condition (the control
+// plane stopped hearing from a pull-mode cluster's agent) says nothing of
+// the member's health, and is replaced at once.
 func (r *Reconciler) decide(name string, current *metav1.Condition, observed metav1.ConditionStatus) (write bool, requeue time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if current == nil || current.Status == observed {
+	if current == nil || current.Status == observed || current.Status == metav1.ConditionUnknown {
 		delete(r.pending, name)
 		return true, 0
 	}

@@ -56,6 +56,14 @@ func TestDecideWaitsForThresholds(t *testing.T) {
 	if write, _ = r.decide("m", notReady, metav1.ConditionTrue); !write {
 		t.Fatal("succeeding for the whole threshold must be written")
 	}
+	// Unknown (the agent was not heard from) is replaced by the agent's
+	// first observation, whatever it is.
+	unknown := &metav1.Condition{Status: metav1.ConditionUnknown}
+	for _, observed := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse} {
+		if write, requeue = r.decide("m", unknown, observed); !write || requeue != 0 {
+			t.Fatalf("Unknown, then %s observed: write=%v requeue=%s, want it written at once", observed, write, requeue)
+		}
+	}
 }
 
 func TestDecideWithZeroThresholdsIsImmediate(t *testing.T) {

@@ -48,7 +48,7 @@ Everything listens on 127.0.0.1 with TLS; nothing is downloaded.`,
 		"directory holding certificates, etcd data, logs and pids (env KARMADA_LOCAL_STATE_DIR)")
 	cmd.PersistentFlags().StringVar(&g.binDir, "bin-dir", defaultBinDir(),
 		"directory holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newComponentCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g))
 	return cmd
 }
 
@@ -85,6 +85,10 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.StateDir, cfg.BinDir = g.stateDir, g.binDir
+			if !cmd.Flags().Changed("pull-members") && cfg.Members >= 3 {
+				// As Karmada's own local setup: member3 in pull mode.
+				cfg.PullMembers = []string{localup.MemberName(3)}
+			}
 			return localup.Up(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}
@@ -94,6 +98,7 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().IntVar(&cfg.PortBase, "port-base", defaultPortBase, "first port of the fleet; cluster i (0 = control plane) uses the ten ports from port-base+10*i")
 	cmd.Flags().StringSliceVar(&cfg.PropagateKinds, "propagate-kinds", nil, "kinds Karmada may write in the members, as karmadactl join --propagate-kinds takes them (default "+strings.Join(localup.DefaultPropagateKinds, ",")+")")
 	cmd.Flags().BoolVar(&cfg.ClusterAdmin, "cluster-admin", false, "join the members with karmadactl join --cluster-admin (every right in the members) instead")
+	cmd.Flags().StringSliceVar(&cfg.PullMembers, "pull-members", nil, "members registered in pull mode (karmadactl register) and served by a karmada-agent process; the others are joined in push mode (default member3 when the fleet has three members or more; --pull-members= for none)")
 	return cmd
 }
 
@@ -155,6 +160,39 @@ func newMemberCommand(g *globalOptions) *cobra.Command {
 			return localup.MemberStart(cmd.Context(), g.stateDir, g.binDir, args[0], cmd.OutOrStdout())
 		},
 	})
+	return cmd
+}
+
+func newAgentCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Stop or start a pull-mode member's karmada-agent",
+		Long: `Stop or start the karmada-agent of a pull-mode member (karmada-local up
+--pull-members) without touching the member: its workloads keep running,
+and the control plane, no longer hearing from the agent, marks the cluster
+Ready=Unknown after its grace period.`,
+	}
+	var kill bool
+	stop := &cobra.Command{
+		Use:     "stop NAME",
+		Short:   "Stop a pull-mode member's agent; the member keeps running",
+		Example: `  karmada-local agent stop member3`,
+		Args:    cli.OneName("the name of a pull-mode member, such as member3"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return localup.AgentStop(g.stateDir, g.binDir, args[0], kill, cmd.OutOrStdout())
+		},
+	}
+	stop.Flags().BoolVar(&kill, "kill", false, "send SIGKILL at once instead of SIGTERM with a grace period")
+	start := &cobra.Command{
+		Use:     "start NAME",
+		Short:   "Start a pull-mode member's agent again and wait until it is healthy",
+		Example: `  karmada-local agent start member3`,
+		Args:    cli.OneName("the name of a pull-mode member, such as member3"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return localup.AgentStart(cmd.Context(), g.stateDir, g.binDir, args[0], cmd.OutOrStdout())
+		},
+	}
+	cmd.AddCommand(stop, start)
 	return cmd
 }
 

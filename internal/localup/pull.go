@@ -1,0 +1,227 @@
+package localup
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/agentcert"
+	"github.com/karmada-go/karmada/internal/karmadactl/register"
+	"github.com/karmada-go/karmada/internal/karmadactl/token"
+)
+
+// Member slots of a pull-mode member's karmada-agent.
+const (
+	slotAgentMetrics = 4
+	slotAgentHealth  = 5
+)
+
+// agentStep is the name of a pull-mode member's agent process.
+func agentStep(member string) string { return member + "/karmada-agent" }
+
+// preparePull gives a pull-mode member's agent its member identity (a
+// client certificate of the member's CA, bound by register to the agent's
+// rights there) and the path of its control plane kubeconfig.
+func (f *fleet) preparePull(c *cluster) error {
+	cert, key, err := c.ca.Ensure(CertSpec{Name: "karmada-agent-client", CommonName: register.AgentUser, Client: true})
+	if err != nil {
+		return err
+	}
+	c.agentMemberConfig = filepath.Join(c.dir, "karmada-agent", "member.kubeconfig")
+	if err := writeComponentKubeconfig(c.agentMemberConfig, c, register.AgentUser, cert, key); err != nil {
+		return err
+	}
+	c.agentKarmadaConfig = filepath.Join(c.dir, "karmada-agent", "karmada.kubeconfig")
+	return nil
+}
+
+// pullSteps register a pull-mode member with karmadactl register's code
+// (a bootstrap token used once) and run its karmada-agent.
+func (f *fleet) pullSteps(c *cluster, nodes string) []*Step {
+	reg := &Step{
+		Name:    c.name + "/register",
+		Cluster: c.name,
+		// The registration is approved by the controller manager's
+		// agentcsrapproving controller, and signed by the control plane's
+		// kube-controller-manager.
+		After: []string{nodes, "karmada/setup", "karmada/karmada-controller-manager", "karmada/kube-controller-manager"},
+		Run:   f.registerMember(c),
+	}
+	region, zones := memberTopology(c.index)
+	health := c.ports[slotAgentHealth]
+	agent := &Step{
+		Name:    agentStep(c.name),
+		Cluster: c.name,
+		After:   []string{reg.Name},
+		Binary:  f.bin("karmada-agent"),
+		Args: []string{
+			"--karmada-kubeconfig=" + c.agentKarmadaConfig,
+			"--kubeconfig=" + c.agentMemberConfig,
+			"--cluster-name=" + c.name,
+			"--cluster-provider=kwok",
+			"--cluster-region=" + region,
+			"--cluster-zones=" + strings.Join(zones, ","),
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", c.ports[slotAgentMetrics]),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
+			"--v=2",
+		},
+		Ports: []int{c.ports[slotAgentMetrics], health},
+		// Healthy once it has claimed its Cluster and started its
+		// controllers.
+		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
+		ReadyTimeout: 60 * time.Second,
+	}
+	return []*Step{reg, agent}
+}
+
+// registerMember registers the member in pull mode, as `karmadactl token
+// create` then `karmadactl register` would, unless it is registered
+// already with a kubeconfig in its member; either way the agent's
+// kubeconfig file is written from the member's Secret, where the agent
+// keeps its renewed certificates.
+func (f *fleet) registerMember(c *cluster) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		cp := f.clusters[0]
+		karmadaCfg, err := cp.restConfig()
+		if err != nil {
+			return err
+		}
+		karmada, err := f.karmadaClient()
+		if err != nil {
+			return err
+		}
+		memberCfg, err := c.restConfig()
+		if err != nil {
+			return err
+		}
+		mc, err := kubernetes.NewForConfig(memberCfg)
+		if err != nil {
+			return err
+		}
+		agent := register.AgentMember{ClusterName: c.name, ClusterAdmin: f.cfg.ClusterAdmin, PropagateKinds: f.cfg.PropagateKinds,
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: register.AgentUser}}}
+		if len(agent.PropagateKinds) == 0 && !agent.ClusterAdmin {
+			agent.PropagateKinds = DefaultPropagateKinds
+		}
+		cl := &clusterv1alpha1.Cluster{}
+		err = karmada.Get(ctx, client.ObjectKey{Name: c.name}, cl)
+		switch {
+		case apierrors.IsNotFound(err):
+			cl = nil
+		case err != nil:
+			return fmt.Errorf("reading Cluster %s: %w", c.name, err)
+		case cl.Spec.SyncMode != clusterv1alpha1.Pull:
+			return fmt.Errorf("cluster %s is joined in %s mode, and the fleet wants it in pull mode (--pull-members): run `karmadactl unjoin %s` (or `karmada-local down --purge`) first", c.name, cl.Spec.SyncMode, c.name)
+		}
+		kubeconfig, err := agentKubeconfig(ctx, mc, c.name)
+		if err != nil {
+			return err
+		}
+		if cl != nil && kubeconfig != nil {
+			// Registered: the agent's rights in the member follow the
+			// fleet's --propagate-kinds.
+			if err := register.InstallAgent(ctx, mc, agent); err != nil {
+				return err
+			}
+			return writeAgentKubeconfig(c.agentKarmadaConfig, kubeconfig)
+		}
+		if cl != nil {
+			return fmt.Errorf("cluster %s is registered, but the agent's kubeconfig is gone from the member or its certificate expired (Secret %s/%s): run `karmadactl unregister %s --force` and `karmada-local up` again",
+				c.name, agentcert.Namespace, agentcert.SecretName, c.name)
+		}
+		kc, err := kubernetes.NewForConfig(karmadaCfg)
+		if err != nil {
+			return err
+		}
+		tok, err := token.Create(ctx, kc, token.CreateOptions{TTL: 10 * time.Minute, Description: "karmada-local: registering " + c.name,
+			Usages: []string{"signing", "authentication"}, Groups: []string{token.DefaultGroup}})
+		if err != nil {
+			return err
+		}
+		// Used once.
+		defer func() { _ = token.Delete(context.WithoutCancel(ctx), kc, []string{tok}, io.Discard) }()
+		hash, err := token.CACertHash(cp.ca.CertPEM)
+		if err != nil {
+			return err
+		}
+		err = register.Run(ctx, memberCfg, register.Options{
+			Endpoint: strings.TrimPrefix(cp.apiURL(), "https://"), Token: tok, CACertHash: hash, ClusterName: c.name,
+			Timeout: 90 * time.Second, CertExpirationSeconds: 365 * 24 * 3600, Agent: agent,
+		}, io.Discard)
+		if err != nil {
+			return err
+		}
+		if kubeconfig, err = agentKubeconfig(ctx, mc, c.name); err != nil {
+			return err
+		}
+		if kubeconfig == nil {
+			return errors.New("register left no agent kubeconfig in the member")
+		}
+		return writeAgentKubeconfig(c.agentKarmadaConfig, kubeconfig)
+	}
+}
+
+// agentKubeconfig reads the agent's kubeconfig from the member's Secret:
+// nil when there is none, or it holds a certificate already expired.
+func agentKubeconfig(ctx context.Context, mc kubernetes.Interface, cluster string) ([]byte, error) {
+	s, err := mc.CoreV1().Secrets(agentcert.Namespace).Get(ctx, agentcert.SecretName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Secret %s/%s of %s: %w", agentcert.Namespace, agentcert.SecretName, cluster, err)
+	}
+	if s.Labels[agentcert.ClusterNameLabel] != cluster {
+		return nil, fmt.Errorf("Secret %s/%s of %s was not made by register for cluster %s", agentcert.Namespace, agentcert.SecretName, cluster, cluster)
+	}
+	data := s.Data[agentcert.SecretKey]
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("Secret %s/%s of %s: %w", agentcert.Namespace, agentcert.SecretName, cluster, err)
+	}
+	block, _ := pem.Decode(cfg.CertData)
+	if block == nil {
+		return nil, nil
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil || time.Now().After(cert.NotAfter) {
+		return nil, nil
+	}
+	return data, nil
+}
+
+// writeAgentKubeconfig writes the file the agent process starts from,
+// unless it holds that already.
+func writeAgentKubeconfig(path string, data []byte) error {
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// isPull says whether the fleet runs member name in pull mode.
+func (c Config) isPull(name string) bool { return slices.Contains(c.PullMembers, name) }
