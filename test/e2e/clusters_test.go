@@ -106,7 +106,13 @@ func testJoinedClusters(ctx context.Context, t *testing.T) {
 		if cl.Spec.ID != string(ks.UID) {
 			t.Errorf("%s: spec.id %q, want the member's kube-system UID %q", name, cl.Spec.ID, ks.UID)
 		}
-		if cl.Spec.SyncMode != clusterv1alpha1.Push || cl.Spec.SecretRef == nil {
+		// member3 is the fleet's pull-mode member: its agent reports,
+		// and the control plane holds no credentials of it.
+		if name == "member3" {
+			if cl.Spec.SyncMode != clusterv1alpha1.Pull || cl.Spec.SecretRef != nil {
+				t.Errorf("%s: syncMode %q secretRef %v, want Pull without credentials", name, cl.Spec.SyncMode, cl.Spec.SecretRef)
+			}
+		} else if cl.Spec.SyncMode != clusterv1alpha1.Push || cl.Spec.SecretRef == nil {
 			t.Errorf("%s: syncMode %q secretRef %v, want Push with credentials", name, cl.Spec.SyncMode, cl.Spec.SecretRef)
 		}
 		if !strings.HasPrefix(cl.Status.KubernetesVersion, "v1.33.") {
@@ -358,66 +364,66 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 	// A namespace that exists before the unjoin must reach the re-joined
 	// member.
 	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-before-rejoin"}})
-	waitNamespace(ctx, t, "member3", "e2e-before-rejoin", true)
-	// Whatever fails below, the next test gets member3 back, joined.
+	waitNamespace(ctx, t, "member2", "e2e-before-rejoin", true)
+	// Whatever fails below, the next test gets member2 back, joined.
 	t.Cleanup(func() {
-		if out, err := karmadaLocal("member", "start", "member3"); err != nil {
+		if out, err := karmadaLocal("member", "start", "member2"); err != nil {
 			t.Errorf("member start in clean-up: %v\n%s", err, out)
 		}
-		if err := c.Get(context.Background(), client.ObjectKey{Name: "member3"}, &clusterv1alpha1.Cluster{}); apierrors.IsNotFound(err) {
-			if out, err := karmadactl("join", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3"); err != nil {
+		if err := c.Get(context.Background(), client.ObjectKey{Name: "member2"}, &clusterv1alpha1.Cluster{}); apierrors.IsNotFound(err) {
+			if out, err := karmadactl("join", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2"); err != nil {
 				t.Errorf("re-join in clean-up: %v\n%s", err, out)
 			}
 		}
-		waitClusterReady(context.Background(), t, c, "member3", metav1.ConditionTrue, 60*time.Second)
+		waitClusterReady(context.Background(), t, c, "member2", metav1.ConditionTrue, 60*time.Second)
 	})
-	out, err := karmadaLocal("member", "stop", "member3")
+	out, err := karmadaLocal("member", "stop", "member2")
 	if err != nil {
 		t.Fatalf("member stop: %v\n%s", err, out)
 	}
-	out, err = karmadactl("unjoin", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3")
+	out, err = karmadactl("unjoin", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2")
 	if err == nil || !strings.Contains(out, "unreachable") || !strings.Contains(out, "--force") {
 		t.Errorf("unjoin of an unreachable member should refuse and mention --force:\n%s", out)
 	}
-	getCluster(ctx, t, c, "member3") // still there
-	if out, err := karmadaLocal("member", "start", "member3"); err != nil {
+	getCluster(ctx, t, c, "member2") // still there
+	if out, err := karmadaLocal("member", "start", "member2"); err != nil {
 		t.Fatalf("member start: %v\n%s", err, out)
 	}
-	out, err = karmadactl("unjoin", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3")
+	out, err = karmadactl("unjoin", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2")
 	if err != nil {
 		t.Fatalf("unjoin: %v\n%s", err, out)
 	}
-	if err := c.Get(ctx, client.ObjectKey{Name: "member3"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
-		t.Errorf("Cluster member3 still exists after unjoin (err %v)", err)
+	if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Cluster member2 still exists after unjoin (err %v)", err)
 	}
-	if err := c.Get(ctx, client.ObjectKey{Name: "karmada-es-member3"}, &corev1.Namespace{}); err == nil {
-		t.Errorf("execution namespace karmada-es-member3 still exists after unjoin")
+	if err := c.Get(ctx, client.ObjectKey{Name: "karmada-es-member2"}, &corev1.Namespace{}); err == nil {
+		t.Errorf("execution namespace karmada-es-member2 still exists after unjoin")
 	}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member3"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
-		t.Errorf("credentials karmada-cluster/member3 still exist after unjoin (err %v)", err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member2"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("credentials karmada-cluster/member2 still exist after unjoin (err %v)", err)
 	}
-	kc := kube(t, "member3")
-	if _, err := kc.CoreV1().ServiceAccounts("karmada-cluster").Get(ctx, "karmada-member3", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("ServiceAccount karmada-member3 still in the member (err %v)", err)
+	kc := kube(t, "member2")
+	if _, err := kc.CoreV1().ServiceAccounts("karmada-cluster").Get(ctx, "karmada-member2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ServiceAccount karmada-member2 still in the member (err %v)", err)
 	}
-	if _, err := kc.CoreV1().Secrets("karmada-cluster").Get(ctx, "karmada-member3-token", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := kc.CoreV1().Secrets("karmada-cluster").Get(ctx, "karmada-member2-token", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("token Secret still in the member (err %v)", err)
 	}
-	if _, err := kc.RbacV1().ClusterRoles().Get(ctx, "karmada-controller-manager:karmada-member3", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := kc.RbacV1().ClusterRoles().Get(ctx, "karmada-controller-manager:karmada-member2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ClusterRole still in the member (err %v)", err)
 	}
-	if _, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, "karmada-controller-manager:karmada-member3", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, "karmada-controller-manager:karmada-member2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ClusterRoleBinding still in the member (err %v)", err)
 	}
 
 	// Joining again works, and the member is Ready again.
-	out, err = karmadactl("join", "member3", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3")
+	out, err = karmadactl("join", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2")
 	if err != nil {
 		t.Fatalf("re-join: %v\n%s", err, out)
 	}
-	waitClusterReady(ctx, t, c, "member3", metav1.ConditionTrue, 30*time.Second)
+	waitClusterReady(ctx, t, c, "member2", metav1.ConditionTrue, 30*time.Second)
 	// A cluster that joins gets the namespaces that already exist.
-	waitNamespace(ctx, t, "member3", "e2e-before-rejoin", true)
+	waitNamespace(ctx, t, "member2", "e2e-before-rejoin", true)
 }
 
 func testSchedulerPlacesBinding(ctx context.Context, t *testing.T) {

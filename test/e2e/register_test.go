@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,11 @@ import (
 
 // karmadactl register, with the line token create prints, trusts the
 // control plane by the token and the CA's hash, has the agent's certificate
-// approved and signed, and leaves the agent's kubeconfig in the member; it
-// acts as system:karmada:agent:<name>. A registered name is refused.
+// approved and signed, and leaves the agent's kubeconfig and member
+// identity in the member; it acts as system:karmada:agent:<name>. A
+// registered name is refused, and so is an agent claiming a member already
+// registered under another name (member2, joined, registered again as
+// e2e-pull).
 func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	ctx := context.Background()
 	line, err := karmadactl("token", "create", "--ttl", "10m", "--print-register-command")
@@ -35,9 +39,10 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	f := strings.Fields(line)
 	tokenID, _, _ := strings.Cut(f[4], ".")
 	t.Cleanup(func() { _, _ = karmadactl("token", "delete", tokenID) })
-	mc := kube(t, "member3")
+	mc := kube(t, "member2")
 	_, nsErr := mc.CoreV1().Namespaces().Get(ctx, register.AgentNamespace, metav1.GetOptions{})
 	t.Cleanup(func() {
+		_, _ = register.RemoveAgent(context.Background(), mc, "e2e-pull")
 		_ = mc.CoreV1().Secrets(register.AgentNamespace).Delete(context.Background(), register.AgentSecretName, metav1.DeleteOptions{})
 		if nsErr != nil {
 			_ = mc.CoreV1().Namespaces().Delete(context.Background(), register.AgentNamespace, metav1.DeleteOptions{})
@@ -56,7 +61,7 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	// karmadactl's --kubeconfig is the member's for register.
 	registerAs := func(name string) (string, error) {
 		args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s")
-		return runKarmadactl(append(args, "--kubeconfig", fleet.kubeconfig, "--context", "member3")...)
+		return runKarmadactl(append(args, "--kubeconfig", fleet.kubeconfig, "--context", "member2")...)
 	}
 	out, err := registerAs("e2e-pull")
 	if err != nil {
@@ -64,7 +69,7 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	}
 	s, err := mc.CoreV1().Secrets(register.AgentNamespace).Get(ctx, register.AgentSecretName, metav1.GetOptions{})
 	if err != nil {
-		t.Fatalf("the agent's Secret in member3: %v", err)
+		t.Fatalf("the agent's Secret in member2: %v", err)
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data[register.AgentSecretKey])
 	if err != nil {
@@ -94,6 +99,38 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	if err := ac.Get(ctx, client.ObjectKey{Name: "member1"}, &clusterv1alpha1.Cluster{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the agent reading member1's Cluster: want Forbidden, got %v", err)
 	}
+	// The agent's identity in the member: no right on Secrets but its own
+	// kubeconfig's.
+	role, err := mc.RbacV1().ClusterRoles().Get(ctx, register.AgentName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the agent's ClusterRole in member2: %v", err)
+	}
+	for _, r := range role.Rules {
+		if contains(r.Resources, "secrets") || contains(r.Resources, "*") && contains(r.APIGroups, "") {
+			t.Errorf("the agent's ClusterRole reaches Secrets: %+v", r)
+		}
+	}
+	if _, err := mc.CoreV1().ServiceAccounts(register.AgentNamespace).Get(ctx, register.AgentName, metav1.GetOptions{}); err != nil {
+		t.Errorf("the agent's ServiceAccount in member2: %v", err)
+	}
+	// member2 is cluster member2 already: its agent may not claim it as
+	// e2e-pull.
+	kcFile := filepath.Join(t.TempDir(), "karmada.kubeconfig")
+	if err := os.WriteFile(kcFile, s.Data[register.AgentSecretKey], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	agentOut, err := exec.CommandContext(actx, filepath.Join(filepath.Dir(fleet.bin), "karmada-agent"), "--karmada-kubeconfig", kcFile,
+		"--kubeconfig", filepath.Join(fleet.stateDir, "member2", "admin.kubeconfig"), "--cluster-name", "e2e-pull",
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0").CombinedOutput()
+	if err == nil || actx.Err() != nil || !strings.Contains(string(agentOut), `the member is already cluster "member2"`) {
+		t.Errorf("an agent claiming member2 as e2e-pull: want it refused, naming member2 (err %v)\n%s", err, tail(string(agentOut), 15))
+	}
+	if got := getCluster(ctx, t, c, "e2e-pull"); got.Spec.ID != "" {
+		t.Errorf("e2e-pull took the id %q", got.Spec.ID)
+	}
+
 	// member1 is registered (joined): a token holder may not take it over.
 	if out, err := registerAs("member1"); err == nil || !strings.Contains(out, "ClusterExists") {
 		t.Errorf("registering under a registered name: %v\n%s", err, out)
@@ -101,7 +138,7 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 
 	// unregister removes the Cluster, the agent's rights with it, and the
 	// agent's kubeconfig in the member.
-	if out, err := karmadactl("unregister", "e2e-pull", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member3"); err != nil || !strings.Contains(out, "cluster(e2e-pull) is unregistered") {
+	if out, err := karmadactl("unregister", "e2e-pull", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2"); err != nil || !strings.Contains(out, "cluster(e2e-pull) is unregistered") {
 		t.Fatalf("unregister: %v\n%s", err, out)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Name: "e2e-pull"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
@@ -109,6 +146,12 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	}
 	if _, err := mc.CoreV1().Secrets(register.AgentNamespace).Get(ctx, register.AgentSecretName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the agent's Secret after unregister: %v", err)
+	}
+	if _, err := mc.RbacV1().ClusterRoles().Get(ctx, register.AgentName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the agent's ClusterRole after unregister: %v", err)
+	}
+	if _, err := mc.CoreV1().ServiceAccounts(register.AgentNamespace).Get(ctx, register.AgentName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the agent's ServiceAccount after unregister: %v", err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		return apierrors.IsForbidden(ac.Get(ctx, client.ObjectKey{Name: "e2e-pull"}, &clusterv1alpha1.Cluster{})), nil
@@ -126,4 +169,13 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 func runKarmadactl(args ...string) (string, error) {
 	out, err := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "karmadactl"), args...).CombinedOutput()
 	return string(out), err
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,388 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/agentcert"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// member3 is the fleet's pull-mode member: registered with karmadactl
+// register's code and served by its karmada-agent.
+const pullMember = "member3"
+
+// seedsExampleOnPullMember creates a policy placing the seeds' nginx Deployment on
+// member3 only, and removes both when the test ends.
+func seedsExampleOnPullMember(t *testing.T, c client.Client) {
+	t.Helper()
+	t.Cleanup(func() {
+		deleteAll(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx"}},
+			&policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx-propagation"}})
+		waitMemberDeployment(context.Background(), t, pullMember, "nginx", -1)
+	})
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx-propagation"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{pullMember}}},
+		},
+	}
+	if err := c.Create(context.Background(), pp); err != nil {
+		t.Fatal(err)
+	}
+	kubectlApply(t, "apply", "-f", filepath.Join(testenv.RepoRoot(), "examples", "nginx-deployment.yaml"))
+}
+
+// templateAvailable waits until the template's aggregated status says want
+// replicas are available.
+func templateAvailable(ctx context.Context, t *testing.T, c client.Client, name string, want int32, timeout time.Duration) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, d); err != nil {
+			return false, nil
+		}
+		return d.Status.AvailableReplicas == want && d.Status.ReadyReplicas == want && d.Status.ObservedGeneration == d.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("template %s never showed %d available replicas aggregated from %s: %+v", name, want, pullMember, d.Status)
+	}
+}
+
+// The seeds' example placed on the pull-mode member3 reaches available
+// there, and its status comes back through the agent to the binding and
+// the template.
+func TestPullMemberRunsTheSeedsExample(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	start := time.Now()
+	seedsExampleOnPullMember(t, c)
+	waitMemberDeployment(ctx, t, pullMember, "nginx", 1)
+	templateAvailable(ctx, t, c, "nginx", 1, 60*time.Second)
+	t.Logf("the seeds' example on pull-mode %s: applied to available on the template in %s", pullMember, time.Since(start).Round(time.Millisecond))
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-deployment"}, rb); err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.Status.AggregatedStatus) != 1 || rb.Status.AggregatedStatus[0].ClusterName != pullMember || !rb.Status.AggregatedStatus[0].Applied {
+		t.Errorf("binding's aggregated status %+v, want member3 applied", rb.Status.AggregatedStatus)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		if _, err := kube(t, m).AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("nginx reached %s, which the policy does not name (err %v)", m, err)
+		}
+	}
+	status, err := karmadaLocal("status")
+	if err != nil || !lineHas(status, "member3/karmada-agent", "healthy") {
+		t.Errorf("status does not show member3's agent healthy (%v):\n%s", err, status)
+	}
+}
+
+// agent stop: the member keeps running its workload; after the grace
+// period the control plane marks member3 Ready=Unknown with the
+// unreachable taint. A template changed meanwhile converges once the agent
+// is started again, and the cluster is Ready without the taint.
+func TestAgentStopLeavesWorkloadAndMarksClusterUnknown(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	seedsExampleOnPullMember(t, c)
+	templateAvailable(ctx, t, c, "nginx", 1, 60*time.Second)
+	t.Cleanup(func() {
+		if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
+			t.Errorf("agent start in clean-up: %v\n%s", err, out)
+		}
+		waitClusterReady(context.Background(), t, c, pullMember, metav1.ConditionTrue, 60*time.Second)
+	})
+	if out, err := karmadaLocal("agent", "stop", pullMember); err != nil {
+		t.Fatalf("agent stop: %v\n%s", err, out)
+	}
+	stopped := time.Now()
+	status, _ := karmadaLocal("status")
+	if !lineHas(status, "member3/karmada-agent", "stopped") || !lineHas(status, "member3/kube-apiserver", "healthy") {
+		t.Errorf("status should show member3's agent stopped and its API server healthy:\n%s", status)
+	}
+	// The lease (40s) lapses; the monitor looks every 5s.
+	cl := waitClusterReady(ctx, t, c, pullMember, metav1.ConditionUnknown, 90*time.Second)
+	t.Logf("member3 Ready=Unknown %s after its agent stopped", time.Since(stopped).Round(time.Second))
+	if cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond.Reason != "ClusterStatusUnknown" {
+		t.Errorf("Ready=Unknown with reason %q, want ClusterStatusUnknown", cond.Reason)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		return strings.Contains(strings.Join(taintKeys(getCluster(ctx, t, c, pullMember)), ","), "cluster.karmada.io/unreachable:NoSchedule"), nil
+	})
+	if err != nil {
+		t.Errorf("member3 Unknown without the unreachable taint: %v", taintKeys(getCluster(ctx, t, c, pullMember)))
+	}
+	// The member keeps its workload.
+	d, err := kube(t, pullMember).AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+	if err != nil || d.Status.AvailableReplicas != 1 {
+		t.Fatalf("nginx in member3 while its agent is stopped: %v (%+v)", err, d.Status)
+	}
+	// A change made now waits for the agent.
+	tmpl := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, tmpl); err != nil {
+		t.Fatal(err)
+	}
+	tmpl.Spec.Replicas = ptrInt32(3)
+	if err := c.Update(ctx, tmpl); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
+		t.Fatalf("agent start: %v\n%s", err, out)
+	}
+	restarted := time.Now()
+	waitMemberDeployment(ctx, t, pullMember, "nginx", 3)
+	t.Logf("the change made while the agent was down reached member3 %s after agent start", time.Since(restarted).Round(100*time.Millisecond))
+	templateAvailable(ctx, t, c, "nginx", 3, 60*time.Second)
+	waitClusterReady(ctx, t, c, pullMember, metav1.ConditionTrue, 30*time.Second)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		return len(taintKeys(getCluster(ctx, t, c, pullMember))) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("member3 Ready again but keeps taints %v", taintKeys(getCluster(ctx, t, c, pullMember)))
+	}
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+// The agent killed and restarted ten times while 50 Deployments propagate
+// to member3 deletes nothing there: a watch on member3's Deployments sees
+// no deletion, and every Deployment ends up applied once and available.
+func TestAgentRestartsDeleteNothing(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const n = 50
+	kc := kube(t, pullMember)
+	w, err := kc.AppsV1().Deployments("default").Watch(ctx, metav1.ListOptions{LabelSelector: "pullbulk=yes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deletes atomic.Int32
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				deletes.Add(1)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		deleteAll(t, c, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pullbulk"}})
+		if err := c.DeleteAllOf(context.Background(), &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{"pullbulk": "yes"}); err != nil {
+			t.Errorf("deleting the templates: %v", err)
+		}
+		_ = wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+			list, err := kc.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "pullbulk=yes"})
+			return err == nil && len(list.Items) == 0, nil
+		})
+		if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
+			t.Errorf("agent start in clean-up: %v\n%s", err, out)
+		}
+	})
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pullbulk"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pullbulk": "yes"}}}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{pullMember}}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	restarts := 0
+	for i := 0; i < n; i++ {
+		d := deploymentNamed(fmt.Sprintf("pullbulk-%02d", i), 1)
+		d.Labels = map[string]string{"pullbulk": "yes"}
+		if err := c.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 4 {
+			// As a crash: SIGKILL, then started again at once.
+			if out, err := karmadaLocal("agent", "stop", pullMember, "--kill"); err != nil {
+				t.Fatalf("agent stop --kill: %v\n%s", err, out)
+			}
+			if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
+				t.Fatalf("agent start: %v\n%s", err, out)
+			}
+			restarts++
+		}
+	}
+	var have int
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := kc.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "pullbulk=yes"})
+		if err != nil {
+			return false, nil
+		}
+		have = 0
+		for _, d := range list.Items {
+			if *d.Spec.Replicas == 1 && d.Status.AvailableReplicas == 1 {
+				have++
+			}
+		}
+		return have == n, nil
+	})
+	if err != nil {
+		t.Fatalf("member3 has %d of %d Deployments available after %d agent restarts", have, n, restarts)
+	}
+	w.Stop()
+	<-watching
+	if got := deletes.Load(); got != 0 {
+		t.Errorf("member3 saw %d Deployment deletions during %d agent restarts, want 0", got, restarts)
+	}
+	if restarts != 10 {
+		t.Errorf("restarted the agent %d times, want 10", restarts)
+	}
+}
+
+// The agent renews its certificate of the control plane (here at every
+// check: threshold 1), uses the new one at once, and keeps it in the
+// member's Secret and in its kubeconfig file; the fleet's agent started
+// from that file afterwards works.
+func TestAgentRotatesItsCertificate(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	mc := kube(t, pullMember)
+	t.Cleanup(func() {
+		if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
+			t.Errorf("agent start in clean-up: %v\n%s", err, out)
+		}
+		waitClusterReady(context.Background(), t, c, pullMember, metav1.ConditionTrue, 60*time.Second)
+	})
+	if out, err := karmadaLocal("agent", "stop", pullMember); err != nil {
+		t.Fatalf("agent stop: %v\n%s", err, out)
+	}
+	agentDir := filepath.Join(fleet.stateDir, pullMember, "karmada-agent")
+	kubeconfigFile := filepath.Join(agentDir, "karmada.kubeconfig")
+	before := secretCert(ctx, t, mc)
+	actx, cancel := context.WithCancel(ctx)
+	var out bytes.Buffer
+	cmd := exec.CommandContext(actx, filepath.Join(filepath.Dir(fleet.bin), "karmada-agent"),
+		"--karmada-kubeconfig", kubeconfigFile, "--kubeconfig", filepath.Join(agentDir, "member.kubeconfig"), "--cluster-name", pullMember,
+		"--cert-rotation-checking-interval", "2s", "--cert-rotation-remaining-time-threshold", "1",
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("the agent's output:\n%s", tail(out.String(), 30))
+		}
+	}()
+	var after *x509.Certificate
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		after = secretCert(ctx, t, mc)
+		return after.SerialNumber.Cmp(before.SerialNumber) != 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the member's Secret still holds certificate %s after a minute of rotation due at every check", before.SerialNumber)
+	}
+	if after.Subject.CommonName != "system:karmada:agent:"+pullMember || !contains(after.Subject.Organization, "system:karmada:agents") {
+		t.Errorf("renewed certificate for %s %v", after.Subject.CommonName, after.Subject.Organization)
+	}
+	if d := after.NotAfter.Sub(after.NotBefore); d < 300*24*time.Hour {
+		t.Errorf("renewed certificate lives %s, want as long as the one it replaced (a year)", d)
+	}
+	// The lease is renewed with the new certificate: the old connections
+	// were closed, and new ones present the renewed certificate.
+	renewedAt := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		l := leaseRenewTime(ctx, t, c)
+		return l.After(renewedAt), nil
+	})
+	if err != nil {
+		t.Errorf("the lease was not renewed after the certificate was")
+	}
+	cancel()
+	_ = cmd.Wait()
+	data, err := os.ReadFile(kubeconfigFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(cfg.CertData)
+	fileCert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileCert.SerialNumber.Cmp(before.SerialNumber) == 0 {
+		t.Errorf("the agent's kubeconfig file still holds the first certificate")
+	}
+	if st, err := os.Stat(kubeconfigFile); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("kubeconfig file mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+	// The fleet's agent, started from the renewed file, claims and reports.
+	if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
+		t.Fatalf("agent start with the renewed certificate: %v\n%s", err, out)
+	}
+	started := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return leaseRenewTime(ctx, t, c).After(started), nil
+	})
+	if err != nil {
+		t.Errorf("the fleet's agent does not renew its lease with the renewed certificate")
+	}
+}
+
+func secretCert(ctx context.Context, t *testing.T, mc kubernetes.Interface) *x509.Certificate {
+	t.Helper()
+	s, err := mc.CoreV1().Secrets(agentcert.Namespace).Get(ctx, agentcert.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data[agentcert.SecretKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(cfg.CertData)
+	if block == nil {
+		t.Fatal("no certificate in the agent's kubeconfig Secret")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+func leaseRenewTime(ctx context.Context, t *testing.T, c client.Client) time.Time {
+	t.Helper()
+	l := &coordinationv1.Lease{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: pullMember}, l); err != nil || l.Spec.RenewTime == nil {
+		return time.Time{}
+	}
+	return l.Spec.RenewTime.Time
+}
