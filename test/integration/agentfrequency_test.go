@@ -53,7 +53,9 @@ func TestAgentHonoursStatusAndLeaseFrequencies(t *testing.T) {
 	asAgent.Impersonate = rest.ImpersonationConfig{UserName: agentcsr.UserPrefix + "tempo", Groups: []string{agentcsr.Group, "system:authenticated"}}
 	var probes atomic.Int32
 	mcfg := rest.CopyConfig(member.Config)
-	mcfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{path: "/readyz", n: &probes, next: rt} }
+	mcfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return countingTransport{path: "/readyz", n: &probes, next: rt}
+	}
 	const (
 		frequency = 2 * time.Second
 		lease     = 8 * time.Second
