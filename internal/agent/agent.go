@@ -204,7 +204,7 @@ func claim(ctx context.Context, c client.Client, cfg Config, id string) error {
 		return nil
 	}
 	if err := c.Update(ctx, want); err != nil {
-		if apierrors.IsInvalid(err) && cluster.Spec.ID == "" {
+		if cluster.Spec.ID == "" && refusedField(err, "spec.id") {
 			// The webhook refuses an id another Cluster holds: this member
 			// is registered under another name already.
 			return fmt.Errorf("recording the member's id on Cluster %s: %w: %w", name, err, ErrWrongCluster)
@@ -247,4 +247,21 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// refusedField: err is an Invalid answer naming field among its causes.
+func refusedField(err error, field string) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == field {
+			return true
+		}
+	}
+	return false
 }

@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -194,3 +197,16 @@ func TestRotatingConfigWithoutCertificateAndAtomicWrite(t *testing.T) {
 }
 
 var loopbackIPs = []net.IP{net.ParseIP("127.0.0.1")}
+
+func TestRefusedFieldReadsTheCauses(t *testing.T) {
+	idErr := apierrors.NewInvalid(schema.GroupKind{Group: "cluster.karmada.io", Kind: "Cluster"}, "e2e-pull",
+		field.ErrorList{field.Invalid(field.NewPath("spec", "id"), "uid", "the member is already cluster \"member2\"")})
+	zoneErr := apierrors.NewInvalid(schema.GroupKind{Group: "cluster.karmada.io", Kind: "Cluster"}, "e2e-pull",
+		field.ErrorList{field.Invalid(field.NewPath("spec", "zones"), "x", "bad")})
+	if !refusedField(fmt.Errorf("wrapped: %w", idErr), "spec.id") {
+		t.Error("an Invalid answer naming spec.id was not recognised")
+	}
+	if refusedField(zoneErr, "spec.id") || refusedField(apierrors.NewConflict(schema.GroupResource{}, "x", nil), "spec.id") {
+		t.Error("another refusal was taken for the id's")
+	}
+}

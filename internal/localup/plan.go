@@ -533,11 +533,13 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	if c.index == 0 {
 		// Only what Karmada relies on in its control plane (the token
 		// cleaner deletes expired bootstrap tokens, the bootstrap signer
-		// signs kube-public/cluster-info with them, for register). It
+		// signs kube-public/cluster-info with them, for register; the CSR
+		// cleaner removes agents' certificate requests an hour after
+		// they were issued). It
 		// starts after the CRDs are installed, so that its garbage
 		// collector watches bindings from the start instead of after its
 		// next discovery resync.
-		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller,certificatesigningrequest-signing-controller",
+		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller,certificatesigningrequest-signing-controller,certificatesigningrequest-cleaner-controller",
 			// Approved agent certificates (the agentcsrapproving controller
 			// approves) are signed with the control plane's CA.
 			"--cluster-signing-kube-apiserver-client-cert-file="+caFile,

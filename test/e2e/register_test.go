@@ -63,6 +63,10 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 		args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s")
 		return runKarmadactl(append(args, "--kubeconfig", fleet.kubeconfig, "--context", "member2")...)
 	}
+	// member1 is registered (joined): a token holder may not take it over.
+	if out, err := registerAs("member1"); err == nil || !strings.Contains(out, "ClusterExists") {
+		t.Errorf("registering under a registered name: %v\n%s", err, out)
+	}
 	out, err := registerAs("e2e-pull")
 	if err != nil {
 		t.Fatalf("register: %v\n%s", err, out)
@@ -131,10 +135,6 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 		t.Errorf("e2e-pull took the id %q", got.Spec.ID)
 	}
 
-	// member1 is registered (joined): a token holder may not take it over.
-	if out, err := registerAs("member1"); err == nil || !strings.Contains(out, "ClusterExists") {
-		t.Errorf("registering under a registered name: %v\n%s", err, out)
-	}
 
 	// unregister removes the Cluster, the agent's rights with it, and the
 	// agent's kubeconfig in the member.

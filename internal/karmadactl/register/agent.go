@@ -189,22 +189,72 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 	// Checked first, all of them: nothing is written when one is not ours.
 	exists := make([]bool, len(objs))
 	for i, o := range objs {
-		cur, err := o.get()
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return fmt.Errorf("reading %s %s in the member: %w", o.kind, AgentName, err)
+		var err error
+		if exists[i], err = ours(o.kind, a.ClusterName, o.get); err != nil {
+			return err
 		}
-		if l := cur.GetLabels(); l[ManagedByLabel] != managedByValue || l[ClusterNameLabel] != a.ClusterName {
-			return fmt.Errorf("%s %s already exists in the member and was not made by karmadactl register for cluster %s (labels %s=%s, %s=%s missing): refusing to take it over",
-				o.kind, AgentName, a.ClusterName, ManagedByLabel, managedByValue, ClusterNameLabel, a.ClusterName)
-		}
-		exists[i] = true
 	}
 	for i, o := range objs {
 		if err := o.put(!exists[i]); err != nil {
 			return fmt.Errorf("writing the agent's %s %s in the member: %w", o.kind, AgentName, err)
+		}
+	}
+	return nil
+}
+
+// ours says whether the object get reads exists, and fails when it exists
+// but register did not make it for cluster.
+func ours(kind, cluster string, get func() (metav1.Object, error)) (bool, error) {
+	cur, err := get()
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading %s %s in the member: %w", kind, AgentName, err)
+	}
+	if l := cur.GetLabels(); l[ManagedByLabel] != managedByValue || l[ClusterNameLabel] != cluster {
+		return false, fmt.Errorf("%s %s already exists in the member and was not made by karmadactl register for cluster %s (labels %s=%s, %s=%s missing): refusing to take it over",
+			kind, cur.GetName(), cluster, ManagedByLabel, managedByValue, ClusterNameLabel, cluster)
+	}
+	return true, nil
+}
+
+// CheckMember fails, before anything is registered, when the member holds
+// an object register would write (the agent's Secret, ServiceAccount, RBAC
+// or Deployment) that it did not make for this cluster.
+func CheckMember(ctx context.Context, mc kubernetes.Interface, cluster string, deployment bool) error {
+	gets := map[string]func() (metav1.Object, error){
+		"Secret": func() (metav1.Object, error) {
+			return mc.CoreV1().Secrets(AgentNamespace).Get(ctx, AgentSecretName, metav1.GetOptions{})
+		},
+		"ServiceAccount": func() (metav1.Object, error) {
+			return mc.CoreV1().ServiceAccounts(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+		},
+		"ClusterRole": func() (metav1.Object, error) {
+			return mc.RbacV1().ClusterRoles().Get(ctx, AgentName, metav1.GetOptions{})
+		},
+		"ClusterRoleBinding": func() (metav1.Object, error) {
+			return mc.RbacV1().ClusterRoleBindings().Get(ctx, AgentName, metav1.GetOptions{})
+		},
+		"Role": func() (metav1.Object, error) {
+			return mc.RbacV1().Roles(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+		},
+		"RoleBinding": func() (metav1.Object, error) {
+			return mc.RbacV1().RoleBindings(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+		},
+	}
+	if deployment {
+		gets["Deployment"] = func() (metav1.Object, error) {
+			return mc.AppsV1().Deployments(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
+		}
+	}
+	for _, kind := range []string{"Secret", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment"} {
+		get, ok := gets[kind]
+		if !ok {
+			continue
+		}
+		if _, err := ours(kind, cluster, get); err != nil {
+			return err
 		}
 	}
 	return nil

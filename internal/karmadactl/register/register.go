@@ -212,6 +212,11 @@ func Run(ctx context.Context, member *rest.Config, o Options, out io.Writer) err
 	if _, err := mc.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{}); err != nil {
 		return fmt.Errorf("reading the member's kube-system namespace (is --kubeconfig the member cluster's?): %w", err)
 	}
+	// What register writes in the member is checked before the control
+	// plane registers anything: a refusal then leaves nothing behind.
+	if err := CheckMember(ctx, mc, o.ClusterName, o.Agent.Image != ""); err != nil {
+		return err
+	}
 	ca, err := Discover(ctx, o)
 	if err != nil {
 		return err

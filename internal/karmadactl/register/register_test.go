@@ -11,6 +11,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	jws "k8s.io/cluster-bootstrap/token/jws"
@@ -96,5 +100,41 @@ func TestDiscover(t *testing.T) {
 	delete(served, "jws-kubeconfig-"+id)
 	if _, err := Discover(ctx, o); err == nil || !strings.Contains(err.Error(), "not signed with token abcdef") {
 		t.Errorf("an unsigned cluster-info: %v", err)
+	}
+}
+
+// CheckMember refuses a member holding an object of register's names that
+// register did not make for this cluster, before anything is registered;
+// its own objects (a second register of the same cluster) pass.
+func TestCheckMemberRefusesObjectsNotOurs(t *testing.T) {
+	ctx := context.Background()
+	mine := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: "edge"}
+	other := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: "core"}
+	for _, tc := range []struct {
+		name    string
+		objs    []runtime.Object
+		wantErr string
+	}{
+		{"empty member", nil, ""},
+		{"register's own objects", []runtime.Object{
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: AgentNamespace, Name: AgentSecretName, Labels: mine}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: AgentName, Labels: mine}},
+		}, ""},
+		{"a ClusterRole of the member's own", []runtime.Object{&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: AgentName}}}, "ClusterRole karmada-agent already exists"},
+		{"another cluster's Secret", []runtime.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: AgentNamespace, Name: AgentSecretName, Labels: other}}}, "Secret karmada-kubeconfig already exists"},
+		{"a ServiceAccount of the member's own", []runtime.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: AgentNamespace, Name: AgentName}}}, "ServiceAccount karmada-agent already exists"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckMember(ctx, fake.NewSimpleClientset(tc.objs...), "edge", true)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "refusing to take it over") {
+				t.Fatalf("error %v, want it to say %q and refuse", err, tc.wantErr)
+			}
+		})
 	}
 }
