@@ -135,7 +135,6 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 		t.Errorf("e2e-pull took the id %q", got.Spec.ID)
 	}
 
-
 	// unregister removes the Cluster, the agent's rights with it, and the
 	// agent's kubeconfig in the member.
 	if out, err := karmadactl("unregister", "e2e-pull", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2"); err != nil || !strings.Contains(out, "cluster(e2e-pull) is unregistered") {
