@@ -43,9 +43,11 @@ const pullMember = "member3"
 func seedsExampleOnPullMember(t *testing.T, c client.Client) {
 	t.Helper()
 	t.Cleanup(func() {
+		began := time.Now()
 		deleteAll(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx"}},
 			&policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx-propagation"}})
 		waitMemberDeployment(context.Background(), t, pullMember, "nginx", -1)
+		t.Logf("clean-up: nginx gone from %s %s after its template was deleted", pullMember, time.Since(began).Round(100*time.Millisecond))
 	})
 	pp := &policyv1alpha1.PropagationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx-propagation"},
@@ -385,4 +387,107 @@ func leaseRenewTime(ctx context.Context, t *testing.T, c client.Client) time.Tim
 		return time.Time{}
 	}
 	return l.Spec.RenewTime.Time
+}
+
+// The control plane out of reach (its API server stopped) for longer than
+// the agent's watches and requests can bear deletes nothing in member3; the
+// agent carries on when it is back, with the same copy.
+func TestControlPlaneOutageDeletesNothingInPullMember(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	seedsExampleOnPullMember(t, c)
+	templateAvailable(ctx, t, c, "nginx", 1, 60*time.Second)
+	kc := kube(t, pullMember)
+	before, err := kc.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := kc.AppsV1().Deployments("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=nginx", ResourceVersion: before.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deletes atomic.Int32
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				deletes.Add(1)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if out, err := karmadaLocal("component", "start", "karmada/kube-apiserver"); err != nil {
+			t.Errorf("component start in clean-up: %v\n%s", err, out)
+		}
+	})
+	stopping := time.Now()
+	if out, err := karmadaLocal("component", "stop", "karmada/kube-apiserver"); err != nil {
+		t.Fatalf("component stop: %v\n%s", err, out)
+	}
+	// The outage lasts the API server's shutdown and 5s more (longer than
+	// the agent's lease renewal period); the member is watched throughout.
+	outage := time.Now()
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, &appsv1.Deployment{}); err == nil {
+		t.Fatal("the karmada-apiserver still answers after component stop")
+	}
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Second, false, func(ctx context.Context) (bool, error) {
+		return deletes.Load() > 0, nil
+	})
+	if out, err := karmadaLocal("component", "start", "karmada/kube-apiserver"); err != nil {
+		t.Fatalf("component start: %v\n%s", err, out)
+	}
+	t.Logf("the karmada-apiserver was down %s after its shutdown (which took %s)", time.Since(outage).Round(time.Second), outage.Sub(stopping).Round(time.Second))
+	// The control plane's kube-controller-manager is restarted too, once
+	// the API server serves the bindings' API again: its garbage collector
+	// (which deletes a deleted template's binding) watches what discovery
+	// showed it, and rediscovers only every 30s; after the outage it took
+	// one to two minutes to delete bindings again, and the tests after
+	// this one rely on it.
+	dc := kube(t, "karmada-apiserver").Discovery()
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := dc.ServerResourcesForGroupVersion(workv1alpha2.SchemeGroupVersion.String())
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the karmada-apiserver does not serve %s again", workv1alpha2.SchemeGroupVersion)
+	}
+	if out, err := karmadaLocal("component", "restart", "karmada/kube-controller-manager"); err != nil {
+		t.Fatalf("component restart: %v\n%s", err, out)
+	}
+	// Back: the agent reports again, and the copy is the same object.
+	back := time.Now()
+	templateAvailable(ctx, t, c, "nginx", 1, 60*time.Second)
+	t.Logf("template status readable %s after the restart", time.Since(back).Round(100*time.Millisecond))
+	after, err := kc.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("nginx in member3 after the outage: %v", err)
+	}
+	if after.UID != before.UID {
+		t.Errorf("nginx in member3 was recreated during the outage (uid %s, before %s)", after.UID, before.UID)
+	}
+	waitClusterReady(ctx, t, c, pullMember, metav1.ConditionTrue, 60*time.Second)
+	t.Logf("member3 Ready %s after the restart", time.Since(back).Round(100*time.Millisecond))
+	// Changes flow again once the watches are back (client-go retries a
+	// watch that failed for a while after up to a minute).
+	tmpl := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, tmpl); err != nil {
+		t.Fatal(err)
+	}
+	tmpl.Spec.Replicas = ptrInt32(2)
+	if err := c.Update(ctx, tmpl); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := kc.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+		return err == nil && *d.Spec.Replicas == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("a change made after the outage never reached member3")
+	}
+	t.Logf("a change made after the outage reached member3 %s after the API server was back", time.Since(back).Round(100*time.Millisecond))
+	w.Stop()
+	<-watching
+	if got := deletes.Load(); got != 0 {
+		t.Errorf("member3's nginx was deleted %d times while the control plane was out of reach", got)
+	}
 }
