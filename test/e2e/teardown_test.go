@@ -17,6 +17,11 @@ import (
 // component healthy, and down leaves no process behind. The fleet is brought
 // up again at the end, so that the test is independent like the others (its
 // file sorts last, so in a whole run it is also the last).
+// fleetProcesses: etcd, 5 control plane components (kube-apiserver,
+// kube-controller-manager, karmada-webhook, karmada-controller-manager,
+// karmada-scheduler), 4 per member, and member3's karmada-agent.
+const fleetProcesses = 6 + 3*4 + 1
+
 func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {
 		before := pids(t)
@@ -46,18 +51,15 @@ func TestLifecycle(t *testing.T) {
 				}
 			}
 		}
-		// etcd, 5 control plane components (kube-apiserver,
-		// kube-controller-manager, karmada-webhook,
-		// karmada-controller-manager, karmada-scheduler), 4 per member.
-		if lines != 6+3*4 {
-			t.Errorf("status lists %d components, want %d:\n%s", lines, 6+3*4, out)
+		if lines != fleetProcesses {
+			t.Errorf("status lists %d components, want %d:\n%s", lines, fleetProcesses, out)
 		}
 	})
 
 	t.Run("down leaves no process of the fleet running", func(t *testing.T) {
 		running := pids(t)
-		if len(running) != 18 {
-			t.Fatalf("found %d fleet processes before down, want 18: %v", len(running), running)
+		if len(running) != fleetProcesses {
+			t.Fatalf("found %d fleet processes before down, want %d: %v", len(running), fleetProcesses, running)
 		}
 		out, err := karmadaLocal("down")
 		if err != nil {
