@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -350,22 +351,7 @@ func testRestartMidPropagation(ctx context.Context, t *testing.T) {
 		t.Fatalf("up after the kill: %v\n%s", err, out)
 	}
 	for _, m := range []string{"member1", "member2"} {
-		kc := kube(t, m)
-		var have int
-		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			list, err := kc.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "bulk=yes"})
-			if err != nil {
-				return false, nil
-			}
-			have = 0
-			for _, d := range list.Items {
-				if *d.Spec.Replicas == 1 && d.Status.AvailableReplicas == 1 {
-					have++
-				}
-			}
-			return have == n, nil
-		})
-		if err != nil {
+		if have := waitAvailableCount(ctx, kube(t, m), "bulk=yes", n); have != n {
 			t.Fatalf("%s has %d of %d bulk Deployments available", m, have, n)
 		}
 		works := &workv1alpha1.WorkList{}
@@ -634,4 +620,25 @@ func cleanUpWidgets(t *testing.T, c client.Client) {
 			t.Errorf("the widgets CRD is still in %s after clean-up", m)
 		}
 	}
+}
+
+// waitAvailableCount waits up to three minutes until n one-replica
+// Deployments of the selector are available in the member's default
+// namespace, and returns how many were at the end.
+func waitAvailableCount(ctx context.Context, kc kubernetes.Interface, selector string, n int) int {
+	var have int
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := kc.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, nil
+		}
+		have = 0
+		for _, d := range list.Items {
+			if *d.Spec.Replicas == 1 && d.Status.AvailableReplicas == 1 {
+				have++
+			}
+		}
+		return have == n, nil
+	})
+	return have
 }

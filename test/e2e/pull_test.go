@@ -182,20 +182,7 @@ func TestAgentRestartsDeleteNothing(t *testing.T) {
 	c := karmadaClient(t)
 	const n = 50
 	kc := kube(t, pullMember)
-	w, err := kc.AppsV1().Deployments("default").Watch(ctx, metav1.ListOptions{LabelSelector: "pullbulk=yes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deletes atomic.Int32
-	watching := make(chan struct{})
-	go func() {
-		defer close(watching)
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Deleted {
-				deletes.Add(1)
-			}
-		}
-	}()
+	deletions := countDeletions(ctx, t, kc, metav1.ListOptions{LabelSelector: "pullbulk=yes"})
 	t.Cleanup(func() {
 		deleteAll(t, c, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pullbulk"}})
 		if err := c.DeleteAllOf(context.Background(), &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{"pullbulk": "yes"}); err != nil {
@@ -237,26 +224,10 @@ func TestAgentRestartsDeleteNothing(t *testing.T) {
 			restarts++
 		}
 	}
-	var have int
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := kc.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "pullbulk=yes"})
-		if err != nil {
-			return false, nil
-		}
-		have = 0
-		for _, d := range list.Items {
-			if *d.Spec.Replicas == 1 && d.Status.AvailableReplicas == 1 {
-				have++
-			}
-		}
-		return have == n, nil
-	})
-	if err != nil {
+	if have := waitAvailableCount(ctx, kc, "pullbulk=yes", n); have != n {
 		t.Fatalf("member3 has %d of %d Deployments available after %d agent restarts", have, n, restarts)
 	}
-	w.Stop()
-	<-watching
-	if got := deletes.Load(); got != 0 {
+	if got := deletions(); got != 0 {
 		t.Errorf("member3 saw %d Deployment deletions during %d agent restarts, want 0", got, restarts)
 	}
 	if restarts != 10 {
@@ -402,20 +373,7 @@ func TestControlPlaneOutageDeletesNothingInPullMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := kc.AppsV1().Deployments("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=nginx", ResourceVersion: before.ResourceVersion})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deletes atomic.Int32
-	watching := make(chan struct{})
-	go func() {
-		defer close(watching)
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Deleted {
-				deletes.Add(1)
-			}
-		}
-	}()
+	deletions := countDeletions(ctx, t, kc, metav1.ListOptions{FieldSelector: "metadata.name=nginx", ResourceVersion: before.ResourceVersion})
 	t.Cleanup(func() {
 		if out, err := karmadaLocal("component", "start", "karmada/kube-apiserver"); err != nil {
 			t.Errorf("component start in clean-up: %v\n%s", err, out)
@@ -431,8 +389,13 @@ func TestControlPlaneOutageDeletesNothingInPullMember(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, &appsv1.Deployment{}); err == nil {
 		t.Fatal("the karmada-apiserver still answers after component stop")
 	}
-	_ = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Second, false, func(ctx context.Context) (bool, error) {
-		return deletes.Load() > 0, nil
+	// Meanwhile member3's copy stays, checked every second.
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Second, false, func(context.Context) (bool, error) {
+		if _, err := kc.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{}); err != nil {
+			t.Errorf("member3's nginx during the outage: %v", err)
+			return true, nil
+		}
+		return false, nil
 	})
 	if out, err := karmadaLocal("component", "start", "karmada/kube-apiserver"); err != nil {
 		t.Fatalf("component start: %v\n%s", err, out)
@@ -485,9 +448,33 @@ func TestControlPlaneOutageDeletesNothingInPullMember(t *testing.T) {
 		t.Fatalf("a change made after the outage never reached member3")
 	}
 	t.Logf("a change made after the outage reached member3 %s after the API server was back", time.Since(back).Round(100*time.Millisecond))
-	w.Stop()
-	<-watching
-	if got := deletes.Load(); got != 0 {
+	if got := deletions(); got != 0 {
 		t.Errorf("member3's nginx was deleted %d times while the control plane was out of reach", got)
+	}
+}
+
+// countDeletions watches a member's Deployments (opts) from now on; the
+// function it returns stops watching and says how many were deleted.
+func countDeletions(ctx context.Context, t *testing.T, kc kubernetes.Interface, opts metav1.ListOptions) func() int32 {
+	t.Helper()
+	w, err := kc.AppsV1().Deployments("default").Watch(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deletes atomic.Int32
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				deletes.Add(1)
+			}
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return func() int32 {
+		w.Stop()
+		<-watching
+		return deletes.Load()
 	}
 }
