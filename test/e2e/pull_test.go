@@ -116,15 +116,7 @@ func TestAgentStopLeavesWorkloadAndMarksClusterUnknown(t *testing.T) {
 	c := karmadaClient(t)
 	seedsExampleOnPullMember(t, c)
 	templateAvailable(ctx, t, c, "nginx", 1, 60*time.Second)
-	t.Cleanup(func() {
-		if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
-			t.Errorf("agent start in clean-up: %v\n%s", err, out)
-		}
-		waitClusterReady(context.Background(), t, c, pullMember, metav1.ConditionTrue, 60*time.Second)
-	})
-	if out, err := karmadaLocal("agent", "stop", pullMember); err != nil {
-		t.Fatalf("agent stop: %v\n%s", err, out)
-	}
+	stopAgentUntilCleanup(t, c)
 	stopped := time.Now()
 	status, _ := karmadaLocal("status")
 	if !lineHas(status, "member3/karmada-agent", "stopped") || !lineHas(status, "member3/kube-apiserver", "healthy") {
@@ -243,15 +235,7 @@ func TestAgentRotatesItsCertificate(t *testing.T) {
 	ctx := context.Background()
 	c := karmadaClient(t)
 	mc := kube(t, pullMember)
-	t.Cleanup(func() {
-		if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
-			t.Errorf("agent start in clean-up: %v\n%s", err, out)
-		}
-		waitClusterReady(context.Background(), t, c, pullMember, metav1.ConditionTrue, 60*time.Second)
-	})
-	if out, err := karmadaLocal("agent", "stop", pullMember); err != nil {
-		t.Fatalf("agent stop: %v\n%s", err, out)
-	}
+	stopAgentUntilCleanup(t, c)
 	agentDir := filepath.Join(fleet.stateDir, pullMember, "karmada-agent")
 	kubeconfigFile := filepath.Join(agentDir, "karmada.kubeconfig")
 	before := secretCert(ctx, t, mc)
@@ -476,5 +460,20 @@ func countDeletions(ctx context.Context, t *testing.T, kc kubernetes.Interface, 
 		w.Stop()
 		<-watching
 		return deletes.Load()
+	}
+}
+
+// stopAgentUntilCleanup stops member3's agent; it is started again, and
+// member3 Ready, when the test ends.
+func stopAgentUntilCleanup(t *testing.T, c client.Client) {
+	t.Helper()
+	t.Cleanup(func() {
+		if out, err := karmadaLocal("agent", "start", pullMember); err != nil {
+			t.Errorf("agent start in clean-up: %v\n%s", err, out)
+		}
+		waitClusterReady(context.Background(), t, c, pullMember, metav1.ConditionTrue, 60*time.Second)
+	})
+	if out, err := karmadaLocal("agent", "stop", pullMember); err != nil {
+		t.Fatalf("agent stop: %v\n%s", err, out)
 	}
 }
