@@ -201,6 +201,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		"--members":          func(c *Config) { c.Members = -1 },
 		"--nodes-per-member": func(c *Config) { c.NodesPerMember = 0 },
 		"--port-base":        func(c *Config) { c.PortBase = 80 },
+		"--pull-members":     func(c *Config) { c.PullMembers = []string{"member4"} },
 	}
 	for flag, mutate := range cases {
 		c := base
@@ -211,6 +212,30 @@ func TestValidateNamesTheFlag(t *testing.T) {
 	}
 	if err := base.Validate(); err != nil {
 		t.Errorf("defaults rejected: %v", err)
+	}
+	base.PullMembers = []string{"member3"}
+	if err := base.Validate(); err != nil {
+		t.Errorf("member3 in pull mode rejected: %v", err)
+	}
+	// The plan: a pull member registers and runs an agent instead of
+	// joining, and the fleet waits for its agent.
+	steps := map[string]*Step{}
+	f := newFleet(base)
+	for _, c := range f.clusters {
+		c.ca = &CA{}
+	}
+	for _, c := range f.clusters[1:] {
+		if c.pull != (c.name == "member3") {
+			t.Errorf("%s pull=%v", c.name, c.pull)
+		}
+		if c.pull {
+			for _, s := range f.pullSteps(c, c.name+"/nodes") {
+				steps[s.Name] = s
+			}
+		}
+	}
+	if steps["member3/register"] == nil || steps["member3/karmada-agent"] == nil || steps["member3/karmada-agent"].After[0] != "member3/register" {
+		t.Errorf("member3's pull steps: %v", steps)
 	}
 }
 
