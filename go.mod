@@ -20,6 +20,7 @@ require (
 	k8s.io/apiserver v0.33.13
 	k8s.io/client-go v0.33.13
 	k8s.io/cluster-bootstrap v0.33.13
+	k8s.io/component-base v0.33.13
 	k8s.io/component-helpers v0.33.13
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
@@ -94,7 +95,6 @@ require (
 	gopkg.in/go-jose/go-jose.v2 v2.6.3 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/component-base v0.33.13 // indirect
 	k8s.io/kube-openapi v0.0.0-20250318190949-c8a335a9a2ff // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect

@@ -95,6 +95,8 @@ const (
 	SourceTokenRenewal  = "token-renewal-controller"
 	// SourceAgentCSRApproving is Karmada's name for it.
 	SourceAgentCSRApproving = "agent-csr-approving-controller"
+	// SourceClusterTaintPolicy is Karmada's name for it.
+	SourceClusterTaintPolicy = "cluster-taint-policy-controller"
 )
 
 // Normal records a Normal event on obj; a nil recorder records nothing.

@@ -178,3 +178,16 @@ func mustJSON(t testing.TB, v any) []byte {
 	}
 	return b
 }
+
+func validCTP() *policyv1alpha1.ClusterTaintPolicy {
+	return &policyv1alpha1.ClusterTaintPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy.karmada.io/v1alpha1", Kind: "ClusterTaintPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: "detect-cluster-notready"},
+		Spec: policyv1alpha1.ClusterTaintPolicySpec{
+			TargetClusters:     &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+			AddOnConditions:    []policyv1alpha1.MatchCondition{{ConditionType: "Ready", Operator: policyv1alpha1.MatchConditionOpNotIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionTrue}}},
+			RemoveOnConditions: []policyv1alpha1.MatchCondition{{ConditionType: "Ready", Operator: policyv1alpha1.MatchConditionOpIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionTrue}}},
+			Taints:             []policyv1alpha1.Taint{{Key: "not-ready", Effect: corev1.TaintEffectNoSchedule}},
+		},
+	}
+}

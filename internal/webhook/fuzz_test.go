@@ -34,6 +34,7 @@ var fixtures = map[string]func() client.Object{
 	"/validate-clusterresourcebinding":   func() client.Object { return validCRB() },
 	"/validate-work":                     func() client.Object { return validWork() },
 	"/validate-cluster":                  func() client.Object { return validCluster() },
+	"/validate-clustertaintpolicy":       func() client.Object { return validCTP() },
 }
 
 func TestEveryEndpointHasAFixture(t *testing.T) {
@@ -126,6 +127,9 @@ func FuzzValidateClusterResourceBinding(f *testing.F) {
 }
 func FuzzValidateWork(f *testing.F)    { fuzzEndpoint(f, "/validate-work") }
 func FuzzValidateCluster(f *testing.F) { fuzzEndpoint(f, "/validate-cluster") }
+func FuzzValidateClusterTaintPolicy(f *testing.F) {
+	fuzzEndpoint(f, "/validate-clustertaintpolicy")
+}
 
 // filler makes random typed objects of every kind: strings are short and
 // drawn from values the rules care about as often as from noise.

@@ -42,13 +42,24 @@ type Endpoint struct {
 	handler admission.Handler
 }
 
-// Endpoints are every admission path, mutating ones first.
-func Endpoints(scheme *runtime.Scheme) []Endpoint { return EndpointsReading(scheme, nil) }
+// Options tune the checks of the endpoints.
+type Options struct {
+	// Clusters, when set, is read by the checks that need other objects
+	// (nil: those checks are off): a Cluster may not take the spec.id
+	// another Cluster has, the same member under a second name.
+	Clusters client.Reader
+	// AllowNoExecuteTaintPolicy admits ClusterTaintPolicies with NoExecute
+	// taints (--allow-no-execute-taint-policy).
+	AllowNoExecuteTaintPolicy bool
+}
 
-// EndpointsReading are Endpoints whose checks that need other objects read
-// them with clusters (nil: those checks are off): a Cluster may not take
-// the spec.id another Cluster has, the same member under a second name.
-func EndpointsReading(scheme *runtime.Scheme, clusters client.Reader) []Endpoint {
+// Endpoints are every admission path, mutating ones first, with the
+// default options.
+func Endpoints(scheme *runtime.Scheme) []Endpoint { return EndpointsWith(scheme, Options{}) }
+
+// EndpointsWith are Endpoints with these options.
+func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
+	clusters := o.Clusters
 	dec := admission.NewDecoder(scheme)
 	pp := policyv1alpha1.SchemeGroupVersion.WithResource
 	cl := clusterv1alpha1.SchemeGroupVersion.WithResource
@@ -177,6 +188,11 @@ func EndpointsReading(scheme *runtime.Scheme, clusters client.Reader) []Endpoint
 						errs = append(errs, uniqueClusterID(clusters, c)...)
 					}
 					return errs
+				}}},
+		{Path: "/validate-clustertaintpolicy", GVR: pp("clustertaintpolicies"), Kind: "ClusterTaintPolicy",
+			handler: &validating[*policyv1alpha1.ClusterTaintPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterTaintPolicy { return &policyv1alpha1.ClusterTaintPolicy{} },
+				validate: func(p, _ *policyv1alpha1.ClusterTaintPolicy) field.ErrorList {
+					return validateClusterTaintPolicy(p, o.AllowNoExecuteTaintPolicy)
 				}}},
 	}
 }

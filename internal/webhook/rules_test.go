@@ -482,7 +482,7 @@ func TestClusterIDIsUnique(t *testing.T) {
 	existing := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, ID: "uid-2"}}
 	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(existing).Build()
 	var e Endpoint
-	for _, x := range EndpointsReading(scheme.Scheme, reader) {
+	for _, x := range EndpointsWith(scheme.Scheme, Options{Clusters: reader}) {
 		if x.Path == "/validate-cluster" {
 			e = x
 		}
@@ -507,5 +507,56 @@ func TestClusterIDIsUnique(t *testing.T) {
 	plain := endpoints["/validate-cluster"]
 	if resp := plain.Handler().Handle(context.Background(), request(t, plain, pull("e2e-pull", "uid-2"), pull("e2e-pull", ""))); !resp.Allowed {
 		t.Errorf("without a reader the id check should be off: %+v", resp.Result)
+	}
+}
+
+// TestClusterTaintPolicyRules: the rules of a ClusterTaintPolicy, with the
+// exact causes; NoExecute only with --allow-no-execute-taint-policy.
+func TestClusterTaintPolicyRules(t *testing.T) {
+	const path = "/validate-clustertaintpolicy"
+	ctp := func(mutate func(*policyv1alpha1.ClusterTaintPolicy)) *policyv1alpha1.ClusterTaintPolicy {
+		p := validCTP()
+		mutate(p)
+		return p
+	}
+	noExecute := ctp(func(p *policyv1alpha1.ClusterTaintPolicy) { p.Spec.Taints[0].Effect = corev1.TaintEffectNoExecute })
+	for _, tc := range []ruleCase{
+		{name: "valid", path: path, obj: validCTP()},
+		{name: "NoExecute without the flag", path: path, obj: noExecute,
+			want: []string{"spec.taints[0].effect: Forbidden: NoExecute evicts every workload on the cluster that does not tolerate it; karmada-webhook allows it only with --allow-no-execute-taint-policy"}},
+		{name: "an unknown effect", path: path, obj: ctp(func(p *policyv1alpha1.ClusterTaintPolicy) { p.Spec.Taints[0].Effect = "PreferNoSchedule" }),
+			want: []string{`spec.taints[0].effect: Unsupported value: "PreferNoSchedule": supported values: "NoSchedule", "NoExecute"`}},
+		{name: "no taints", path: path, obj: ctp(func(p *policyv1alpha1.ClusterTaintPolicy) { p.Spec.Taints = nil }),
+			want: []string{"spec.taints: Required value: at least one taint"}},
+		{name: "the same taint twice", path: path, obj: ctp(func(p *policyv1alpha1.ClusterTaintPolicy) { p.Spec.Taints = append(p.Spec.Taints, p.Spec.Taints[0]) }),
+			want: []string{`spec.taints[1]: Duplicate value: "not-ready:NoSchedule (the same key and effect as spec.taints[0])"`}},
+		{name: "no conditions", path: path, obj: ctp(func(p *policyv1alpha1.ClusterTaintPolicy) {
+			p.Spec.AddOnConditions, p.Spec.RemoveOnConditions = nil, nil
+		}),
+			want: []string{"spec.addOnConditions: Required value: at least one of addOnConditions and removeOnConditions: without either the policy does nothing"}},
+		{name: "a bad operator, status and empty type", path: path, obj: ctp(func(p *policyv1alpha1.ClusterTaintPolicy) {
+			p.Spec.AddOnConditions[0] = policyv1alpha1.MatchCondition{Operator: "Exists", StatusValues: []metav1.ConditionStatus{"Maybe"}}
+		}), want: []string{
+			"spec.addOnConditions[0].conditionType: Required value: a Cluster status condition type, such as Ready",
+			`spec.addOnConditions[0].operator: Unsupported value: "Exists": supported values: "In", "NotIn"`,
+			`spec.addOnConditions[0].statusValues[0]: Unsupported value: "Maybe": supported values: "True", "False", "Unknown"`,
+		}},
+		{name: "no status values", path: path, obj: ctp(func(p *policyv1alpha1.ClusterTaintPolicy) { p.Spec.RemoveOnConditions[0].StatusValues = nil }),
+			want: []string{"spec.removeOnConditions[0].statusValues: Required value: at least one of True, False, Unknown"}},
+		{name: "a bad key", path: path, obj: ctp(func(p *policyv1alpha1.ClusterTaintPolicy) { p.Spec.Taints[0].Key = "not ready" }),
+			want: []string{`spec.taints[0].key: Invalid value: "not ready": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, admit(t, tc.path, tc.obj, tc.old)); diff != "" {
+				t.Errorf("causes (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, e := range EndpointsWith(scheme.Scheme, Options{AllowNoExecuteTaintPolicy: true}) {
+		if e.Path == path {
+			if resp := e.Handler().Handle(context.Background(), request(t, e, noExecute, nil)); !resp.Allowed {
+				t.Errorf("NoExecute with --allow-no-execute-taint-policy denied: %+v", resp.Result)
+			}
+		}
 	}
 }

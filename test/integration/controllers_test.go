@@ -40,16 +40,20 @@ import (
 // deadline bounds every wait of these tests.
 const deadline = 30 * time.Second
 
-// setReady writes the Cluster's Ready condition, as clusterStatus would.
+// setReady writes the Cluster's Ready condition, as clusterStatus would
+// (again on a conflict with a controller writing the Cluster).
 func setReady(ctx context.Context, t *testing.T, c client.Client, name string, status metav1.ConditionStatus) {
 	t.Helper()
-	cl := &clusterv1alpha1.Cluster{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
-		t.Fatal(err)
-	}
-	meta.SetStatusCondition(&cl.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: "Test", Message: "set by the test"})
-	cl.Status.APIEnablements = []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1", Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}
-	if err := c.Status().Update(ctx, cl); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&cl.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: "Test", Message: "set by the test"})
+		cl.Status.APIEnablements = []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1", Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}
+		return c.Status().Update(ctx, cl)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -25,6 +25,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ClusterPropagationPolicy{}, &ClusterPropagationPolicyList{},
 		&OverridePolicy{}, &OverridePolicyList{},
 		&ClusterOverridePolicy{}, &ClusterOverridePolicyList{},
+		&ClusterTaintPolicy{}, &ClusterTaintPolicyList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

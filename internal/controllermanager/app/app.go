@@ -28,6 +28,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/cluster"
 	"github.com/karmada-go/karmada/internal/controllers/clusterlease"
 	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
+	"github.com/karmada-go/karmada/internal/controllers/clustertaint"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
 	"github.com/karmada-go/karmada/internal/controllers/orphans"
@@ -35,6 +36,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/features"
 )
 
 // Options are the flags of karmada-controller-manager.
@@ -95,6 +97,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.ConcurrentBindingSyncs, "concurrent-resourcebinding-syncs", DefaultConcurrentBindingSyncs, "bindings turned into works at once")
 	f.DurationVar(&o.OrphanSweepInterval, "orphan-sweep-interval", 10*time.Minute, "how often members are swept for objects marked as Karmada's whose Work no longer exists (reported as karmada_orphaned_member_objects and an OrphanedObjects event on the Cluster); 0 disables the sweep")
 	f.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "remove what two sweeps in a row find orphaned: delete what Karmada created, release what it adopted (namespaces are only reported)")
+	features.Gate.AddFlag(f)
 	f.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "how far the heap may grow over live data before a garbage collection, in percent (Go's GOGC; GOGC in the environment wins unless this flag is given): lower holds less memory for more CPU")
 }
 
@@ -210,6 +213,13 @@ var controllers = map[string]func(c setupContext) error{
 	tokenrenewal.ControllerName: func(c setupContext) error {
 		return (&tokenrenewal.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Members: c.members,
 			Recorder: c.events.RecorderFor(events.SourceTokenRenewal)}).SetupWithManager(c.mgr)
+	},
+	clustertaint.ControllerName: func(c setupContext) error {
+		if !features.Gate.Enabled(features.Failover) {
+			ctrl.LoggerFrom(c.ctx).Info("Not starting clusterTaintPolicy: it needs --feature-gates=Failover=true")
+			return nil
+		}
+		return (&clustertaint.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceClusterTaintPolicy)}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
 		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,

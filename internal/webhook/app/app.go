@@ -33,15 +33,18 @@ import (
 
 // Options are the flags of karmada-webhook, with Karmada's names.
 type Options struct {
-	BindAddress            string
-	SecurePort             int
-	CertDir                string
-	CertName               string
-	KeyName                string
-	TLSMinVersion          string
-	Metrics                cli.MetricsFlags
-	Kubeconfig             string
-	HealthProbeBindAddress string
+	BindAddress   string
+	SecurePort    int
+	CertDir       string
+	CertName      string
+	KeyName       string
+	TLSMinVersion string
+	Metrics       cli.MetricsFlags
+	Kubeconfig    string
+	// AllowNoExecuteTaintPolicy admits ClusterTaintPolicies with NoExecute
+	// taints.
+	AllowNoExecuteTaintPolicy bool
+	HealthProbeBindAddress    string
 }
 
 var tlsVersions = map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
@@ -116,6 +119,7 @@ with the certificate in --cert-dir (reloaded when the files change), and
 	f.StringVar(&o.TLSMinVersion, "tls-min-version", "1.3", "lowest TLS version accepted: 1.2 or 1.3")
 	o.Metrics.AddFlags(f)
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to list Clusters when one's spec.id changes and to review /metrics requests (TokenReview, SubjectAccessReview); required while metrics are served with --metrics-secure")
+	f.BoolVar(&o.AllowNoExecuteTaintPolicy, "allow-no-execute-taint-policy", false, "admit ClusterTaintPolicies with NoExecute taints, which evict every workload not tolerating them from the clusters they taint")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8000", "address of plain-HTTP /healthz and /readyz; '0' disables it (they are also served on the webhook port)")
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(gofs)
@@ -145,7 +149,7 @@ func Run(ctx context.Context, o *Options) error {
 	} else {
 		log.Info("No --kubeconfig: a Cluster taking another Cluster's spec.id (one member under two names) is not refused")
 	}
-	for _, e := range webhook.EndpointsReading(scheme.Scheme, clusters) {
+	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy}) {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}
 	server.Register(webhook.ConvertPath, conversion.NewWebhookHandler(scheme.Scheme))

@@ -1,0 +1,90 @@
+package webhook
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+)
+
+var (
+	matchOperators = []string{string(policyv1alpha1.MatchConditionOpIn), string(policyv1alpha1.MatchConditionOpNotIn)}
+	statusValues   = []string{string(metav1.ConditionTrue), string(metav1.ConditionFalse), string(metav1.ConditionUnknown)}
+)
+
+// validateClusterTaintPolicy checks a ClusterTaintPolicy. A NoExecute
+// taint evicts every workload on the cluster that does not tolerate it, so
+// it is refused unless the webhook runs with
+// --allow-no-execute-taint-policy (as Karmada's).
+func validateClusterTaintPolicy(p *policyv1alpha1.ClusterTaintPolicy, allowNoExecute bool) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if p.Spec.TargetClusters != nil {
+		errs = append(errs, validateClusterAffinity(p.Spec.TargetClusters, spec.Child("targetClusters"))...)
+	}
+	if len(p.Spec.AddOnConditions) == 0 && len(p.Spec.RemoveOnConditions) == 0 {
+		errs = append(errs, field.Required(spec.Child("addOnConditions"), "at least one of addOnConditions and removeOnConditions: without either the policy does nothing"))
+	}
+	errs = append(errs, validateMatchConditions(p.Spec.AddOnConditions, spec.Child("addOnConditions"))...)
+	errs = append(errs, validateMatchConditions(p.Spec.RemoveOnConditions, spec.Child("removeOnConditions"))...)
+	taints := spec.Child("taints")
+	if len(p.Spec.Taints) == 0 {
+		errs = append(errs, field.Required(taints, "at least one taint"))
+	}
+	seen := map[string]int{}
+	for i, t := range p.Spec.Taints {
+		path := taints.Index(i)
+		for _, msg := range validation.IsQualifiedName(t.Key) {
+			errs = append(errs, field.Invalid(path.Child("key"), t.Key, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(t.Value) {
+			errs = append(errs, field.Invalid(path.Child("value"), t.Value, msg))
+		}
+		switch t.Effect {
+		case corev1.TaintEffectNoSchedule:
+		case corev1.TaintEffectNoExecute:
+			if !allowNoExecute {
+				errs = append(errs, field.Forbidden(path.Child("effect"), "NoExecute evicts every workload on the cluster that does not tolerate it; karmada-webhook allows it only with --allow-no-execute-taint-policy"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, clusterTaintEffect))
+		}
+		k := t.Key + ":" + string(t.Effect)
+		if first, ok := seen[k]; ok {
+			errs = append(errs, field.Duplicate(path, fmt.Sprintf("%s (the same key and effect as %s)", k, taints.Index(first))))
+		} else {
+			seen[k] = i
+		}
+	}
+	return errs
+}
+
+func validateMatchConditions(conds []policyv1alpha1.MatchCondition, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, c := range conds {
+		p := path.Index(i)
+		if c.ConditionType == "" {
+			errs = append(errs, field.Required(p.Child("conditionType"), "a Cluster status condition type, such as Ready"))
+		}
+		switch c.Operator {
+		case policyv1alpha1.MatchConditionOpIn, policyv1alpha1.MatchConditionOpNotIn:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("operator"), c.Operator, matchOperators))
+		}
+		if len(c.StatusValues) == 0 {
+			errs = append(errs, field.Required(p.Child("statusValues"), "at least one of True, False, Unknown"))
+		}
+		for j, v := range c.StatusValues {
+			switch v {
+			case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+			default:
+				errs = append(errs, field.NotSupported(p.Child("statusValues").Index(j), v, statusValues))
+			}
+		}
+	}
+	return errs
+}
