@@ -144,11 +144,20 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 		return 0, err
 	}
 	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
-	if status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
+	// A reschedule asked for (a WorkloadRebalancer) after the last
+	// scheduling is done afresh: the current placement is not kept.
+	fresh := spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || spec.RescheduleTriggeredAt.After(status.LastScheduledTime.Time))
+	if !fresh && status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
 		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, EffectiveSpec(spec, status.SchedulerObservingAffinityName), clusters.Items) {
 		return 0, nil
 	}
-	res := Schedule(ctx, s.Framework, spec, clusters.Items)
+	in := spec
+	if fresh {
+		in = spec.DeepCopy()
+		in.Clusters = nil
+		log.Info("Scheduling binding afresh", "binding", klog.KObj(obj), "rescheduleTriggeredAt", spec.RescheduleTriggeredAt)
+	}
+	res := Schedule(ctx, s.Framework, in, clusters.Items)
 	var pluginErr *PluginError
 	if errors.As(res.Err, &pluginErr) {
 		// No verdict: the placement stays as it is, the condition says why,

@@ -85,3 +85,72 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 		t.Error("a binding whose spec changed since the last write was not scheduled")
 	}
 }
+
+// A binding whose rescheduleTriggeredAt is later than its last scheduling
+// (a WorkloadRebalancer) is scheduled afresh, its current placement not
+// kept; once done, the trigger asks nothing more.
+func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
+	ctx := context.Background()
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, m2 := member("member1", "r1", 10), member("member2", "r1", 10)
+	placement := &policyv1alpha1.Placement{
+		ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+		ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+			WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}},
+	}
+	last := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-deployment", UID: "uid-1", Generation: 1},
+		Spec:       *spec(6, placement),
+	}
+	// Placed all on member1 earlier (member2 joined since).
+	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 6}}
+	rb.Status = workv1alpha2.ResourceBindingStatus{SchedulerObservedGeneration: 1, LastScheduledTime: &last,
+		Conditions: []metav1.Condition{{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, LastTransitionTime: last}}}
+	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(rb, &m1, &m2).WithStatusSubresource(&workv1alpha2.ResourceBinding{}).Build()
+	s := &Scheduler{Client: c, Framework: fw, Now: time.Now,
+		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)}
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rb)}
+	schedule := func() *workv1alpha2.ResourceBinding {
+		t.Helper()
+		if _, err := s.reconcilerFor(bindings.Kinds[0]).Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		got := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, req.NamespacedName, got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := schedule(); targets(got.Spec.Clusters) != "member1=6" {
+		t.Fatalf("without a trigger the placement should stay: %s", targets(got.Spec.Clusters))
+	}
+	// A trigger older than the last scheduling asks nothing.
+	got := schedule()
+	older := metav1.NewTime(last.Add(-time.Minute))
+	got.Spec.RescheduleTriggeredAt = &older
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	got = schedule()
+	if targets(got.Spec.Clusters) == "member1=3,member2=3" {
+		t.Fatalf("an old trigger rescheduled afresh: %s", targets(got.Spec.Clusters))
+	}
+	// A trigger after it: afresh, as a new binding would be placed.
+	trigger := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
+	got.Spec.RescheduleTriggeredAt = &trigger
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	got = schedule()
+	if targets(got.Spec.Clusters) != "member1=3,member2=3" {
+		t.Errorf("after the trigger: %s, want member1=3,member2=3 (placed afresh by free capacity)", targets(got.Spec.Clusters))
+	}
+	if got.Status.LastScheduledTime == nil || !got.Status.LastScheduledTime.After(trigger.Time) && !got.Status.LastScheduledTime.Equal(&trigger) {
+		t.Errorf("lastScheduledTime %v not at or after the trigger %v", got.Status.LastScheduledTime, trigger)
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
 	"github.com/karmada-go/karmada/internal/controllers/orphans"
 	"github.com/karmada-go/karmada/internal/controllers/tokenrenewal"
+	"github.com/karmada-go/karmada/internal/controllers/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
 	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/events"
@@ -220,6 +221,9 @@ var controllers = map[string]func(c setupContext) error{
 			return nil
 		}
 		return (&clustertaint.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceClusterTaintPolicy)}).SetupWithManager(c.mgr)
+	},
+	workloadrebalancer.ControllerName: func(c setupContext) error {
+		return (&workloadrebalancer.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
 		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
