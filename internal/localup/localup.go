@@ -719,7 +719,7 @@ func startSteps(ctx context.Context, f *fleet, stateDir, binDir, target string, 
 				}
 			}
 			for _, p := range s.Ports {
-				if err := checkPortFree(p, s.Name); err != nil {
+				if err := waitPortFree(ctx, p, s.Name, 5*time.Second); err != nil {
 					return err
 				}
 			}

@@ -2,12 +2,14 @@ package localup
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // PortInUseError says a port the fleet needs is taken, and by whom if known.
@@ -109,4 +111,22 @@ func checkOutsideEphemeral(first, last int) error {
 		return nil
 	}
 	return fmt.Errorf("--port-base: the fleet's ports %d-%d overlap the kernel's ephemeral port range %d-%d, which outgoing connections take at random; choose a --port-base so that the fleet stays below %d", first, last, lo, hi, lo)
+}
+
+// waitPortFree is checkPortFree, tried again for up to timeout: a process
+// just stopped can hold its ports a moment after it looks gone (its main
+// thread exits before the others, which still hold the sockets).
+func waitPortFree(ctx context.Context, port int, component string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := checkPortFree(port, component)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -144,9 +144,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 		return 0, err
 	}
 	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
-	// A reschedule asked for (a WorkloadRebalancer) after the last
-	// scheduling is done afresh: the current placement is not kept.
-	fresh := spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || spec.RescheduleTriggeredAt.After(status.LastScheduledTime.Time))
+	// A reschedule asked for (a WorkloadRebalancer) at or after the last
+	// scheduling is done afresh: the current placement is not kept. (Both
+	// times have whole seconds: a trigger in the second of the last
+	// scheduling counts, and costs at most one more, identical, pass.)
+	fresh := spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || !spec.RescheduleTriggeredAt.Before(status.LastScheduledTime))
 	if !fresh && status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
 		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, EffectiveSpec(spec, status.SchedulerObservingAffinityName), clusters.Items) {
 		return 0, nil

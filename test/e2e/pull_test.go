@@ -401,6 +401,18 @@ func TestControlPlaneOutageDeletesNothingInPullMember(t *testing.T) {
 	if out, err := karmadaLocal("component", "restart", "karmada/kube-controller-manager"); err != nil {
 		t.Fatalf("component restart: %v\n%s", err, out)
 	}
+	// Our controller manager and scheduler also retry their failed
+	// watches after client-go's backoff, up to a minute for some types
+	// after such an outage (a test that followed this one found member1's
+	// Deployments unsynced for a minute); when this test ends they are
+	// restarted, so that the tests after it find the fleet as it was.
+	t.Cleanup(func() {
+		for _, component := range []string{"karmada/karmada-controller-manager", "karmada/karmada-scheduler"} {
+			if out, err := karmadaLocal("component", "restart", component); err != nil {
+				t.Errorf("component restart %s in clean-up: %v\n%s", component, err, out)
+			}
+		}
+	})
 	// Back: the agent reports again, and the copy is the same object.
 	back := time.Now()
 	templateAvailable(ctx, t, c, "nginx", 1, 60*time.Second)

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/karmada-go/karmada/api/apps/v1alpha1"
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
@@ -52,6 +54,22 @@ func TestWorkloadRebalancerSpreadsADividedWorkload(t *testing.T) {
 	if got := placementOf(rb); got != "member1=4" {
 		t.Fatalf("uncordoning member2 moved the divided workload by itself: %s", got)
 	}
+	// The rebalance uses the clusters' state when it runs: member2 must
+	// have reported its free capacity (a controller manager just restarted
+	// may not have yet).
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, m := range []string{"member1", "member2"} {
+			cl := getCluster(ctx, t, c, m)
+			rs := cl.Status.ResourceSummary
+			if rs == nil || rs.Allocatable.Pods().IsZero() || len(cl.Spec.Taints) > 0 || !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal("member1 and member2 never both Ready, untainted and with a resource summary")
+	}
 	wr := &appsv1alpha1.WorkloadRebalancer{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-rebalance"},
 		Spec: appsv1alpha1.WorkloadRebalancerSpec{
@@ -64,7 +82,7 @@ func TestWorkloadRebalancerSpreadsADividedWorkload(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), wr) })
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
 			return false, nil
 		}
@@ -72,7 +90,10 @@ func TestWorkloadRebalancerSpreadsADividedWorkload(t *testing.T) {
 		return strings.Contains(last, "member1=") && strings.Contains(last, "member2=") && total(rb) == 4, nil
 	})
 	if err != nil {
-		t.Fatalf("after the WorkloadRebalancer: placement %s, want both members sharing 4 replicas", last)
+		got := &appsv1alpha1.WorkloadRebalancer{}
+		_ = c.Get(ctx, client.ObjectKeyFromObject(wr), got)
+		t.Fatalf("after the WorkloadRebalancer: placement %s, want both members sharing 4 replicas (rescheduleTriggeredAt %v, lastScheduledTime %v, scheduled %+v; rebalancer %+v)",
+			last, rb.Spec.RescheduleTriggeredAt, rb.Status.LastScheduledTime, meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.Scheduled), got.Status)
 	}
 	t.Logf("rebalanced: %s", last)
 	for _, m := range []string{"member1", "member2"} {

@@ -19,8 +19,8 @@ import (
 )
 
 // A WorkloadRebalancer against a real API server: the listed workload's
-// binding gets rescheduleTriggeredAt = the rebalancer's creation time
-// (which has the scheduler place it afresh), a workload without a binding
+// binding gets rescheduleTriggeredAt (which has the scheduler place it
+// afresh), a workload without a binding
 // is reported Failed, the finish time is set once both have a result, and
 // with ttlSecondsAfterFinished the rebalancer is deleted after it.
 func TestWorkloadRebalancer(t *testing.T) {
@@ -73,8 +73,8 @@ func TestWorkloadRebalancer(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(rb), got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Spec.RescheduleTriggeredAt == nil || !got.Spec.RescheduleTriggeredAt.Equal(&wr.CreationTimestamp) {
-		t.Errorf("binding's rescheduleTriggeredAt %v, want the rebalancer's creation time %v", got.Spec.RescheduleTriggeredAt, wr.CreationTimestamp)
+	if got.Spec.RescheduleTriggeredAt == nil || got.Spec.RescheduleTriggeredAt.Before(&wr.CreationTimestamp) || got.Spec.RescheduleTriggeredAt.After(finished.Time) {
+		t.Errorf("binding's rescheduleTriggeredAt %v, want between the rebalancer's creation %v and its finish %v", got.Spec.RescheduleTriggeredAt, wr.CreationTimestamp, finished)
 	}
 	testenv.Eventually(t, 20*time.Second, "the finished rebalancer deleted after its TTL", func(ctx context.Context) error {
 		err := c.Get(ctx, client.ObjectKeyFromObject(wr), &appsv1alpha1.WorkloadRebalancer{})

@@ -1,6 +1,6 @@
 // Package workloadrebalancer is the workloadRebalancer controller: for each
 // workload a WorkloadRebalancer lists, it sets the binding's
-// spec.rescheduleTriggeredAt to the rebalancer's creation time, which has
+// spec.rescheduleTriggeredAt to the time it does so, which has
 // the scheduler place it afresh (its current placement not kept); it
 // reports each workload's result and the finish time, and deletes the
 // rebalancer ttlSecondsAfterFinished after it finished.
@@ -97,7 +97,14 @@ func (r *Reconciler) observe(ctx context.Context, wr *appsv1alpha1.WorkloadRebal
 			continue
 		}
 		res := appsv1alpha1.ObservedWorkload{Workload: w, Result: appsv1alpha1.RebalanceSuccessful}
-		if err := r.trigger(ctx, w, wr.CreationTimestamp); err != nil {
+		// Now, not the rebalancer's creation: a scheduling that happened
+		// in between (say the binding's spec changed) must not make the
+		// trigger look stale.
+		at := metav1.NewTime(r.now().Truncate(time.Second))
+		if at.Before(&wr.CreationTimestamp) {
+			at = wr.CreationTimestamp
+		}
+		if err := r.trigger(ctx, w, at); err != nil {
 			if !apierrors.IsNotFound(err) {
 				// Tried again at the next reconcile: no result yet.
 				ctrl.LoggerFrom(ctx).Error(err, "Triggering a reschedule", "workload", w)
