@@ -222,3 +222,48 @@ func TestScheduleHonoursStatusCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestTaintsMoveNothing: a cluster that turns NotReady or is cordoned keeps
+// the workloads placed on it, whatever the placement; only new placements
+// avoid it.
+func TestTaintsMoveNothing(t *testing.T) {
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notReady := corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoSchedule}
+	cordoned := corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}
+	divided := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated}
+	oneCluster := []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1, MinGroups: 1}}
+	for _, taint := range []corev1.Taint{notReady, cordoned} {
+		fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10), member("m2", "east", 10, taint), member("m3", "west", 20)}
+		cases := []struct {
+			name   string
+			spec   *workv1alpha2.ResourceBindingSpec
+			placed string
+			want   string
+		}{
+			{"spread over one cluster", spec(2, &policyv1alpha1.Placement{SpreadConstraints: oneCluster}), "m2", "m2=2"},
+			{"duplicated", spec(2, nil), "m2", "m1=2,m2=2,m3=2"},
+			{"divided, aggregated", spec(4, &policyv1alpha1.Placement{ReplicaScheduling: divided}), "m2", "m2=4"},
+		}
+		for _, c := range cases {
+			c.spec.Clusters = []workv1alpha2.TargetCluster{{Name: c.placed, Replicas: c.spec.Replicas}}
+			r := Schedule(context.Background(), fw, c.spec, fleet)
+			if r.Err != nil {
+				t.Errorf("%s, %s: %v", taint.Key, c.name, r.Err)
+				continue
+			}
+			if got := targets(r.Targets); got != c.want {
+				t.Errorf("%s, %s: %s, want %s", taint.Key, c.name, got, c.want)
+			}
+			// Placed afresh, the tainted cluster is avoided.
+			c.spec.Clusters = nil
+			r = Schedule(context.Background(), fw, c.spec, fleet)
+			if r.Err != nil || strings.Contains(targets(r.Targets), "m2") {
+				t.Errorf("%s, %s afresh: %s (%v), want no m2", taint.Key, c.name, targets(r.Targets), r.Err)
+			}
+		}
+	}
+}

@@ -33,6 +33,12 @@ func evicting(from string) *workv1alpha2.ResourceBindingSpec {
 	return b
 }
 
+func placedOn(name string) *workv1alpha2.ResourceBindingSpec {
+	b := binding(nil)
+	b.Clusters = []workv1alpha2.TargetCluster{{Name: name}}
+	return b
+}
+
 func TestFilters(t *testing.T) {
 	fw, err := framework.New(NewInTreeRegistry(), []string{"*"})
 	if err != nil {
@@ -52,6 +58,9 @@ func TestFilters(t *testing.T) {
 		{"not in clusterNames", binding(&policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m2"}}}), cluster("m1", nil, "apps/v1:Deployment"), "ClusterAffinity", "clusterNames"},
 		{"untolerated taint", binding(nil), cluster("m1", []corev1.Taint{notReady}, "apps/v1:Deployment"), "TaintToleration", "cluster.karmada.io/not-ready:NoSchedule"},
 		{"tolerated taint", binding(&policyv1alpha1.Placement{ClusterTolerations: []corev1.Toleration{{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists}}}), cluster("m1", []corev1.Taint{notReady}, "apps/v1:Deployment"), "", ""},
+		{"untolerated NoExecute taint", binding(nil), cluster("m1", []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoExecute}}, "apps/v1:Deployment"), "TaintToleration", "k:NoExecute"},
+		{"taints keep no binding off a cluster it is on", placedOn("m1"), cluster("m1", []corev1.Taint{notReady, {Key: "k", Effect: corev1.TaintEffectNoExecute}}, "apps/v1:Deployment"), "", ""},
+		{"placed elsewhere", placedOn("m2"), cluster("m1", []corev1.Taint{notReady}, "apps/v1:Deployment"), "TaintToleration", "not-ready"},
 		{"PreferNoSchedule never filters", binding(nil), cluster("m1", []corev1.Taint{prefer}, "apps/v1:Deployment"), "", ""},
 		{"no region to spread by", binding(&policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 1}}}), cluster("m1", nil, "apps/v1:Deployment"), "SpreadConstraint", "no region"},
 		{"no label to spread by", binding(&policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByLabel: "tier", MinGroups: 1}}}), cluster("m1", nil, "apps/v1:Deployment"), "SpreadConstraint", "no label tier"},

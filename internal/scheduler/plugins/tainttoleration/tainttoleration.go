@@ -28,8 +28,17 @@ func New() (framework.Plugin, error) { return &TaintToleration{}, nil }
 func (p *TaintToleration) Name() string { return Name }
 
 // Filter passes clusters whose every NoSchedule and NoExecute taint is
-// tolerated; PreferNoSchedule never filters.
+// tolerated; PreferNoSchedule never filters. A cluster the binding is placed
+// on already always passes: a taint keeps new workloads away but never moves
+// one by itself (as in Karmada). Workloads leave a tainted cluster only
+// through eviction: the taint manager, for NoExecute taints they do not
+// tolerate, after their tolerationSeconds.
 func (p *TaintToleration) Filter(_ context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *framework.Status {
+	for _, t := range spec.Clusters {
+		if t.Name == cluster.Name {
+			return nil
+		}
+	}
 	var tolerations []corev1.Toleration
 	if spec.Placement != nil {
 		tolerations = spec.Placement.ClusterTolerations
