@@ -64,6 +64,12 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		}
 		om.OwnerReferences = []metav1.OwnerReference{owner}
 		om.Annotations = applyChanges(om.Annotations, wantA)
+		// The policy's availability budget goes with its bindings.
+		minAvailable := map[string]*string{policyv1alpha1.MinAvailableAnnotation: nil}
+		if c.MinAvailable != "" {
+			minAvailable[policyv1alpha1.MinAvailableAnnotation] = ptr.To(c.MinAvailable)
+		}
+		om.Annotations = applyChanges(om.Annotations, minAvailable)
 		om.Labels = applyChanges(om.Labels, wantL)
 		spec.Resource = workv1alpha2.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(),
 			Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}

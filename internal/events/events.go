@@ -97,6 +97,8 @@ const (
 	SourceAgentCSRApproving = "agent-csr-approving-controller"
 	// SourceClusterTaintPolicy is Karmada's name for it.
 	SourceClusterTaintPolicy = "cluster-taint-policy-controller"
+	SourceTaintManager       = "taint-manager"
+	SourceGracefulEviction   = "graceful-eviction-controller"
 )
 
 // Normal records a Normal event on obj; a nil recorder records nothing.
@@ -134,3 +136,11 @@ func OnBinding(r record.EventRecorder, binding runtime.Object, ref workv1alpha2.
 		r.Eventf(t, eventType, reason, format, args...)
 	}
 }
+
+// Reasons of evictions, recorded on bindings and their templates.
+const (
+	EvictWorkloadFromClusterSucceed = "EvictWorkloadFromClusterSucceed"
+	EvictWorkloadFromClusterFailed  = "EvictWorkloadFromClusterFailed"
+	GracefulEvictionCompleted       = "GracefulEvictionCompleted"
+	EvictionBlocked                 = "EvictionBlocked"
+)

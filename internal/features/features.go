@@ -12,11 +12,18 @@ import (
 // or unhealthy clusters. Beta, off by default, as in Karmada.
 const Failover featuregate.Feature = "Failover"
 
+// GracefulEviction makes evictions graceful: an evicted cluster's copy
+// stays (as a graceful eviction task on the binding) until the workload is
+// healthy where it was moved to, or the grace period ends. Off, an eviction
+// removes the copy at once. Beta, on by default, as in Karmada.
+const GracefulEviction featuregate.Feature = "GracefulEviction"
+
 // Gate is the components' feature gate; --feature-gates sets it.
 var Gate featuregate.MutableFeatureGate = featuregate.NewFeatureGate()
 
 func init() {
 	runtime.Must(Gate.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		Failover: {Default: false, PreRelease: featuregate.Beta},
+		Failover:         {Default: false, PreRelease: featuregate.Beta},
+		GracefulEviction: {Default: true, PreRelease: featuregate.Beta},
 	}))
 }

@@ -96,6 +96,8 @@ type Candidate struct {
 	Specificity Specificity
 	Preemption  policyv1alpha1.PreemptionBehavior
 	Spec        *policyv1alpha1.PropagationSpec
+	// MinAvailable is the policy's MinAvailableAnnotation ("" without).
+	MinAvailable string
 }
 
 // Key names the policy, "namespace/name" or "name".
@@ -118,7 +120,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 				continue
 			}
 			if s, err := bestSpecificity(&p.Spec, obj, p.Namespace); err == nil && s != NoMatch {
-				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, MinAvailable: p.Annotations[policyv1alpha1.MinAvailableAnnotation]})
 			}
 		}
 	}
@@ -128,7 +130,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 			continue
 		}
 		if s, err := bestSpecificity(&p.Spec, obj, ""); err == nil && s != NoMatch {
-			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec})
+			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, MinAvailable: p.Annotations[policyv1alpha1.MinAvailableAnnotation]})
 		}
 	}
 	return out

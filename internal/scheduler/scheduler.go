@@ -176,11 +176,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, res.Err.Error()
 		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "reason", res.Err.Error())
 	} else if !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
-		// A merge patch of spec.clusters only: the detector writes other
-		// fields of the same binding.
+		// A merge patch of spec.clusters only, on the binding it was
+		// computed from: the taint manager and application failover remove
+		// clusters from the same list, and a placement computed before an
+		// eviction would put the evicted cluster back.
 		before := obj.DeepCopyObject().(client.Object)
 		spec.Clusters = res.Targets
-		if err := s.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return 0, fmt.Errorf("writing the placement: %w", err)
 		}
 		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)

@@ -37,6 +37,12 @@ func validatePolicyMeta(meta, old *metav1.ObjectMeta, idLabel string) field.Erro
 		errs = append(errs, field.Forbidden(path.Child("namespace"),
 			fmt.Sprintf("%q holds the control plane's own objects and member credentials: policies may not be created in karmada-system, karmada-cluster or karmada-es-*", meta.Namespace)))
 	}
+	if v, ok := meta.Annotations[policyv1alpha1.MinAvailableAnnotation]; ok {
+		if _, err := policyv1alpha1.ParseMinAvailable(v, 0); err != nil {
+			errs = append(errs, field.Invalid(path.Child("annotations").Key(policyv1alpha1.MinAvailableAnnotation), v,
+				"must be a number of replicas (\"4\") or a percentage of the workload's replicas (\"60%\")"))
+		}
+	}
 	if idLabel == "" {
 		return errs
 	}

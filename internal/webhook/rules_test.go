@@ -147,6 +147,12 @@ func TestRules(t *testing.T) {
 			o.Namespace = "karmada-es-member1"
 			o.Spec.ResourceSelectors[0].Namespace = ""
 		}), want: []string{`metadata.namespace: Forbidden: "karmada-es-member1" holds the control plane's own objects and member credentials: policies may not be created in karmada-system, karmada-cluster or karmada-es-*`}},
+		{name: "availability budget", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) {
+			p.Annotations = map[string]string{policyv1alpha1.MinAvailableAnnotation: "60%"}
+		})},
+		{name: "availability budget not a number", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) {
+			p.Annotations = map[string]string{policyv1alpha1.MinAvailableAnnotation: "most"}
+		}), want: []string{`metadata.annotations[policy.karmada-go.io/min-available]: Invalid value: "most": must be a number of replicas ("4") or a percentage of the workload's replicas ("60%")`}},
 		{name: "permanent id missing on create", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) { p.Labels = nil }),
 			want: []string{`metadata.labels[propagationpolicy.karmada.io/permanent-id]: Required value: set by the mutating webhook when the policy is created`}},
 		{name: "permanent id changed", path: ppPath, old: validPP(), obj: pp(func(p *policyv1alpha1.PropagationPolicy) {

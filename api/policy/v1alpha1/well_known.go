@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // Labels and annotations with which a policy claims a resource template (and
 // its binding), as Karmada writes them.
 const (
@@ -32,3 +38,29 @@ const (
 // NamespaceSkipAutoPropagationLabel set to "true" on a control-plane
 // namespace keeps it out of the members.
 const NamespaceSkipAutoPropagationLabel = "namespace.karmada.io/skip-auto-propagation"
+
+// MinAvailableAnnotation, on a PropagationPolicy or
+// ClusterPropagationPolicy, is a fleet-wide availability budget (an addition
+// of this project; Karmada has none and ignores it): evictions never take the
+// replicas available across all clusters below it; they proceed as
+// replacements become available. A number of replicas ("4") or a percentage
+// of the workload's replicas ("60%", rounded up). It is copied onto the
+// policy's bindings.
+const MinAvailableAnnotation = "policy.karmada-go.io/min-available"
+
+// ParseMinAvailable reads a MinAvailableAnnotation value for a workload of
+// the given replicas.
+func ParseMinAvailable(v string, replicas int32) (int32, error) {
+	if p, ok := strings.CutSuffix(v, "%"); ok {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 100 {
+			return 0, fmt.Errorf("%q: a percentage must be an integer from 0%% to 100%%", v)
+		}
+		return int32((int64(replicas)*int64(n) + 99) / 100), nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q: must be a non-negative integer or a percentage such as \"50%%\"", v)
+	}
+	return int32(n), nil
+}

@@ -45,3 +45,14 @@ const (
 	MessageFullyAppliedSuccess = "All works have been successfully applied"
 	MessageFullyAppliedFailed  = "Failed to apply all works, see status.aggregatedStatus for details"
 )
+
+// The EvictionBlocked condition of a binding: True while a graceful eviction
+// task is held because ending it would lose the workload (no cluster can take
+// it, or its replacement is not healthy and the evicted copy is the last
+// healthy one). Absent when no eviction is blocked.
+const (
+	EvictionBlocked            = "EvictionBlocked"
+	ReasonNoReplacement        = "NoReplacement"
+	ReasonReplacementUnhealthy = "ReplacementUnhealthy"
+	ReasonBelowMinAvailable    = "BelowMinAvailable"
+)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
@@ -30,8 +31,10 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
 	"github.com/karmada-go/karmada/internal/controllers/clustertaint"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
+	"github.com/karmada-go/karmada/internal/controllers/gracefuleviction"
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
 	"github.com/karmada-go/karmada/internal/controllers/orphans"
+	"github.com/karmada-go/karmada/internal/controllers/taintmanager"
 	"github.com/karmada-go/karmada/internal/controllers/tokenrenewal"
 	"github.com/karmada-go/karmada/internal/controllers/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/controllers/workstatus"
@@ -72,6 +75,12 @@ type Options struct {
 	OrphanSweepInterval time.Duration
 	RemoveOrphans       bool
 
+	// Failover: the taint manager and graceful evictions.
+	EnableNoExecuteTaintEviction    bool
+	NoExecuteTaintEvictionPurgeMode string
+	ResourceEvictionRate            float32
+	GracefulEvictionTimeout         time.Duration
+
 	// GCPercent is the garbage collector's target (as GOGC); applied
 	// unless GOGC is set and the flag is not given.
 	GCPercent        int
@@ -99,6 +108,10 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.OrphanSweepInterval, "orphan-sweep-interval", 10*time.Minute, "how often members are swept for objects marked as Karmada's whose Work no longer exists (reported as karmada_orphaned_member_objects and an OrphanedObjects event on the Cluster); 0 disables the sweep")
 	f.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "remove what two sweeps in a row find orphaned: delete what Karmada created, release what it adopted (namespaces are only reported)")
 	features.Gate.AddFlag(f)
+	f.BoolVar(&o.EnableNoExecuteTaintEviction, "enable-no-execute-taint-eviction", false, "evict workloads from clusters with NoExecute taints they do not tolerate (after their tolerationSeconds); needs --feature-gates=Failover=true")
+	f.StringVar(&o.NoExecuteTaintEvictionPurgeMode, "no-execute-taint-eviction-purge-mode", string(taintmanager.DefaultPurgeMode), "how an evicted cluster's copy is removed when the policy's failover.cluster sets no purgeMode: Gracefully (once the workload is healthy elsewhere, or the grace period is over) or Directly (at once)")
+	f.Float32Var(&o.ResourceEvictionRate, "resource-eviction-rate", taintmanager.DefaultEvictionRate, "evictions per second across the fleet, by the taint manager")
+	f.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", gracefuleviction.DefaultTimeout, "how long an evicted copy may wait for the workload to be healthy elsewhere before it is removed (when the eviction sets no gracePeriodSeconds); never removed while it is the last healthy copy or nothing can replace it")
 	f.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "how far the heap may grow over live data before a garbage collection, in percent (Go's GOGC; GOGC in the environment wins unless this flag is given): lower holds less memory for more CPU")
 }
 
@@ -146,6 +159,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--gc-percent=%d: must be positive", o.GCPercent)
 	case o.OrphanSweepInterval < 0:
 		return fmt.Errorf("--orphan-sweep-interval=%s: must not be negative (0 disables the sweep)", o.OrphanSweepInterval)
+	case o.NoExecuteTaintEvictionPurgeMode != string(policyv1alpha1.PurgeModeGracefully) && o.NoExecuteTaintEvictionPurgeMode != string(policyv1alpha1.PurgeModeDirectly):
+		return fmt.Errorf("--no-execute-taint-eviction-purge-mode=%q: must be Gracefully or Directly", o.NoExecuteTaintEvictionPurgeMode)
+	case o.ResourceEvictionRate <= 0:
+		return fmt.Errorf("--resource-eviction-rate=%v: must be positive", o.ResourceEvictionRate)
+	case o.GracefulEvictionTimeout <= 0:
+		return fmt.Errorf("--graceful-eviction-timeout=%s: must be positive", o.GracefulEvictionTimeout)
 	case o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
 		return fmt.Errorf("--cluster-api-qps=%v and --cluster-api-burst=%d must be positive", o.ClusterAPIQPS, o.ClusterAPIBurst)
 	}
@@ -171,8 +190,28 @@ var controllers = map[string]func(c setupContext) error{
 		}
 		// Pull-mode clusters' heartbeats, as Karmada's cluster controller
 		// watches them.
-		return (&clusterlease.Monitor{Client: c.mgr.GetClient(), GracePeriod: c.opts.ClusterMonitorGracePeriod,
-			StartupGrace: c.opts.ClusterStartupGracePeriod, Period: c.opts.ClusterMonitorPeriod}).SetupWithManager(c.mgr)
+		if err := (&clusterlease.Monitor{Client: c.mgr.GetClient(), GracePeriod: c.opts.ClusterMonitorGracePeriod,
+			StartupGrace: c.opts.ClusterStartupGracePeriod, Period: c.opts.ClusterMonitorPeriod}).SetupWithManager(c.mgr); err != nil {
+			return err
+		}
+		// The taint manager is part of the cluster controller, as Karmada's.
+		if !c.opts.EnableNoExecuteTaintEviction {
+			return nil
+		}
+		if !features.Gate.Enabled(features.Failover) {
+			ctrl.LoggerFrom(c.ctx).Info("Not starting the taint manager: --enable-no-execute-taint-eviction needs --feature-gates=Failover=true")
+			return nil
+		}
+		return (&taintmanager.Manager{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceTaintManager),
+			Rate: float64(c.opts.ResourceEvictionRate), PurgeMode: policyv1alpha1.PurgeMode(c.opts.NoExecuteTaintEvictionPurgeMode),
+			Graceful: features.Gate.Enabled(features.GracefulEviction), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
+	},
+	gracefuleviction.ControllerName: func(c setupContext) error {
+		if !features.Gate.Enabled(features.GracefulEviction) {
+			return nil
+		}
+		return (&gracefuleviction.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceGracefulEviction),
+			Timeout: c.opts.GracefulEvictionTimeout, Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	clusterstatus.ControllerName: func(c setupContext) error {
 		return (&clusterstatus.Reconciler{

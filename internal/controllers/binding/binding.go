@@ -39,6 +39,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/overridemanager"
@@ -242,6 +243,19 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
 		return err
 	}
+	// A cluster being evicted gracefully keeps its copy, as it is, until the
+	// graceful eviction controller ends the task.
+	for _, c := range eviction.KeptClusters(spec) {
+		ns := workv1alpha1.ExecutionNamespace(c)
+		if _, ok := keep[ns]; ok {
+			continue
+		}
+		for i := range works {
+			if works[i].Namespace == ns {
+				keep[ns] = works[i].Name
+			}
+		}
+	}
 	_, err = r.deleteWorks(ctx, works, keep)
 	return err
 }
@@ -284,9 +298,15 @@ func Manifest(template *unstructured.Unstructured, b bindings.Binding, target wo
 		}
 	}
 	markLabels, markAnnotations := b.CopyMarks()
+	// State preserved from the copy of a cluster the workload was failed
+	// over from (statePreservation) goes into the copies that replace it.
+	injected := eviction.InjectedLabels(spec, target.Name)
 	l := out.GetLabels()
-	if l == nil && len(markLabels) > 0 {
+	if l == nil && len(markLabels)+len(injected) > 0 {
 		l = map[string]string{}
+	}
+	for k, v := range injected {
+		l[k] = v
 	}
 	for k, v := range markLabels {
 		l[k] = v

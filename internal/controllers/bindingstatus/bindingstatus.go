@@ -6,6 +6,7 @@ package bindingstatus
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/jsonvalue"
 	"github.com/karmada-go/karmada/internal/requeue"
@@ -208,6 +210,13 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 		return 0, err
 	}
 	items, fully := Aggregate(spec.Clusters, works)
+	// Copies kept by graceful evictions are reported after the placement's
+	// (they run, and the graceful eviction controller weighs them); they
+	// have no say in FullyApplied.
+	if kept := keptTargets(spec); len(kept) > 0 {
+		more, _ := Aggregate(kept, works)
+		items = append(items, more...)
+	}
 	if len(status.AggregatedStatus) == 0 && !reported(items) {
 		// No Work has been applied, or has failed, yet: a list of unknowns
 		// would tell nothing, and cost a write of the binding.
@@ -251,6 +260,18 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.AggregateStatusSucceed, "Aggregated the status of %d works: %s", len(items), cond.Reason)
 	}
 	return 0, r.updateTemplate(ctx, spec.Resource, items)
+}
+
+// keptTargets are the evicted clusters whose copies stay for now, and are
+// not in the placement.
+func keptTargets(spec *workv1alpha2.ResourceBindingSpec) []workv1alpha2.TargetCluster {
+	var out []workv1alpha2.TargetCluster
+	for _, c := range eviction.KeptClusters(spec) {
+		if !slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == c }) {
+			out = append(out, workv1alpha2.TargetCluster{Name: c})
+		}
+	}
+	return out
 }
 
 // inProgress reports whether the aggregate of the Works is still on its
