@@ -152,6 +152,30 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func(ctx
 	}
 }
 
+// Consistently checks every 100 ms for the whole period that check holds,
+// and fails the test at the first time it does not: for what must not
+// happen (a move, a deletion) within a period.
+func Consistently(t testing.TB, period time.Duration, what string, check func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), period)
+	defer cancel()
+	for {
+		if err := check(ctx); err != nil && ctx.Err() == nil {
+			t.Fatalf("%s: not so after %s: %v", what, period-time.Until(deadlineOf(ctx)), err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
 // MemberCredentials makes, in a member started by StartMember, a service
 // account with cluster-admin rights and returns a token of it and the
 // server's CA bundle: what karmadactl join stores for the controller manager.

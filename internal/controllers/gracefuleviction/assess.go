@@ -30,12 +30,18 @@ type Input struct {
 	// MinAvailable is the binding's fleet-wide budget (0: none): ending a
 	// task never takes the available replicas below it.
 	MinAvailable int32
+	// Recovered reports whether what evicted the task's cluster is over (nil:
+	// never): a task held for want of a replacement is then undone, the
+	// cluster placed back.
+	Recovered func(t *workv1alpha2.GracefulEvictionTask) bool
 }
 
 // Ended is a task that is over, and why.
 type Ended struct {
 	Task workv1alpha2.GracefulEvictionTask
 	Why  string
+	// Restored: the cluster was placed back, its copy stays.
+	Restored bool
 }
 
 // Outcome is what becomes of the tasks.
@@ -43,6 +49,9 @@ type Outcome struct {
 	// Tasks are those that stay (with their creation time set).
 	Tasks []workv1alpha2.GracefulEvictionTask
 	Ended []Ended
+	// Restored are clusters placed back: their eviction, held because
+	// nothing could replace them, is undone now that they recovered.
+	Restored []workv1alpha2.TargetCluster
 	// Blocked is the EvictionBlocked condition, nil when no task is held
 	// for safety.
 	Blocked *metav1.Condition
@@ -135,6 +144,15 @@ func Assess(in Input) Outcome {
 			why := "the scheduler has not placed it"
 			if scheduled != nil && scheduled.Message != "" {
 				why = scheduled.Message
+			}
+			if in.Recovered != nil && in.Recovered(&t) && !slices.ContainsFunc(in.Spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == t.FromCluster }) {
+				var replicas int32
+				if t.Replicas != nil {
+					replicas = *t.Replicas
+				}
+				out.Restored = append(out.Restored, workv1alpha2.TargetCluster{Name: t.FromCluster, Replicas: replicas})
+				out.Ended = append(out.Ended, Ended{Task: t, Why: "the cluster recovered before any other could take the workload: it is placed back", Restored: true})
+				continue
 			}
 			block(workv1alpha2.ReasonNoReplacement, fmt.Sprintf("the copy in %s is kept: no cluster can take the workload (%s)", t.FromCluster, why))
 			keep()

@@ -124,6 +124,23 @@ func TestAssess(t *testing.T) {
 	}
 }
 
+func TestAssessRestoresARecoveredCluster(t *testing.T) {
+	tk := task("m2", time.Hour, policyv1alpha1.PurgeModeGracefully)
+	spec := &workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{tk}}
+	unschedulable := &workv1alpha2.ResourceBindingStatus{SchedulerObservedGeneration: 2,
+		Conditions: []metav1.Condition{{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse, Reason: "NoClusterFit"}}}
+	in := Input{Spec: spec, Status: unschedulable, Generation: 2, Ready: func(string) bool { return true }, Now: t0, Timeout: time.Minute,
+		Recovered: func(*workv1alpha2.GracefulEvictionTask) bool { return false }}
+	if out := Assess(in); len(out.Restored) != 0 || out.Blocked == nil {
+		t.Fatalf("not recovered: restored %v blocked %v, want held", out.Restored, out.Blocked)
+	}
+	in.Recovered = func(*workv1alpha2.GracefulEvictionTask) bool { return true }
+	out := Assess(in)
+	if len(out.Restored) != 1 || out.Restored[0].Name != "m2" || out.Restored[0].Replicas != 2 || len(out.Tasks) != 0 || out.Blocked != nil || !out.Ended[0].Restored {
+		t.Fatalf("recovered: %+v, want m2 placed back with its 2 replicas and the task over", out)
+	}
+}
+
 func TestAssessSetsCreationTime(t *testing.T) {
 	spec := &workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "m3", Replicas: 2}},
 		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "m2", Reason: "Manual", Producer: "user"}}}

@@ -30,7 +30,9 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/controllers/taintmanager"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler"
 )
@@ -157,24 +159,43 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) (time.Duratio
 		return 0, err
 	}
 	ready := map[string]bool{}
+	byName := map[string]*clusterv1alpha1.Cluster{}
 	for i := range clusters.Items {
-		ready[clusters.Items[i].Name] = meta.IsStatusConditionTrue(clusters.Items[i].Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		cl := &clusters.Items[i]
+		ready[cl.Name] = meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		byName[cl.Name] = cl
+	}
+	var tolerations []corev1.Toleration
+	if spec.Placement != nil {
+		tolerations = spec.Placement.ClusterTolerations
+	}
+	now := r.now()
+	// A taint eviction is over when the cluster is Ready and no longer has
+	// a NoExecute taint the workload does not tolerate.
+	recovered := func(t *workv1alpha2.GracefulEvictionTask) bool {
+		cl := byName[t.FromCluster]
+		if t.Producer != eviction.ProducerTaintManager || cl == nil || !ready[cl.Name] || !cl.DeletionTimestamp.IsZero() {
+			return false
+		}
+		_, _, evicts := taintmanager.EvictionTime(cl.Spec.Taints, tolerations, now)
+		return !evicts
 	}
 	out := Assess(Input{Spec: spec, Status: status, Generation: obj.GetGeneration(), Ready: func(c string) bool { return ready[c] },
-		Now: r.now(), Timeout: r.Timeout, MinAvailable: MinAvailable(obj.GetAnnotations(), spec.Replicas)})
+		Now: now, Timeout: r.Timeout, MinAvailable: MinAvailable(obj.GetAnnotations(), spec.Replicas), Recovered: recovered})
 
-	if !equality.Semantic.DeepEqual(out.Tasks, spec.GracefulEvictionTasks) && !(len(out.Tasks) == 0 && len(spec.GracefulEvictionTasks) == 0) {
+	if len(out.Restored) > 0 || (!equality.Semantic.DeepEqual(out.Tasks, spec.GracefulEvictionTasks) && !(len(out.Tasks) == 0 && len(spec.GracefulEvictionTasks) == 0)) {
 		// The taint manager appends tasks to the same list: never write
 		// over one this cache has not seen.
 		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 		spec.GracefulEvictionTasks = out.Tasks
+		spec.Clusters = append(spec.Clusters, out.Restored...)
 		if err := r.Client.Patch(ctx, obj, patch); err != nil {
 			return 0, fmt.Errorf("writing the eviction tasks: %w", err)
 		}
 		for _, e := range out.Ended {
 			klog.FromContext(ctx).Info("Graceful eviction ended", "binding", klog.KObj(obj), "cluster", e.Task.FromCluster, "why", e.Why)
 			events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.GracefulEvictionCompleted,
-				"Eviction from %s ended (%s): %s", e.Task.FromCluster, purgeVerb(e.Task), e.Why)
+				"Eviction from %s ended (%s): %s", e.Task.FromCluster, purgeVerb(e), e.Why)
 		}
 	}
 
@@ -199,8 +220,11 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) (time.Duratio
 	return out.After, nil
 }
 
-func purgeVerb(t workv1alpha2.GracefulEvictionTask) string {
-	if t.PurgeMode == policyv1alpha1.PurgeModeDirectly {
+func purgeVerb(e Ended) string {
+	if e.Restored {
+		return "its copy stays"
+	}
+	if e.Task.PurgeMode == policyv1alpha1.PurgeModeDirectly {
 		return "its copy was removed at eviction"
 	}
 	return "its copy is removed now"
