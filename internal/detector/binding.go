@@ -64,12 +64,16 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		}
 		om.OwnerReferences = []metav1.OwnerReference{owner}
 		om.Annotations = applyChanges(om.Annotations, wantA)
-		// The policy's availability budget goes with its bindings.
-		minAvailable := map[string]*string{policyv1alpha1.MinAvailableAnnotation: nil}
-		if c.MinAvailable != "" {
-			minAvailable[policyv1alpha1.MinAvailableAnnotation] = ptr.To(c.MinAvailable)
+		// The policy's availability budget and narrowing mode go with its
+		// bindings.
+		copied := map[string]*string{}
+		for _, k := range policyv1alpha1.CopiedAnnotations {
+			copied[k] = nil
+			if v, ok := c.Annotations[k]; ok {
+				copied[k] = ptr.To(v)
+			}
 		}
-		om.Annotations = applyChanges(om.Annotations, minAvailable)
+		om.Annotations = applyChanges(om.Annotations, copied)
 		om.Labels = applyChanges(om.Labels, wantL)
 		spec.Resource = workv1alpha2.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(),
 			Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}

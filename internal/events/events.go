@@ -96,9 +96,10 @@ const (
 	// SourceAgentCSRApproving is Karmada's name for it.
 	SourceAgentCSRApproving = "agent-csr-approving-controller"
 	// SourceClusterTaintPolicy is Karmada's name for it.
-	SourceClusterTaintPolicy = "cluster-taint-policy-controller"
-	SourceTaintManager       = "taint-manager"
-	SourceGracefulEviction   = "graceful-eviction-controller"
+	SourceClusterTaintPolicy  = "cluster-taint-policy-controller"
+	SourceTaintManager        = "taint-manager"
+	SourceGracefulEviction    = "graceful-eviction-controller"
+	SourceApplicationFailover = "application-failover-controller"
 )
 
 // Normal records a Normal event on obj; a nil recorder records nothing.

@@ -57,9 +57,16 @@ func Evict(spec *workv1alpha2.ResourceBindingSpec, t Task, graceful bool) bool {
 	}
 	replicas := spec.Clusters[i].Replicas
 	spec.Clusters = slices.Delete(slices.Clone(spec.Clusters), i, i+1)
-	if !graceful {
-		return true
+	if graceful {
+		AddTask(spec, t, replicas, before)
 	}
+	return true
+}
+
+// AddTask records a graceful eviction task for a cluster already removed
+// from the placement (replicas it had, the clusters before). One task per
+// cluster: a later eviction of the same cluster replaces the earlier one.
+func AddTask(spec *workv1alpha2.ResourceBindingSpec, t Task, replicas int32, before []string) {
 	now := metav1.NewTime(t.Now)
 	task := workv1alpha2.GracefulEvictionTask{
 		FromCluster: t.Cluster, PurgeMode: t.PurgeMode, Reason: t.Reason, Message: t.Message, Producer: t.Producer,
@@ -69,11 +76,26 @@ func Evict(spec *workv1alpha2.ResourceBindingSpec, t Task, graceful bool) bool {
 	if replicas > 0 {
 		task.Replicas = &replicas
 	}
-	// One task per cluster: a later eviction of the same cluster replaces
-	// the earlier one.
 	spec.GracefulEvictionTasks = slices.DeleteFunc(slices.Clone(spec.GracefulEvictionTasks), func(x workv1alpha2.GracefulEvictionTask) bool { return x.FromCluster == t.Cluster })
 	spec.GracefulEvictionTasks = append(spec.GracefulEvictionTasks, task)
-	return true
+}
+
+// Narrowing: a placement that drops a cluster keeps that cluster's copy,
+// as a graceful eviction task of the scheduler, until the new placement is
+// healthy (an addition of this project: Karmada removes it at once).
+const (
+	ProducerScheduler       = "karmada-scheduler"
+	ReasonPlacementNarrowed = "PlacementNarrowed"
+	NarrowingAnnotation     = "policy.karmada-go.io/placement-narrowing"
+	NarrowingGracefully     = "Gracefully"
+	NarrowingDirectly       = "Directly"
+)
+
+// Blocks reports whether a task keeps its cluster out of scheduling: every
+// eviction but a narrowing (the cluster may be chosen again, which ends the
+// task).
+func Blocks(t *workv1alpha2.GracefulEvictionTask) bool {
+	return t.Producer != ProducerScheduler
 }
 
 // KeepsCopy reports whether an evicted cluster's copy stays while the task

@@ -660,6 +660,8 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 			"--kubeconfig=" + c.karmadaConfigs["karmada-webhook"],
 			// /healthz and /readyz are on the webhook port, over TLS.
 			"--health-probe-bind-address=0",
+			// For the default ClusterTaintPolicy (NoExecute).
+			"--allow-no-execute-taint-policy",
 			"--enable-pprof",
 			"--v=2",
 		}, c.metricsArgs(webhookMetrics)...),
@@ -674,6 +676,10 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 		Run:     f.setupControlPlane(c),
 	}
 	kcm := f.karmadaComponent(c, "karmada-controller-manager", slotKarmadaControllerManagerMetrics, slotKarmadaControllerManagerHealth, setup.Name)
+	// Failover on: the default ClusterTaintPolicy taints a failed cluster
+	// NoExecute, and the taint manager evicts what does not tolerate it
+	// (policies tolerate it 300 s by default).
+	kcm.Args = append(kcm.Args, "--feature-gates=Failover=true", "--enable-no-execute-taint-eviction")
 	sched := f.karmadaComponent(c, "karmada-scheduler", slotKarmadaSchedulerMetrics, slotKarmadaSchedulerHealth, setup.Name)
 	ready := &Step{
 		Name:    "karmada/clusters-ready",

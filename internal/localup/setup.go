@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/config/crd"
 	"github.com/karmada-go/karmada/deploy"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
@@ -91,8 +92,38 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return EnsureDefaultClusterTaintPolicy(ctx, cl)
 	}
+}
+
+// DefaultClusterTaintPolicyName names the ClusterTaintPolicy karmada-local
+// installs.
+const DefaultClusterTaintPolicyName = "cluster-not-ready"
+
+// DefaultClusterTaintPolicy is the policy Karmada recommends for failover:
+// a cluster whose Ready condition is not True is tainted
+// cluster.karmada.io/not-ready:NoExecute, and untainted once Ready again.
+// With the taint manager on, workloads leave it after their toleration
+// (300 s by default, given by karmada-webhook).
+func DefaultClusterTaintPolicy() *policyv1alpha1.ClusterTaintPolicy {
+	return &policyv1alpha1.ClusterTaintPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: DefaultClusterTaintPolicyName},
+		Spec: policyv1alpha1.ClusterTaintPolicySpec{
+			AddOnConditions:    []policyv1alpha1.MatchCondition{{ConditionType: clusterv1alpha1.ClusterConditionReady, Operator: policyv1alpha1.MatchConditionOpNotIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionTrue}}},
+			RemoveOnConditions: []policyv1alpha1.MatchCondition{{ConditionType: clusterv1alpha1.ClusterConditionReady, Operator: policyv1alpha1.MatchConditionOpIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionTrue}}},
+			Taints:             []policyv1alpha1.Taint{{Key: webhook.NotReadyTaintKey, Effect: corev1.TaintEffectNoExecute}},
+		},
+	}
+}
+
+// EnsureDefaultClusterTaintPolicy creates the default ClusterTaintPolicy
+// when there is none of its name; one there (changed by the user, say) is
+// left as it is.
+func EnsureDefaultClusterTaintPolicy(ctx context.Context, c client.Client) error {
+	if err := c.Create(ctx, DefaultClusterTaintPolicy()); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ClusterTaintPolicy %s: %w", DefaultClusterTaintPolicyName, err)
+	}
+	return nil
 }
 
 // PublishClusterInfo writes kube-public/cluster-info as kubeadm does: a

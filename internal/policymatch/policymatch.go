@@ -96,8 +96,9 @@ type Candidate struct {
 	Specificity Specificity
 	Preemption  policyv1alpha1.PreemptionBehavior
 	Spec        *policyv1alpha1.PropagationSpec
-	// MinAvailable is the policy's MinAvailableAnnotation ("" without).
-	MinAvailable string
+	// Annotations are the policy's annotations copied onto its bindings
+	// (policyv1alpha1.CopiedAnnotations).
+	Annotations map[string]string
 }
 
 // Key names the policy, "namespace/name" or "name".
@@ -120,7 +121,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 				continue
 			}
 			if s, err := bestSpecificity(&p.Spec, obj, p.Namespace); err == nil && s != NoMatch {
-				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, MinAvailable: p.Annotations[policyv1alpha1.MinAvailableAnnotation]})
+				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, Annotations: policyv1alpha1.ExtensionAnnotations(p.Annotations)})
 			}
 		}
 	}
@@ -130,7 +131,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 			continue
 		}
 		if s, err := bestSpecificity(&p.Spec, obj, ""); err == nil && s != NoMatch {
-			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, MinAvailable: p.Annotations[policyv1alpha1.MinAvailableAnnotation]})
+			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, Annotations: policyv1alpha1.ExtensionAnnotations(p.Annotations)})
 		}
 	}
 	return out

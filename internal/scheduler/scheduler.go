@@ -35,6 +35,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
@@ -60,6 +61,10 @@ type Scheduler struct {
 	Now           func() time.Time
 	// Recorder records events on bindings and templates; nil records none.
 	Recorder record.EventRecorder
+	// DirectNarrowing removes a dropped cluster's copy at once (the
+	// GracefulEviction gate off) instead of keeping it until the new
+	// placement is healthy.
+	DirectNarrowing bool
 
 	backoff workqueue.TypedRateLimiter[string]
 	// written holds, per binding key, the ownWrite of the last status this
@@ -181,7 +186,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 		// clusters from the same list, and a placement computed before an
 		// eviction would put the evicted cluster back.
 		before := obj.DeepCopyObject().(client.Object)
+		narrowed := s.narrow(obj, spec, res.Targets, clusters.Items)
 		spec.Clusters = res.Targets
+		if len(narrowed) > 0 {
+			log.Info("Placement narrowed: the dropped clusters keep their copies until the new placement is healthy", "binding", klog.KObj(obj), "clusters", narrowed)
+		}
 		if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return 0, fmt.Errorf("writing the placement: %w", err)
 		}
@@ -216,6 +225,39 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 	}
 	s.backoff.Forget(key)
 	return 0, nil
+}
+
+// narrow records a graceful eviction task for each live cluster the new
+// placement drops (unless the policy says Directly, or GracefulEviction is
+// off), so that its copy stays until the workload is healthy where it is
+// placed now; it returns those clusters. Clusters leaving the fleet get
+// none: their copies go with them.
+func (s *Scheduler) narrow(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, targets []workv1alpha2.TargetCluster, clusters []clusterv1alpha1.Cluster) []string {
+	if s.DirectNarrowing || obj.GetAnnotations()[policyv1alpha1.PlacementNarrowingAnnotation] == string(policyv1alpha1.PurgeModeDirectly) {
+		return nil
+	}
+	live := map[string]bool{}
+	for i := range clusters {
+		live[clusters[i].Name] = clusters[i].DeletionTimestamp.IsZero()
+	}
+	kept := map[string]bool{}
+	for _, t := range targets {
+		kept[t.Name] = true
+	}
+	var before, dropped []string
+	for _, t := range spec.Clusters {
+		before = append(before, t.Name)
+	}
+	now := s.Now()
+	for _, t := range spec.Clusters {
+		if kept[t.Name] || !live[t.Name] {
+			continue
+		}
+		eviction.AddTask(spec, eviction.Task{Cluster: t.Name, PurgeMode: policyv1alpha1.PurgeModeGracefully, Reason: eviction.ReasonPlacementNarrowed,
+			Producer: eviction.ProducerScheduler, Message: "the placement no longer selects the cluster", Now: now}, t.Replicas, before)
+		dropped = append(dropped, t.Name)
+	}
+	return dropped
 }
 
 // setCondition writes the Scheduled condition alone, when it changed.

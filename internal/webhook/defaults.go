@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 
@@ -16,7 +17,8 @@ const defaultGracePeriodSeconds = 600
 // PropagationPolicy (ns: its namespace) or a ClusterPropagationPolicy (ns
 // ""). The CRD schema's own defaults (priority, preemption, schedulerName,
 // conflictResolution...) are set by the API server before.
-func defaultPropagation(spec *policyv1alpha1.PropagationSpec, ns string) {
+func defaultPropagation(spec *policyv1alpha1.PropagationSpec, ns string, o Options) {
+	addDefaultTolerations(&spec.Placement, o)
 	for i := range spec.ResourceSelectors {
 		s := &spec.ResourceSelectors[i]
 		if ns != "" && s.Namespace == "" {
@@ -41,6 +43,41 @@ func defaultPropagation(spec *policyv1alpha1.PropagationSpec, ns string) {
 	}
 	if f := spec.Failover; f != nil && f.Application != nil && f.Application.PurgeMode == policyv1alpha1.PurgeModeGracefully && f.Application.GracePeriodSeconds == nil {
 		f.Application.GracePeriodSeconds = ptr.To[int32](defaultGracePeriodSeconds)
+	}
+}
+
+// The taints a ClusterTaintPolicy puts on a failing cluster, which
+// placements tolerate for a while by default (as Karmada's webhook does).
+const (
+	NotReadyTaintKey    = "cluster.karmada.io/not-ready"
+	UnreachableTaintKey = "cluster.karmada.io/unreachable"
+	// DefaultTolerationSeconds is the default of
+	// --default-not-ready-toleration-seconds and
+	// --default-unreachable-toleration-seconds.
+	DefaultTolerationSeconds = 300
+)
+
+// addDefaultTolerations gives a placement NoExecute tolerations of the
+// not-ready and unreachable taints for the configured seconds, unless it
+// tolerates them already (so a workload is evicted from a failed cluster
+// only after that time, when the taint manager is on).
+func addDefaultTolerations(p *policyv1alpha1.Placement, o Options) {
+	for _, d := range []struct {
+		key     string
+		seconds *int64
+	}{{NotReadyTaintKey, o.DefaultNotReadyTolerationSeconds}, {UnreachableTaintKey, o.DefaultUnreachableTolerationSeconds}} {
+		if d.seconds == nil {
+			continue
+		}
+		taint := corev1.Taint{Key: d.key, Effect: corev1.TaintEffectNoExecute}
+		tolerated := false
+		for i := range p.ClusterTolerations {
+			tolerated = tolerated || p.ClusterTolerations[i].ToleratesTaint(&taint)
+		}
+		if !tolerated {
+			p.ClusterTolerations = append(p.ClusterTolerations, corev1.Toleration{Key: d.key, Operator: corev1.TolerationOpExists,
+				Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(*d.seconds)})
+		}
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -140,4 +142,33 @@ func TestDefaults(t *testing.T) {
 		got := mutate(t, "/mutate-resourcebinding", "shop", mustJSON(t, raw), nil)
 		takeID(t, got, "resourcebinding.karmada.io/permanent-id")
 	})
+}
+
+func TestDefaultTolerations(t *testing.T) {
+	five := int64(5)
+	o := Options{DefaultNotReadyTolerationSeconds: &five, DefaultUnreachableTolerationSeconds: &five}
+	exists := func(key string, secs *int64) corev1.Toleration {
+		return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: secs}
+	}
+	cases := []struct {
+		name string
+		have []corev1.Toleration
+		want []corev1.Toleration
+	}{
+		{"none", nil, []corev1.Toleration{exists(NotReadyTaintKey, &five), exists(UnreachableTaintKey, &five)}},
+		{"one of its own kept", []corev1.Toleration{exists(UnreachableTaintKey, nil)}, []corev1.Toleration{exists(UnreachableTaintKey, nil), exists(NotReadyTaintKey, &five)}},
+		{"tolerating everything", []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+	}
+	for _, c := range cases {
+		p := policyv1alpha1.Placement{ClusterTolerations: c.have}
+		addDefaultTolerations(&p, o)
+		if d := cmp.Diff(c.want, p.ClusterTolerations); d != "" {
+			t.Errorf("%s: (-want +got)\n%s", c.name, d)
+		}
+	}
+	p := policyv1alpha1.Placement{}
+	addDefaultTolerations(&p, Options{})
+	if len(p.ClusterTolerations) != 0 {
+		t.Errorf("without the options: %v", p.ClusterTolerations)
+	}
 }

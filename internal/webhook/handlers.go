@@ -51,6 +51,12 @@ type Options struct {
 	// AllowNoExecuteTaintPolicy admits ClusterTaintPolicies with NoExecute
 	// taints (--allow-no-execute-taint-policy).
 	AllowNoExecuteTaintPolicy bool
+	// DefaultNotReadyTolerationSeconds and
+	// DefaultUnreachableTolerationSeconds, when set, are the seconds of the
+	// NoExecute tolerations of the not-ready and unreachable taints given to
+	// policies that have none.
+	DefaultNotReadyTolerationSeconds    *int64
+	DefaultUnreachableTolerationSeconds *int64
 }
 
 // Endpoints are every admission path, mutating ones first, with the
@@ -73,7 +79,7 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 					if p.Namespace == "" {
 						p.Namespace = ns
 					}
-					defaultPropagation(&p.Spec, p.Namespace)
+					defaultPropagation(&p.Spec, p.Namespace, o)
 					if op == admissionv1.Create {
 						p.Labels = ensureLabel(p.Labels, policyv1alpha1.PropagationPolicyPermanentIDLabel)
 					}
@@ -81,7 +87,7 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 		{Path: "/mutate-clusterpropagationpolicy", Mutating: true, GVR: pp("clusterpropagationpolicies"), Kind: "ClusterPropagationPolicy",
 			handler: &mutating[*policyv1alpha1.ClusterPropagationPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterPropagationPolicy { return &policyv1alpha1.ClusterPropagationPolicy{} },
 				mutate: func(p *policyv1alpha1.ClusterPropagationPolicy, op admissionv1.Operation, _ string) {
-					defaultPropagation(&p.Spec, "")
+					defaultPropagation(&p.Spec, "", o)
 					if op == admissionv1.Create {
 						p.Labels = ensureLabel(p.Labels, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel)
 					}

@@ -43,6 +43,9 @@ func validatePolicyMeta(meta, old *metav1.ObjectMeta, idLabel string) field.Erro
 				"must be a number of replicas (\"4\") or a percentage of the workload's replicas (\"60%\")"))
 		}
 	}
+	if v, ok := meta.Annotations[policyv1alpha1.PlacementNarrowingAnnotation]; ok && v != string(policyv1alpha1.PurgeModeGracefully) && v != string(policyv1alpha1.PurgeModeDirectly) {
+		errs = append(errs, field.NotSupported(path.Child("annotations").Key(policyv1alpha1.PlacementNarrowingAnnotation), v, []string{string(policyv1alpha1.PurgeModeGracefully), string(policyv1alpha1.PurgeModeDirectly)}))
+	}
 	if idLabel == "" {
 		return errs
 	}

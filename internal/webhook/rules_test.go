@@ -153,6 +153,9 @@ func TestRules(t *testing.T) {
 		{name: "availability budget not a number", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) {
 			p.Annotations = map[string]string{policyv1alpha1.MinAvailableAnnotation: "most"}
 		}), want: []string{`metadata.annotations[policy.karmada-go.io/min-available]: Invalid value: "most": must be a number of replicas ("4") or a percentage of the workload's replicas ("60%")`}},
+		{name: "narrowing mode", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) {
+			p.Annotations = map[string]string{policyv1alpha1.PlacementNarrowingAnnotation: "Later"}
+		}), want: []string{`metadata.annotations[policy.karmada-go.io/placement-narrowing]: Unsupported value: "Later": supported values: "Gracefully", "Directly"`}},
 		{name: "permanent id missing on create", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) { p.Labels = nil }),
 			want: []string{`metadata.labels[propagationpolicy.karmada.io/permanent-id]: Required value: set by the mutating webhook when the policy is created`}},
 		{name: "permanent id changed", path: ppPath, old: validPP(), obj: pp(func(p *policyv1alpha1.PropagationPolicy) {

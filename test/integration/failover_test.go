@@ -20,6 +20,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/controllers/applicationfailover"
 	"github.com/karmada-go/karmada/internal/controllers/gracefuleviction"
 	"github.com/karmada-go/karmada/internal/controllers/taintmanager"
 	"github.com/karmada-go/karmada/internal/scheduler"
@@ -38,6 +39,21 @@ func setTaints(ctx context.Context, t *testing.T, c client.Client, name string, 
 		}
 		cl.Spec.Taints = taints
 		return c.Update(ctx, cl)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// updateBinding changes a binding (again on a conflict).
+func updateBinding(ctx context.Context, t *testing.T, c client.Client, name string, change func(*workv1alpha2.ResourceBinding)) {
+	t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, rb); err != nil {
+			return err
+		}
+		change(rb)
+		return c.Update(ctx, rb)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +209,62 @@ func TestTaintEvictionIsGraceful(t *testing.T) {
 		})
 	})
 
+	t.Run("a narrowed placement keeps the dropped copy until the new one is healthy", func(t *testing.T) {
+		p := &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2", "member3"}}}
+		if err := c.Create(ctx, newBinding("narrow", 1, p)); err != nil {
+			t.Fatal(err)
+		}
+		rb := waitScheduled(ctx, t, c, "narrow", metav1.ConditionTrue)
+		if got := placementOf(rb); got != "member2=1,member3=1" {
+			t.Fatalf("placement %s", got)
+		}
+		reportHealth(ctx, t, c, "narrow", map[string]int32{"member2": 1, "member3": 1})
+		updateBinding(ctx, t, c, "narrow", func(rb *workv1alpha2.ResourceBinding) {
+			rb.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member1"}
+		})
+		testenv.Eventually(t, 20*time.Second, "placed on member1, member2 and member3 kept as tasks", func(ctx context.Context) error {
+			rb, err := get(ctx, "narrow")
+			if err != nil {
+				return err
+			}
+			if placementOf(rb) != "member1=1" || len(rb.Spec.GracefulEvictionTasks) != 2 {
+				return fmt.Errorf("placement %s, tasks %+v", placementOf(rb), rb.Spec.GracefulEvictionTasks)
+			}
+			for _, task := range rb.Spec.GracefulEvictionTasks {
+				if task.Producer != "karmada-scheduler" || task.Reason != "PlacementNarrowed" {
+					return fmt.Errorf("task %+v", task)
+				}
+			}
+			return nil
+		})
+		reportHealth(ctx, t, c, "narrow", map[string]int32{"member1": 1, "member2": 1, "member3": 1})
+		testenv.Eventually(t, 20*time.Second, "the tasks ended once member1 is healthy", func(ctx context.Context) error {
+			rb, err := get(ctx, "narrow")
+			if err != nil {
+				return err
+			}
+			if len(rb.Spec.GracefulEvictionTasks) != 0 {
+				return fmt.Errorf("tasks %+v", rb.Spec.GracefulEvictionTasks)
+			}
+			return nil
+		})
+		// Directly, as Karmada: no task.
+		updateBinding(ctx, t, c, "narrow", func(rb *workv1alpha2.ResourceBinding) {
+			rb.Annotations = map[string]string{policyv1alpha1.PlacementNarrowingAnnotation: "Directly"}
+			rb.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member2"}
+		})
+		testenv.Eventually(t, 20*time.Second, "placed on member2 without a task", func(ctx context.Context) error {
+			rb, err := get(ctx, "narrow")
+			if err != nil {
+				return err
+			}
+			if placementOf(rb) != "member2=1" || len(rb.Spec.GracefulEvictionTasks) != 0 || rb.Status.SchedulerObservedGeneration != rb.Generation {
+				return fmt.Errorf("placement %s, tasks %+v", placementOf(rb), rb.Spec.GracefulEvictionTasks)
+			}
+			return nil
+		})
+	})
+
 	t.Run("a NoSchedule taint or a tolerated-for-good NoExecute taint moves nothing", func(t *testing.T) {
 		p := &policyv1alpha1.Placement{
 			ClusterAffinity:    &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2", "member3"}},
@@ -218,4 +290,70 @@ func TestTaintEvictionIsGraceful(t *testing.T) {
 		})
 		setTaints(ctx, t, c, rb.Spec.Clusters[0].Name)
 	})
+}
+
+// Application failover against a real API server: a workload unhealthy in
+// its cluster for longer than tolerationSeconds is moved, with a graceful
+// eviction task carrying the state its statePreservation extracts.
+func TestApplicationFailover(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+		if err != nil {
+			return err
+		}
+		if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return (&applicationfailover.Reconciler{Client: mgr.GetClient(), Graceful: true}).SetupWithManager(mgr)
+	})
+	for _, n := range []string{"member1", "member2"} {
+		readyCluster(ctx, t, c, n)
+	}
+	rb := newBinding("app", 1, &policyv1alpha1.Placement{
+		ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+		SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1, MinGroups: 1}},
+	})
+	rb.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{
+		DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To[int32](2)},
+		PurgeMode:          policyv1alpha1.PurgeModeGracefully, GracePeriodSeconds: ptr.To[int32](600),
+		StatePreservation: &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{{AliasLabelName: "failover.example.io/checkpoint", JSONPath: "{.checkpoint}"}}},
+	}}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	rb = waitScheduled(ctx, t, c, "app", metav1.ConditionTrue)
+	from := rb.Spec.Clusters[0].Name
+	to := map[string]string{"member1": "member2", "member2": "member1"}[from]
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: from, Applied: true, Health: workv1alpha1.ResourceUnhealthy,
+			Status: &runtime.RawExtension{Raw: []byte(`{"checkpoint":"chk-17","availableReplicas":0}`)}}}
+		return c.Status().Update(ctx, rb)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	unhealthy := time.Now()
+	testenv.Eventually(t, 20*time.Second, "failed over from "+from+" to "+to, func(ctx context.Context) error {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "app"}, rb); err != nil {
+			return err
+		}
+		if placementOf(rb) != to+"=1" || len(rb.Spec.GracefulEvictionTasks) != 1 {
+			return fmt.Errorf("placement %s, tasks %+v", placementOf(rb), rb.Spec.GracefulEvictionTasks)
+		}
+		task := rb.Spec.GracefulEvictionTasks[0]
+		if task.FromCluster != from || task.Reason != "ApplicationFailure" || task.PurgeMode != policyv1alpha1.PurgeModeGracefully ||
+			task.GracePeriodSeconds == nil || *task.GracePeriodSeconds != 600 || task.PreservedLabelState["failover.example.io/checkpoint"] != "chk-17" {
+			return fmt.Errorf("task %+v", task)
+		}
+		return nil
+	})
+	if d := time.Since(unhealthy); d < 2*time.Second {
+		t.Errorf("failed over %s after the workload turned unhealthy, before its 2 s toleration", d)
+	}
 }

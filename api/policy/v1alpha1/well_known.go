@@ -64,3 +64,29 @@ func ParseMinAvailable(v string, replicas int32) (int32, error) {
 	}
 	return int32(n), nil
 }
+
+// PlacementNarrowingAnnotation, on a PropagationPolicy or
+// ClusterPropagationPolicy (an addition of this project, copied onto its
+// bindings), says what becomes of the copy in a cluster the placement no
+// longer selects: Gracefully (the default) keeps it until the workload is
+// healthy where it is placed now (or the graceful eviction timeout is over),
+// Directly removes it at once, as Karmada does.
+const PlacementNarrowingAnnotation = "policy.karmada-go.io/placement-narrowing"
+
+// CopiedAnnotations are the policy annotations copied onto its bindings.
+var CopiedAnnotations = []string{MinAvailableAnnotation, PlacementNarrowingAnnotation}
+
+// ExtensionAnnotations picks the CopiedAnnotations of a policy (nil when it
+// has none).
+func ExtensionAnnotations(a map[string]string) map[string]string {
+	var out map[string]string
+	for _, k := range CopiedAnnotations {
+		if v, ok := a[k]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
+	"github.com/karmada-go/karmada/internal/controllers/applicationfailover"
 	"github.com/karmada-go/karmada/internal/controllers/binding"
 	"github.com/karmada-go/karmada/internal/controllers/bindingstatus"
 	"github.com/karmada-go/karmada/internal/controllers/cluster"
@@ -205,6 +206,14 @@ var controllers = map[string]func(c setupContext) error{
 		return (&taintmanager.Manager{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceTaintManager),
 			Rate: float64(c.opts.ResourceEvictionRate), PurgeMode: policyv1alpha1.PurgeMode(c.opts.NoExecuteTaintEvictionPurgeMode),
 			Graceful: features.Gate.Enabled(features.GracefulEviction), Workers: c.opts.ConcurrentClusterSyncs}).SetupWithManager(c.mgr)
+	},
+	applicationfailover.ControllerName: func(c setupContext) error {
+		if !features.Gate.Enabled(features.Failover) {
+			ctrl.LoggerFrom(c.ctx).Info("Not starting applicationFailover: it needs --feature-gates=Failover=true")
+			return nil
+		}
+		return (&applicationfailover.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceApplicationFailover),
+			Graceful: features.Gate.Enabled(features.GracefulEviction), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	gracefuleviction.ControllerName: func(c setupContext) error {
 		if !features.Gate.Enabled(features.GracefulEviction) {

@@ -66,7 +66,8 @@ type Outcome struct {
 //     the eviction; with no cluster to take the workload it is held
 //     (EvictionBlocked NoReplacement), whatever its grace period;
 //   - it ends when every cluster of the placement runs the workload healthy
-//     (Applied, Healthy, as many replicas available as it was given);
+//     (Applied, Healthy or of a kind without health, as many replicas
+//     available as it was given);
 //   - or when its grace period is over, unless the evicted copy is the last
 //     healthy one (held: ReplacementUnhealthy);
 //   - and never while ending it would take the available replicas below the
@@ -125,6 +126,11 @@ func Assess(in Input) Outcome {
 		end := func(why string) {
 			out.Ended = append(out.Ended, Ended{Task: t, Why: why})
 			keptTotal -= keptAvailable[t.FromCluster]
+		}
+		if slices.ContainsFunc(in.Spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == t.FromCluster }) {
+			// Placed there again (a narrowing undone): nothing to evict.
+			out.Ended = append(out.Ended, Ended{Task: t, Why: "the workload is placed there again", Restored: true})
+			continue
 		}
 		switch {
 		case t.SuppressDeletion != nil && *t.SuppressDeletion:
@@ -196,7 +202,9 @@ func Assess(in Input) Outcome {
 // applied, Healthy, and with at least want replicas available when its
 // status counts them), and how many replicas it has available.
 func healthy(item *workv1alpha2.AggregatedStatusItem, want int32, ready bool) (bool, int32) {
-	if item == nil || !ready || !item.Applied || item.Health != workv1alpha1.ResourceHealthy {
+	// Unknown health, once applied, is a kind without a health
+	// interpretation (a ConfigMap): applied is all there is to know.
+	if item == nil || !ready || !item.Applied || item.Health == workv1alpha1.ResourceUnhealthy {
 		return false, 0
 	}
 	available, counted := availableReplicas(item)

@@ -80,6 +80,10 @@ func TestAssess(t *testing.T) {
 				s.SchedulerObservedGeneration = 1
 				return s
 			}()},
+		{name: "placed there again", clusters: on(2, "m2", "m3"), task: task("m2", time.Second, gracefully),
+			status: scheduledStatus(item("m3", workv1alpha1.ResourceUnhealthy, 0)), wantEnded: true},
+		{name: "a kind without health, applied", clusters: on(0, "m3"), task: task("m2", time.Second, gracefully),
+			status: scheduledStatus(workv1alpha2.AggregatedStatusItem{ClusterName: "m3", Applied: true, Health: workv1alpha1.ResourceUnknownHealth}), wantEnded: true},
 		{name: "Never keeps the copy", clusters: on(2, "m3"), task: task("m2", time.Hour, never), status: scheduledStatus(item("m3", workv1alpha1.ResourceHealthy, 2))},
 		{name: "suppressed deletion", clusters: on(2, "m3"), task: func() workv1alpha2.GracefulEvictionTask {
 			t := task("m2", time.Hour, gracefully)

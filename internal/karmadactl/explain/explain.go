@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,7 +88,10 @@ func Explain(ctx context.Context, c client.Client, w io.Writer, kind, namespace,
 	default:
 		return fmt.Errorf("unknown binding kind %q: use rb (ResourceBinding) or crb (ClusterResourceBinding)", kind)
 	}
-	return Render(w, title, spec.Clusters, status.PlacementExplanation)
+	if err := Render(w, title, spec.Clusters, status.PlacementExplanation); err != nil {
+		return err
+	}
+	return RenderEvictions(w, spec, status, time.Now())
 }
 
 // NewPlanCommand returns `karmadactl plan`.

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
@@ -107,5 +109,26 @@ spec:
 	}
 	if _, err := ReadPolicies(strings.NewReader(""), "default"); err == nil {
 		t.Error("an empty input is accepted")
+	}
+}
+
+func TestRenderEvictionsGolden(t *testing.T) {
+	now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	created := metav1.NewTime(now.Add(-95 * time.Second))
+	spec := &workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{
+		{FromCluster: "member2", Reason: "TaintUntolerated", Producer: "TaintManager", PurgeMode: "Gracefully", Replicas: ptr.To[int32](2), CreationTimestamp: &created,
+			Message: "cluster has taint {cluster.karmada.io/not-ready:NoExecute} tolerated for 300s"},
+		{FromCluster: "member1", Reason: "ApplicationFailure", Producer: "resource-binding-application-failover-controller", PurgeMode: "Never", SuppressDeletion: ptr.To(true), CreationTimestamp: &created},
+	}}
+	status := &workv1alpha2.ResourceBindingStatus{Conditions: []metav1.Condition{{Type: workv1alpha2.EvictionBlocked, Status: metav1.ConditionTrue, Reason: "NoReplacement",
+		Message: "the copy in member2 is kept: no cluster can take the workload (0/3 clusters are available)"}}}
+	var out bytes.Buffer
+	if err := RenderEvictions(&out, spec, status, now); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "explain-evictions.txt", out.Bytes())
+	out.Reset()
+	if err := RenderEvictions(&out, &workv1alpha2.ResourceBindingSpec{}, &workv1alpha2.ResourceBindingStatus{}, now); err != nil || out.Len() != 0 {
+		t.Errorf("no eviction prints %q (%v)", out.String(), err)
 	}
 }

@@ -9,6 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
@@ -103,4 +108,43 @@ func available(n *int32) string {
 		return "unlimited"
 	}
 	return strconv.Itoa(int(*n))
+}
+
+// RenderEvictions prints the binding's graceful eviction tasks (the copies
+// kept while the workload moves) and, when one is held, the EvictionBlocked
+// condition saying why. Nothing when there is neither.
+func RenderEvictions(w io.Writer, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, now time.Time) error {
+	blocked := meta.FindStatusCondition(status.Conditions, workv1alpha2.EvictionBlocked)
+	if len(spec.GracefulEvictionTasks) == 0 && blocked == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "  evictions:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  FROM\tREASON\tPRODUCER\tPURGE MODE\tREPLICAS\tAGE\tMESSAGE")
+	for _, t := range spec.GracefulEvictionTasks {
+		mode := string(t.PurgeMode)
+		if mode == "" {
+			mode = "Gracefully"
+		}
+		if t.SuppressDeletion != nil && *t.SuppressDeletion {
+			mode += " (deletion suppressed)"
+		}
+		replicas, age := "-", "-"
+		if t.Replicas != nil {
+			replicas = strconv.Itoa(int(*t.Replicas))
+		}
+		if t.CreationTimestamp != nil {
+			age = duration.HumanDuration(now.Sub(t.CreationTimestamp.Time))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.FromCluster, t.Reason, t.Producer, mode, replicas, age, dash(t.Message))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if blocked != nil && blocked.Status == metav1.ConditionTrue {
+		_, err := fmt.Fprintf(w, "  eviction blocked (%s): %s\n", blocked.Reason, blocked.Message)
+		return err
+	}
+	return nil
 }

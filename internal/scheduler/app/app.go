@@ -11,6 +11,7 @@ import (
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
@@ -64,6 +65,7 @@ cluster, to status.placementExplanation (see karmadactl explain-placement).`,
 	}
 	f := cmd.Flags()
 	o.ManagerOptions.AddFlags(f, "127.0.0.1:10351")
+	features.Gate.AddFlag(f)
 	f.StringVar(&o.SchedulerName, "scheduler-name", scheduler.DefaultSchedulerName, "bindings naming this scheduler (or none) are scheduled here")
 	f.StringSliceVar(&o.Plugins, "plugins", []string{"*"}, "plugins to run: '*' for all, 'name' to enable, '-name' to disable")
 	f.IntVar(&o.Workers, "concurrent-syncs", 5, "bindings scheduled at once")
@@ -93,7 +95,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw, SchedulerName: o.SchedulerName, Workers: o.Workers,
-		Recorder: recorders.RecorderFor(events.SourceScheduler)}).SetupWithManager(mgr); err != nil {
+		Recorder: recorders.RecorderFor(events.SourceScheduler), DirectNarrowing: !features.Gate.Enabled(features.GracefulEviction)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting karmada-scheduler", "plugins", o.Plugins, "schedulerName", o.SchedulerName)

@@ -45,6 +45,9 @@ type Options struct {
 	// taints.
 	AllowNoExecuteTaintPolicy bool
 	HealthProbeBindAddress    string
+	// Seconds of the default NoExecute tolerations given to policies.
+	DefaultNotReadyTolerationSeconds    int64
+	DefaultUnreachableTolerationSeconds int64
 }
 
 var tlsVersions = map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
@@ -56,6 +59,9 @@ func (o *Options) Validate() error {
 	}
 	if net.ParseIP(o.BindAddress) == nil {
 		return fmt.Errorf("--bind-address=%q: must be an IP address", o.BindAddress)
+	}
+	if o.DefaultNotReadyTolerationSeconds < 0 || o.DefaultUnreachableTolerationSeconds < 0 {
+		return fmt.Errorf("--default-not-ready-toleration-seconds=%d and --default-unreachable-toleration-seconds=%d must not be negative", o.DefaultNotReadyTolerationSeconds, o.DefaultUnreachableTolerationSeconds)
 	}
 	if _, ok := tlsVersions[o.TLSMinVersion]; !ok {
 		return fmt.Errorf("--tls-min-version=%q: must be 1.2 or 1.3", o.TLSMinVersion)
@@ -120,6 +126,8 @@ with the certificate in --cert-dir (reloaded when the files change), and
 	o.Metrics.AddFlags(f)
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to list Clusters when one's spec.id changes and to review /metrics requests (TokenReview, SubjectAccessReview); required while metrics are served with --metrics-secure")
 	f.BoolVar(&o.AllowNoExecuteTaintPolicy, "allow-no-execute-taint-policy", false, "admit ClusterTaintPolicies with NoExecute taints, which evict every workload not tolerating them from the clusters they taint")
+	f.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", webhook.DefaultTolerationSeconds, "tolerationSeconds of the toleration of cluster.karmada.io/not-ready:NoExecute given to every (Cluster)PropagationPolicy that has none: how long its workloads stay on a NotReady cluster before the taint manager evicts them")
+	f.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", webhook.DefaultTolerationSeconds, "tolerationSeconds of the toleration of cluster.karmada.io/unreachable:NoExecute given to every (Cluster)PropagationPolicy that has none")
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:8000", "address of plain-HTTP /healthz and /readyz; '0' disables it (they are also served on the webhook port)")
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(gofs)
@@ -149,7 +157,8 @@ func Run(ctx context.Context, o *Options) error {
 	} else {
 		log.Info("No --kubeconfig: a Cluster taking another Cluster's spec.id (one member under two names) is not refused")
 	}
-	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy}) {
+	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy,
+		DefaultNotReadyTolerationSeconds: &o.DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds: &o.DefaultUnreachableTolerationSeconds}) {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}
 	server.Register(webhook.ConvertPath, conversion.NewWebhookHandler(scheme.Scheme))

@@ -8,6 +8,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
 
@@ -25,10 +26,11 @@ func New() (framework.Plugin, error) { return &ClusterEviction{}, nil }
 // Name returns the plugin's name.
 func (p *ClusterEviction) Name() string { return Name }
 
-// Filter rules out clusters the workload is being evicted from.
+// Filter rules out clusters the workload is being evicted from (but for
+// narrowings: a cluster dropped by the placement may be chosen again).
 func (p *ClusterEviction) Filter(_ context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *framework.Status {
-	for _, t := range spec.GracefulEvictionTasks {
-		if t.FromCluster == cluster.Name {
+	for i := range spec.GracefulEvictionTasks {
+		if t := &spec.GracefulEvictionTasks[i]; t.FromCluster == cluster.Name && eviction.Blocks(t) {
 			return framework.NewStatus(framework.Unschedulable, "the workload is being evicted from this cluster")
 		}
 	}

@@ -1,0 +1,398 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/names"
+)
+
+func notReadyToleration(seconds int64) corev1.Toleration {
+	return corev1.Toleration{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds}
+}
+
+func getBinding(ctx context.Context, c client.Client, name string) (*workv1alpha2.ResourceBinding, error) {
+	rb := &workv1alpha2.ResourceBinding{}
+	return rb, c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name + "-deployment"}, rb)
+}
+
+// Cluster failover with karmada-local's default ClusterTaintPolicy and the
+// taint manager on: member2 stopped, it is tainted not-ready:NoExecute once
+// NotReady; a workload tolerating that for 10 s moves to member3 and
+// member2's copy is let go only once member3's is available; a workload
+// whose only cluster is member2 keeps its copy (EvictionBlocked) and is
+// placed back when member2 returns, its copy never deleted; a workload
+// tolerating 300 s does not move; cordoning moves nothing. Member2 started
+// again: the taint is removed and the moved workload's old copy deleted.
+func TestClusterFailover(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ctp := &policyv1alpha1.ClusterTaintPolicy{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster-not-ready"}, ctp); err != nil {
+		t.Fatalf("karmada-local's default ClusterTaintPolicy: %v", err)
+	}
+	// Everything lands on member2 first: member3 cordoned meanwhile.
+	if out, err := karmadactl("cordon", "member3"); err != nil {
+		t.Fatalf("cordon: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = karmadactl("uncordon", "member3") })
+	oneOf := func() []policyv1alpha1.SpreadConstraint {
+		return []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1, MinGroups: 1}}
+	}
+	propagate(ctx, t, deploymentNamed("failover-move", 2), policyv1alpha1.Placement{
+		ClusterAffinity:    &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2", "member3"}},
+		SpreadConstraints:  oneOf(),
+		ClusterTolerations: []corev1.Toleration{notReadyToleration(10)},
+	})
+	propagate(ctx, t, deploymentNamed("failover-stay", 1), policyv1alpha1.Placement{
+		ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2", "member3"}},
+		SpreadConstraints: oneOf(),
+	})
+	propagate(ctx, t, deploymentNamed("failover-only", 1), policyv1alpha1.Placement{
+		ClusterAffinity:    &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}},
+		ClusterTolerations: []corev1.Toleration{notReadyToleration(5)},
+	})
+	for name, replicas := range map[string]int32{"failover-move": 2, "failover-stay": 1, "failover-only": 1} {
+		if got := placementOf(waitScheduled(ctx, t, name, replicas)); got != fmt.Sprintf("member2=%d", replicas) {
+			t.Fatalf("%s placed on %s, want member2", name, got)
+		}
+		waitMemberDeployment(ctx, t, "member2", name, replicas)
+	}
+	// The webhook gave the policy without tolerations Karmada's defaults.
+	pp := &policyv1alpha1.PropagationPolicy{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "failover-stay"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	if tol := pp.Spec.Placement.ClusterTolerations; len(tol) != 2 || tol[0].TolerationSeconds == nil || *tol[0].TolerationSeconds != 300 {
+		t.Errorf("default tolerations %+v, want not-ready and unreachable NoExecute for 300 s", tol)
+	}
+	before := map[string]types.UID{}
+	for _, name := range []string{"failover-only", "failover-stay"} {
+		d, err := kube(t, "member2").AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = d.UID
+	}
+
+	// No implicit moves: uncordoning member3 and cordoning member2 move nothing.
+	if out, err := karmadactl("uncordon", "member3"); err != nil {
+		t.Fatalf("uncordon: %v\n%s", err, out)
+	}
+	if out, err := karmadactl("cordon", "member2"); err != nil {
+		t.Fatalf("cordon: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, name := range []string{"failover-move", "failover-stay", "failover-only"} {
+			rb, err := getBinding(ctx, c, name)
+			if err != nil || placementOf(rb) != fmt.Sprintf("member2=%d", rb.Spec.Replicas) {
+				t.Fatalf("%s moved after member2 was cordoned: %v %v", name, placementOf(rb), err)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out, err := karmadactl("uncordon", "member2"); err != nil {
+		t.Fatalf("uncordon: %v\n%s", err, out)
+	}
+
+	// member2 fails.
+	stopped := time.Now()
+	if out, err := karmadaLocal("member", "stop", "member2"); err != nil {
+		t.Fatalf("member stop: %v\n%s", err, out)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			if out, err := karmadaLocal("member", "start", "member2"); err != nil {
+				t.Errorf("member start in clean-up: %v\n%s", err, out)
+			}
+		}
+	})
+	// Sample every 200 ms: member2's Work of failover-move must outlive the
+	// moment member3 has the workload available.
+	var (
+		mu                            sync.Mutex
+		tainted, available, workLetGo time.Time
+		blocked                       *metav1.Condition
+		stayMoved                     string
+	)
+	kc3 := kube(t, "member3")
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if tainted.IsZero() {
+			cl := getCluster(ctx, t, c, "member2")
+			for _, tt := range cl.Spec.Taints {
+				if tt.Key == "cluster.karmada.io/not-ready" && tt.Effect == corev1.TaintEffectNoExecute {
+					tainted = now
+				}
+			}
+		}
+		if available.IsZero() {
+			if d, err := kc3.AppsV1().Deployments("default").Get(ctx, "failover-move", metav1.GetOptions{}); err == nil && d.Status.AvailableReplicas == 2 {
+				available = now
+			}
+		}
+		if workLetGo.IsZero() {
+			w := &workv1alpha1.Work{}
+			err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-es-member2", Name: names.WorkName("Deployment", "failover-move", "default")}, w)
+			if apierrors.IsNotFound(err) || (err == nil && !w.DeletionTimestamp.IsZero()) {
+				workLetGo = now
+			}
+		}
+		if rb, err := getBinding(ctx, c, "failover-only"); err == nil {
+			if cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictionBlocked); cond != nil && cond.Status == metav1.ConditionTrue {
+				blocked = cond
+			}
+		}
+		if rb, err := getBinding(ctx, c, "failover-stay"); err == nil && placementOf(rb) != "member2=1" {
+			stayMoved = placementOf(rb)
+		}
+		return !workLetGo.IsZero() && blocked != nil, nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil {
+		t.Fatalf("after member2 stopped: tainted %v, member3 available %v, member2's Work let go %v, failover-only blocked %v", tainted, available, workLetGo, blocked)
+	}
+	t.Logf("member2 stopped: NoExecute taint after %s, failover-move available in member3 after %s, member2's Work let go after %s",
+		tainted.Sub(stopped).Round(100*time.Millisecond), available.Sub(stopped).Round(100*time.Millisecond), workLetGo.Sub(stopped).Round(100*time.Millisecond))
+	if available.IsZero() || workLetGo.Before(available) {
+		t.Errorf("member2's copy was let go (%v) before member3's was available (%v)", workLetGo, available)
+	}
+	if tainted.IsZero() || available.Sub(tainted) < 10*time.Second-time.Second {
+		t.Errorf("moved %s after the taint, before the 10 s toleration", available.Sub(tainted))
+	}
+	if blocked.Reason != workv1alpha2.ReasonNoReplacement {
+		t.Errorf("failover-only: %+v, want EvictionBlocked NoReplacement", blocked)
+	}
+	if stayMoved != "" {
+		t.Errorf("failover-stay (tolerating 300 s) moved to %s", stayMoved)
+	}
+	w := &workv1alpha1.Work{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-es-member2", Name: names.WorkName("Deployment", "failover-only", "default")}, w); err != nil || !w.DeletionTimestamp.IsZero() {
+		t.Errorf("failover-only's Work for member2 is gone or going (%v): its only copy would be deleted", err)
+	}
+
+	// member2 returns: untainted, failover-only placed back with its copy
+	// untouched, failover-move's old copy deleted.
+	restarted = true
+	if out, err := karmadaLocal("member", "start", "member2"); err != nil {
+		t.Fatalf("member start: %v\n%s", err, out)
+	}
+	kc2 := kube(t, "member2")
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		cl := getCluster(ctx, t, c, "member2")
+		for _, tt := range cl.Spec.Taints {
+			if tt.Effect == corev1.TaintEffectNoExecute {
+				last = "member2 still tainted NoExecute"
+				return false, nil
+			}
+		}
+		rb, err := getBinding(ctx, c, "failover-only")
+		if err != nil || placementOf(rb) != "member2=1" || len(rb.Spec.GracefulEvictionTasks) != 0 || meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictionBlocked) != nil {
+			last = fmt.Sprintf("failover-only: %v %+v", err, rb)
+			return false, nil
+		}
+		_, err = kc2.AppsV1().Deployments("default").Get(ctx, "failover-move", metav1.GetOptions{})
+		last = fmt.Sprintf("failover-move in member2: %v", err)
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("after member2 started: %s", last)
+	}
+	// The copies that were not to move are the very objects they were:
+	// never deleted and re-created.
+	for name, uid := range before {
+		got, err := kc2.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("%s in member2: %v", name, err)
+		} else if got.UID != uid {
+			t.Errorf("%s in member2 was re-created: uid %s, was %s", name, got.UID, uid)
+		}
+	}
+}
+
+// Application failover: a workload whose copy in member1 cannot run (an
+// override pins its pods to a node member1 does not have) is moved to
+// member3 after its 5 s toleration; statePreservation carries a value of
+// member1's copy's status into a label of member3's copy; with purgeMode
+// Never member1's copy stays.
+func TestApplicationFailover(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	op := &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "appfail-pending-in-member1"},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "appfail"}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+				Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+					Path: "/spec/template/spec/nodeSelector", Operator: policyv1alpha1.OverriderOpAdd,
+					Value: apiextensionsv1.JSON{Raw: []byte(`{"e2e.karmada-go.io/no-such-node":"true"}`)}}}},
+			}},
+		},
+	}
+	if err := c.Create(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), op) })
+	if out, err := karmadactl("cordon", "member3"); err != nil {
+		t.Fatalf("cordon: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = karmadactl("uncordon", "member3") })
+	p := placementPolicy("appfail", policyv1alpha1.Placement{
+		ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member3"}},
+		SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1, MinGroups: 1}},
+	})
+	p.Spec.PropagateDeps = true // as Karmada requires with application failover
+	p.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{
+		DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To[int32](5)},
+		PurgeMode:          policyv1alpha1.PurgeModeNever,
+		StatePreservation: &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{
+			{AliasLabelName: "failover.karmada-go.io/replicas", JSONPath: "{.replicas}"}}},
+	}}
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	d := deploymentNamed("appfail", 2)
+	if err := c.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), d)
+		_ = c.Delete(context.Background(), p)
+	})
+	if got := placementOf(waitScheduled(ctx, t, "appfail", 2)); got != "member1=2" {
+		t.Fatalf("placed on %s, want member1 (member3 cordoned)", got)
+	}
+	if out, err := karmadactl("uncordon", "member3"); err != nil {
+		t.Fatalf("uncordon: %v\n%s", err, out)
+	}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		rb, err := getBinding(ctx, c, "appfail")
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		if placementOf(rb) != "member3=2" || len(rb.Spec.GracefulEvictionTasks) != 1 {
+			last = fmt.Sprintf("placement %s, tasks %+v, aggregated %+v", placementOf(rb), rb.Spec.GracefulEvictionTasks, rb.Status.AggregatedStatus)
+			return false, nil
+		}
+		task := rb.Spec.GracefulEvictionTasks[0]
+		if task.FromCluster != "member1" || task.Reason != "ApplicationFailure" || task.SuppressDeletion == nil || !*task.SuppressDeletion {
+			last = fmt.Sprintf("task %+v", task)
+			return false, nil
+		}
+		got, err := kube(t, "member3").AppsV1().Deployments("default").Get(ctx, "appfail", metav1.GetOptions{})
+		if err != nil {
+			last = "member3: " + err.Error()
+			return false, nil
+		}
+		last = fmt.Sprintf("member3's copy: labels %v, %d available", got.Labels, got.Status.AvailableReplicas)
+		return got.Labels["failover.karmada-go.io/replicas"] == "2" && got.Status.AvailableReplicas == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("not failed over to member3 with the preserved state: %s", last)
+	}
+	// purgeMode Never: member1's copy stays.
+	if _, err := kube(t, "member1").AppsV1().Deployments("default").Get(ctx, "appfail", metav1.GetOptions{}); err != nil {
+		t.Errorf("member1's copy with purgeMode Never: %v", err)
+	}
+}
+
+// The fleet-wide availability budget: a workload of 6 replicas over three
+// members with policy.karmada-go.io/min-available 4, member2 evicted (a
+// NoExecute taint it does not tolerate): sampled every 200 ms, never fewer
+// than 4 replicas are available across the members, and member2's copy goes
+// once the others have taken its replicas.
+func TestAvailabilityBudgetHoldsThroughEviction(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	p := placementPolicy("budgeted", policyv1alpha1.Placement{
+		ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2", "member3"}},
+		ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted},
+	})
+	p.Annotations = map[string]string{policyv1alpha1.MinAvailableAnnotation: "4"}
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	d := deploymentNamed("budgeted", 6)
+	if err := c.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), d)
+		_ = c.Delete(context.Background(), p)
+	})
+	if got := placementOf(waitScheduled(ctx, t, "budgeted", 6)); got != "member1=2,member2=2,member3=2" {
+		t.Fatalf("placed %s, want 2 in each member", got)
+	}
+	for _, m := range []string{"member1", "member2", "member3"} {
+		waitMemberDeployment(ctx, t, m, "budgeted", 2)
+	}
+	rb, err := getBinding(ctx, c, "budgeted")
+	if err != nil || rb.Annotations[policyv1alpha1.MinAvailableAnnotation] != "4" {
+		t.Fatalf("the binding does not carry the policy's budget: %v %v", rb.Annotations, err)
+	}
+	if out, err := karmadactl("taint", "clusters", "member2", "e2e-evict=yes:NoExecute"); err != nil {
+		t.Fatalf("taint: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = karmadactl("taint", "clusters", "member2", "e2e-evict:NoExecute-") })
+	members := map[string]kubernetes.Interface{"member1": kube(t, "member1"), "member2": kube(t, "member2"), "member3": kube(t, "member3")}
+	lowest, samples := int32(6), 0
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		var sum int32
+		var parts []string
+		gone2 := false
+		for _, m := range []string{"member1", "member2", "member3"} {
+			got, err := members[m].AppsV1().Deployments("default").Get(ctx, "budgeted", metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				gone2 = gone2 || m == "member2"
+				parts = append(parts, m+"=gone")
+			case err != nil:
+				return false, err
+			default:
+				sum += got.Status.AvailableReplicas
+				parts = append(parts, fmt.Sprintf("%s=%d", m, got.Status.AvailableReplicas))
+			}
+		}
+		samples++
+		lowest = min(lowest, sum)
+		last = fmt.Sprint(parts)
+		return gone2 && sum == 6, nil
+	})
+	if err != nil {
+		t.Fatalf("member2's copy not replaced: %s (%v)", last, err)
+	}
+	t.Logf("%d samples, lowest available %d, at the end %s", samples, lowest, last)
+	if lowest < 4 {
+		t.Errorf("available replicas fell to %d, under the budget of 4", lowest)
+	}
+}
