@@ -99,16 +99,33 @@ func Blocks(t *workv1alpha2.GracefulEvictionTask) bool {
 }
 
 // KeepsCopy reports whether an evicted cluster's copy stays while the task
-// lasts: every purge mode but Directly.
-func KeepsCopy(t *workv1alpha2.GracefulEvictionTask) bool {
-	return t.PurgeMode != policyv1alpha1.PurgeModeDirectly
+// lasts: every purge mode but Directly, and Directly too under an
+// availability budget (the copy goes once the budget allows it).
+func KeepsCopy(t *workv1alpha2.GracefulEvictionTask, budgeted bool) bool {
+	return t.PurgeMode != policyv1alpha1.PurgeModeDirectly || budgeted
+}
+
+// MinAvailable is a binding's fleet-wide availability budget, from its
+// policy.karmada-go.io/min-available annotation (copied from its policy):
+// a number of replicas, or a percentage of replicas rounded up; 0 when
+// absent or invalid (karmada-webhook refuses invalid values on policies).
+func MinAvailable(annotations map[string]string, replicas int32) int32 {
+	v, ok := annotations[policyv1alpha1.MinAvailableAnnotation]
+	if !ok {
+		return 0
+	}
+	n, err := policyv1alpha1.ParseMinAvailable(v, replicas)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // KeptClusters are the evicted clusters whose copies stay for now.
-func KeptClusters(spec *workv1alpha2.ResourceBindingSpec) []string {
+func KeptClusters(spec *workv1alpha2.ResourceBindingSpec, budgeted bool) []string {
 	var out []string
 	for i := range spec.GracefulEvictionTasks {
-		if t := &spec.GracefulEvictionTasks[i]; KeepsCopy(t) && !slices.Contains(out, t.FromCluster) {
+		if t := &spec.GracefulEvictionTasks[i]; KeepsCopy(t, budgeted) && !slices.Contains(out, t.FromCluster) {
 			out = append(out, t.FromCluster)
 		}
 	}

@@ -26,15 +26,18 @@ func TestEvict(t *testing.T) {
 	if got.FromCluster != "m2" || *got.Replicas != 3 || strings.Join(got.ClustersBeforeFailover, ",") != "m1,m2" || !got.CreationTimestamp.Time.Equal(now) {
 		t.Errorf("task %+v", got)
 	}
-	if k := KeptClusters(spec); len(k) != 1 || k[0] != "m2" {
+	if k := KeptClusters(spec, false); len(k) != 1 || k[0] != "m2" {
 		t.Errorf("kept %v, want m2", k)
 	}
 	// Evicted again (placed there again meanwhile): one task per cluster.
 	spec.Clusters = append(spec.Clusters, workv1alpha2.TargetCluster{Name: "m2", Replicas: 1})
 	task.PurgeMode = policyv1alpha1.PurgeModeDirectly
 	Evict(spec, task, true)
-	if len(spec.GracefulEvictionTasks) != 1 || KeptClusters(spec) != nil {
-		t.Errorf("tasks %v kept %v, want one Directly task keeping nothing", spec.GracefulEvictionTasks, KeptClusters(spec))
+	if len(spec.GracefulEvictionTasks) != 1 || KeptClusters(spec, false) != nil {
+		t.Errorf("tasks %v kept %v, want one Directly task keeping nothing", spec.GracefulEvictionTasks, KeptClusters(spec, false))
+	}
+	if k := KeptClusters(spec, true); len(k) != 1 {
+		t.Errorf("under a budget, a Directly task keeps its copy: %v", k)
 	}
 	// Without graceful eviction: no task.
 	spec = &workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "m2"}}}

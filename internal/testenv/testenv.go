@@ -218,7 +218,8 @@ func (e *Env) StartWebhook(t testing.TB) {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	opts := &webhookapp.Options{BindAddress: "127.0.0.1", SecurePort: port, CertDir: filepath.Dir(cert), CertName: filepath.Base(cert), KeyName: filepath.Base(key),
-		TLSMinVersion: "1.3", Metrics: cli.MetricsFlags{BindAddress: "0"}, HealthProbeBindAddress: "0"}
+		TLSMinVersion: "1.3", Metrics: cli.MetricsFlags{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		DefaultNotReadyTolerationSeconds: webhook.DefaultTolerationSeconds, DefaultUnreachableTolerationSeconds: webhook.DefaultTolerationSeconds}
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}

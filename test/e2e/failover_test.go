@@ -324,75 +324,93 @@ func TestApplicationFailover(t *testing.T) {
 	}
 }
 
-// The fleet-wide availability budget: a workload of 6 replicas over three
-// members with policy.karmada-go.io/min-available 4, member2 evicted (a
-// NoExecute taint it does not tolerate): sampled every 200 ms, never fewer
-// than 4 replicas are available across the members, and member2's copy goes
-// once the others have taken its replicas.
+// The fleet-wide availability budget: two workloads of 6 replicas over
+// three members, one with policy.karmada-go.io/min-available 4 (graceful
+// eviction), one with 100% and failover.cluster.purgeMode Directly (whose
+// copy Karmada would delete at once); member2 evicted (a NoExecute taint
+// they do not tolerate): sampled every 200 ms, neither ever has fewer
+// available replicas across the members than its budget, and member2's
+// copies go once the others have taken their replicas.
 func TestAvailabilityBudgetHoldsThroughEviction(t *testing.T) {
 	ctx := context.Background()
 	c := karmadaClient(t)
-	p := placementPolicy("budgeted", policyv1alpha1.Placement{
-		ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2", "member3"}},
-		ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
-			ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted},
-	})
-	p.Annotations = map[string]string{policyv1alpha1.MinAvailableAnnotation: "4"}
-	if err := c.Create(ctx, p); err != nil {
-		t.Fatal(err)
+	budgets := map[string]int32{"budgeted": 4, "budgeted-directly": 6}
+	for name, budget := range budgets {
+		p := placementPolicy(name, policyv1alpha1.Placement{
+			ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2", "member3"}},
+			ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+				ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted},
+		})
+		p.Annotations = map[string]string{policyv1alpha1.MinAvailableAnnotation: fmt.Sprint(budget)}
+		if budget == 6 {
+			p.Annotations[policyv1alpha1.MinAvailableAnnotation] = "100%"
+			p.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly}}
+		}
+		if err := c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		d := deploymentNamed(name, 6)
+		if err := c.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = c.Delete(context.Background(), d)
+			_ = c.Delete(context.Background(), p)
+		})
 	}
-	d := deploymentNamed("budgeted", 6)
-	if err := c.Create(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), d)
-		_ = c.Delete(context.Background(), p)
-	})
-	if got := placementOf(waitScheduled(ctx, t, "budgeted", 6)); got != "member1=2,member2=2,member3=2" {
-		t.Fatalf("placed %s, want 2 in each member", got)
-	}
-	for _, m := range []string{"member1", "member2", "member3"} {
-		waitMemberDeployment(ctx, t, m, "budgeted", 2)
-	}
-	rb, err := getBinding(ctx, c, "budgeted")
-	if err != nil || rb.Annotations[policyv1alpha1.MinAvailableAnnotation] != "4" {
-		t.Fatalf("the binding does not carry the policy's budget: %v %v", rb.Annotations, err)
+	for name := range budgets {
+		if got := placementOf(waitScheduled(ctx, t, name, 6)); got != "member1=2,member2=2,member3=2" {
+			t.Fatalf("%s placed %s, want 2 in each member", name, got)
+		}
+		for _, m := range []string{"member1", "member2", "member3"} {
+			waitMemberDeployment(ctx, t, m, name, 2)
+		}
+		if rb, err := getBinding(ctx, c, name); err != nil || rb.Annotations[policyv1alpha1.MinAvailableAnnotation] == "" {
+			t.Fatalf("the binding of %s does not carry the policy's budget: %v %v", name, rb.Annotations, err)
+		}
 	}
 	if out, err := karmadactl("taint", "clusters", "member2", "e2e-evict=yes:NoExecute"); err != nil {
 		t.Fatalf("taint: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _, _ = karmadactl("taint", "clusters", "member2", "e2e-evict:NoExecute-") })
 	members := map[string]kubernetes.Interface{"member1": kube(t, "member1"), "member2": kube(t, "member2"), "member3": kube(t, "member3")}
-	lowest, samples := int32(6), 0
+	lowest := map[string]int32{"budgeted": 6, "budgeted-directly": 6}
+	samples := 0
 	var last string
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		var sum int32
-		var parts []string
-		gone2 := false
-		for _, m := range []string{"member1", "member2", "member3"} {
-			got, err := members[m].AppsV1().Deployments("default").Get(ctx, "budgeted", metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				gone2 = gone2 || m == "member2"
-				parts = append(parts, m+"=gone")
-			case err != nil:
-				return false, err
-			default:
-				sum += got.Status.AvailableReplicas
-				parts = append(parts, fmt.Sprintf("%s=%d", m, got.Status.AvailableReplicas))
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		done := true
+		last = ""
+		for name := range budgets {
+			var sum int32
+			var parts []string
+			gone2 := false
+			for _, m := range []string{"member1", "member2", "member3"} {
+				got, err := members[m].AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+				switch {
+				case apierrors.IsNotFound(err):
+					gone2 = gone2 || m == "member2"
+					parts = append(parts, m+"=gone")
+				case err != nil:
+					return false, err
+				default:
+					sum += got.Status.AvailableReplicas
+					parts = append(parts, fmt.Sprintf("%s=%d", m, got.Status.AvailableReplicas))
+				}
 			}
+			lowest[name] = min(lowest[name], sum)
+			last += fmt.Sprintf("%s %v; ", name, parts)
+			done = done && gone2 && sum == 6
 		}
 		samples++
-		lowest = min(lowest, sum)
-		last = fmt.Sprint(parts)
-		return gone2 && sum == 6, nil
+		return done, nil
 	})
 	if err != nil {
-		t.Fatalf("member2's copy not replaced: %s (%v)", last, err)
+		t.Fatalf("member2's copies not replaced: %s (%v)", last, err)
 	}
-	t.Logf("%d samples, lowest available %d, at the end %s", samples, lowest, last)
-	if lowest < 4 {
-		t.Errorf("available replicas fell to %d, under the budget of 4", lowest)
+	t.Logf("%d samples, lowest available %v, at the end %s", samples, lowest, last)
+	for name, budget := range budgets {
+		if lowest[name] < budget {
+			t.Errorf("%s: available replicas fell to %d, under its budget of %d", name, lowest[name], budget)
+		}
 	}
 }

@@ -71,8 +71,9 @@ func TestWebhook(t *testing.T) {
 	})
 
 	// Created with the required fields only, a policy reads back as from
-	// upstream Karmada: the CRD's defaults, the selector's namespace, an
-	// empty placement and a permanent id (Karmada's finalizer aside).
+	// upstream Karmada: the CRD's defaults, the selector's namespace, a
+	// placement with the default NoExecute tolerations (300 s) and a
+	// permanent id (Karmada's finalizer aside).
 	t.Run("a minimal policy reads back with Karmada's defaults", func(t *testing.T) {
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
@@ -93,7 +94,10 @@ func TestWebhook(t *testing.T) {
 		}
 		var want map[string]any
 		if err := json.Unmarshal([]byte(`{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"Deployment","namespace":"default"}],
-			"placement":{},"conflictResolution":"Abort","preemption":"Never","priority":0,"schedulerName":"default-scheduler"}`), &want); err != nil {
+			"placement":{"clusterTolerations":[
+				{"key":"cluster.karmada.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},
+				{"key":"cluster.karmada.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]},
+			"conflictResolution":"Abort","preemption":"Never","priority":0,"schedulerName":"default-scheduler"}`), &want); err != nil {
 			t.Fatal(err)
 		}
 		var spec map[string]any

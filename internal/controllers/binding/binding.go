@@ -245,7 +245,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	}
 	// A cluster being evicted gracefully keeps its copy, as it is, until the
 	// graceful eviction controller ends the task.
-	for _, c := range eviction.KeptClusters(spec) {
+	for _, c := range eviction.KeptClusters(spec, eviction.MinAvailable(obj.GetAnnotations(), spec.Replicas) > 0) {
 		ns := workv1alpha1.ExecutionNamespace(c)
 		if _, ok := keep[ns]; ok {
 			continue

@@ -213,7 +213,7 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 	// Copies kept by graceful evictions are reported after the placement's
 	// (they run, and the graceful eviction controller weighs them); they
 	// have no say in FullyApplied.
-	if kept := keptTargets(spec); len(kept) > 0 {
+	if kept := keptTargets(spec, eviction.MinAvailable(obj.GetAnnotations(), spec.Replicas) > 0); len(kept) > 0 {
 		more, _ := Aggregate(kept, works)
 		items = append(items, more...)
 	}
@@ -264,9 +264,9 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 
 // keptTargets are the evicted clusters whose copies stay for now, and are
 // not in the placement.
-func keptTargets(spec *workv1alpha2.ResourceBindingSpec) []workv1alpha2.TargetCluster {
+func keptTargets(spec *workv1alpha2.ResourceBindingSpec, budgeted bool) []workv1alpha2.TargetCluster {
 	var out []workv1alpha2.TargetCluster
-	for _, c := range eviction.KeptClusters(spec) {
+	for _, c := range eviction.KeptClusters(spec, budgeted) {
 		if !slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == c }) {
 			out = append(out, workv1alpha2.TargetCluster{Name: c})
 		}

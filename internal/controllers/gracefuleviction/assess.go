@@ -13,6 +13,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/eviction"
 )
 
 // Input is what a binding's eviction tasks are assessed against.
@@ -71,7 +72,8 @@ type Outcome struct {
 //   - or when its grace period is over, unless the evicted copy is the last
 //     healthy one (held: ReplacementUnhealthy);
 //   - and never while ending it would take the available replicas below the
-//     binding's minAvailable (held: BelowMinAvailable).
+//     binding's minAvailable (held: BelowMinAvailable); under a budget even
+//     a Directly task keeps its copy until the budget allows it to go.
 func Assess(in Input) Outcome {
 	var out Outcome
 	var blocked []string
@@ -104,8 +106,9 @@ func Assess(in Input) Outcome {
 	// What each kept copy contributes to the budget.
 	keptAvailable := map[string]int32{}
 	var keptTotal int32
+	budgeted := in.MinAvailable > 0
 	for _, t := range in.Spec.GracefulEvictionTasks {
-		if t.PurgeMode == policyv1alpha1.PurgeModeDirectly {
+		if !eviction.KeepsCopy(&t, budgeted) {
 			continue
 		}
 		var want int32
@@ -171,6 +174,11 @@ func Assess(in Input) Outcome {
 			keep()
 			continue
 		}
+		if t.PurgeMode == policyv1alpha1.PurgeModeDirectly {
+			// Kept only for the budget, which now allows it to go.
+			end("purge mode Directly, within the availability budget")
+			continue
+		}
 		if placedHealthy {
 			end("the workload is healthy in " + strings.Join(targetNames(in.Spec.Clusters), ", "))
 			continue
@@ -199,15 +207,20 @@ func Assess(in Input) Outcome {
 }
 
 // healthy reports whether a cluster's copy is healthy (its cluster Ready,
-// applied, Healthy, and with at least want replicas available when its
-// status counts them), and how many replicas it has available.
+// applied, not Unhealthy, and with at least want replicas available when its
+// status counts them), and how many replicas it has available (healthy or
+// not; none when its cluster is not Ready: that count is stale).
 func healthy(item *workv1alpha2.AggregatedStatusItem, want int32, ready bool) (bool, int32) {
-	// Unknown health, once applied, is a kind without a health
-	// interpretation (a ConfigMap): applied is all there is to know.
-	if item == nil || !ready || !item.Applied || item.Health == workv1alpha1.ResourceUnhealthy {
+	if item == nil || !ready || !item.Applied {
 		return false, 0
 	}
 	available, counted := availableReplicas(item)
+	// Unknown health, once applied, is a kind without a health
+	// interpretation (a ConfigMap): applied is all there is to know.
+	if item.Health == workv1alpha1.ResourceUnhealthy {
+		// What runs counts for the budget all the same.
+		return false, available
+	}
 	if !counted {
 		return true, want
 	}

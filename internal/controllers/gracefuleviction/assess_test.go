@@ -13,6 +13,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/eviction"
 )
 
 var t0 = time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
@@ -102,6 +103,12 @@ func TestAssess(t *testing.T) {
 			wantBlocked: workv1alpha2.ReasonBelowMinAvailable},
 		{name: "within the budget", clusters: on(2, "m1", "m3"), task: task("m2", time.Second, gracefully), minAvailable: 4,
 			status: scheduledStatus(item("m1", workv1alpha1.ResourceHealthy, 2), item("m3", workv1alpha1.ResourceHealthy, 2), item("m2", workv1alpha1.ResourceHealthy, 2)), wantEnded: true},
+		{name: "Directly under the budget keeps the copy", clusters: on(2, "m1", "m3"), task: task("m2", time.Second, directly), minAvailable: 6,
+			status:      scheduledStatus(item("m1", workv1alpha1.ResourceHealthy, 2), item("m3", workv1alpha1.ResourceHealthy, 2), item("m2", workv1alpha1.ResourceHealthy, 2)),
+			wantBlocked: workv1alpha2.ReasonBelowMinAvailable},
+		{name: "Directly goes once the budget allows, healthy or not", clusters: on(3, "m1", "m3"), task: task("m2", time.Second, directly), minAvailable: 6,
+			status:    scheduledStatus(item("m1", workv1alpha1.ResourceHealthy, 3), item("m3", workv1alpha1.ResourceUnhealthy, 3), item("m2", workv1alpha1.ResourceHealthy, 2)),
+			wantEnded: true},
 		{name: "an unreachable copy counts for nothing in the budget", clusters: on(2, "m1", "m3"), task: task("m2", 11*time.Minute, gracefully), minAvailable: 4, notReady: "m2",
 			status: scheduledStatus(item("m1", workv1alpha1.ResourceHealthy, 2), item("m3", workv1alpha1.ResourceUnhealthy, 1), item("m2", workv1alpha1.ResourceHealthy, 2)), wantEnded: true},
 	}
@@ -160,7 +167,7 @@ func TestMinAvailable(t *testing.T) {
 		replicas int32
 		want     int32
 	}{{"4", 6, 4}, {"60%", 6, 4}, {"50%", 5, 3}, {"100%", 3, 3}, {"0", 3, 0}, {"-1", 3, 0}, {"x", 3, 0}, {"101%", 3, 0}} {
-		if got := MinAvailable(map[string]string{policyv1alpha1.MinAvailableAnnotation: c.v}, c.replicas); got != c.want {
+		if got := eviction.MinAvailable(map[string]string{policyv1alpha1.MinAvailableAnnotation: c.v}, c.replicas); got != c.want {
 			t.Errorf("%q of %d: %d, want %d", c.v, c.replicas, got, c.want)
 		}
 	}

@@ -131,22 +131,6 @@ func (r *Reconciler) evicting(k bindings.Kind) handler.MapFunc {
 	}
 }
 
-// MinAvailable is the binding's fleet-wide availability budget, from its
-// policy.karmada-go.io/min-available annotation: a number of replicas, or a
-// percentage of spec.replicas rounded up; 0 when absent or invalid (the
-// webhook refuses invalid values on policies).
-func MinAvailable(annotations map[string]string, replicas int32) int32 {
-	v, ok := annotations[policyv1alpha1.MinAvailableAnnotation]
-	if !ok {
-		return 0
-	}
-	n, err := policyv1alpha1.ParseMinAvailable(v, replicas)
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
 // sync assesses the binding's tasks and writes what changed: the tasks,
 // then the EvictionBlocked condition.
 func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) (time.Duration, error) {
@@ -181,7 +165,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) (time.Duratio
 		return !evicts
 	}
 	out := Assess(Input{Spec: spec, Status: status, Generation: obj.GetGeneration(), Ready: func(c string) bool { return ready[c] },
-		Now: now, Timeout: r.Timeout, MinAvailable: MinAvailable(obj.GetAnnotations(), spec.Replicas), Recovered: recovered})
+		Now: now, Timeout: r.Timeout, MinAvailable: eviction.MinAvailable(obj.GetAnnotations(), spec.Replicas), Recovered: recovered})
 
 	if len(out.Restored) > 0 || (!equality.Semantic.DeepEqual(out.Tasks, spec.GracefulEvictionTasks) && !(len(out.Tasks) == 0 && len(spec.GracefulEvictionTasks) == 0)) {
 		// The taint manager appends tasks to the same list: never write
