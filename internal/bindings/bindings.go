@@ -7,13 +7,17 @@ package bindings
 import (
 	"context"
 	"fmt"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/requeue"
 )
 
 // Binding is a ResourceBinding or a ClusterResourceBinding. Spec and Status
@@ -210,4 +214,29 @@ func (b Binding) Works(ctx context.Context, c client.Reader) ([]workv1alpha1.Wor
 		return nil, err
 	}
 	return works.Items, nil
+}
+
+// SyncFunc handles one binding of a kind and says when to look at it again
+// (0: when it changes).
+type SyncFunc func(ctx context.Context, req reconcile.Request, b Binding) (time.Duration, error)
+
+// Reconciler adapts a SyncFunc to controller-runtime: the binding is read
+// from c; one that is gone is passed to gone (when not nil) and otherwise
+// ignored; a write that lost an optimistic-lock race is retried once the
+// cache has caught up.
+func (k Kind) Reconciler(c client.Reader, sync SyncFunc, gone func(reconcile.Request)) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		b, err := k.Get(ctx, c, req.NamespacedName)
+		if err != nil {
+			if apierrors.IsNotFound(err) && gone != nil {
+				gone(req)
+			}
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		after, err := sync(ctx, req, b)
+		if err != nil {
+			return requeue.OnConflict(err)
+		}
+		return reconcile.Result{RequeueAfter: after}, nil
+	})
 }

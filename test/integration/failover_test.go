@@ -44,6 +44,22 @@ func setTaints(ctx context.Context, t *testing.T, c client.Client, name string, 
 	}
 }
 
+// runWithScheduler runs the scheduler (every in-tree plugin) and what setup
+// adds in one manager until the test ends.
+func runWithScheduler(t *testing.T, env *testenv.Env, setup func(manager.Manager) error) {
+	t.Helper()
+	env.RunManager(t, func(_ context.Context, mgr manager.Manager) error {
+		fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+		if err != nil {
+			return err
+		}
+		if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return setup(mgr)
+	})
+}
+
 // updateBinding changes a binding (again on a conflict).
 func updateBinding(ctx context.Context, t *testing.T, c client.Client, name string, change func(*workv1alpha2.ResourceBinding)) {
 	t.Helper()
@@ -90,14 +106,7 @@ func TestTaintEvictionIsGraceful(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client
-	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
-		if err != nil {
-			return err
-		}
-		if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw}).SetupWithManager(mgr); err != nil {
-			return err
-		}
+	runWithScheduler(t, env, func(mgr manager.Manager) error {
 		if err := (&taintmanager.Manager{Client: mgr.GetClient(), Rate: 50, Graceful: true}).SetupWithManager(mgr); err != nil {
 			return err
 		}
@@ -299,14 +308,7 @@ func TestApplicationFailover(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client
-	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
-		if err != nil {
-			return err
-		}
-		if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw}).SetupWithManager(mgr); err != nil {
-			return err
-		}
+	runWithScheduler(t, env, func(mgr manager.Manager) error {
 		return (&applicationfailover.Reconciler{Client: mgr.GetClient(), Graceful: true}).SetupWithManager(mgr)
 	})
 	for _, n := range []string{"member1", "member2"} {

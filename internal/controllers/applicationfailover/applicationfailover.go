@@ -39,7 +39,6 @@ import (
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
-	"github.com/karmada-go/karmada/internal/requeue"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -86,19 +85,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc: func(event.DeleteEvent) bool { return true },
 			})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
-			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-				key := k.Name + "/" + req.String()
-				b, err := k.Get(ctx, r.Client, req.NamespacedName)
-				if err != nil {
-					r.forget(key, nil)
-					return reconcile.Result{}, client.IgnoreNotFound(err)
-				}
-				after, err := r.sync(ctx, key, b)
-				if err != nil {
-					return requeue.OnConflict(err)
-				}
-				return reconcile.Result{RequeueAfter: after}, nil
-			})); err != nil {
+			Complete(k.Reconciler(r.Client, func(ctx context.Context, req reconcile.Request, b bindings.Binding) (time.Duration, error) {
+				return r.sync(ctx, k.Name+"/"+req.String(), b)
+			}, func(req reconcile.Request) { r.forget(k.Name+"/"+req.String(), nil) })); err != nil {
 			return err
 		}
 	}

@@ -33,7 +33,6 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/taintmanager"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
-	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler"
 )
 
@@ -89,17 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				},
 			})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
-			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-				b, err := k.Get(ctx, r.Client, req.NamespacedName)
-				if err != nil {
-					return reconcile.Result{}, client.IgnoreNotFound(err)
-				}
-				after, err := r.sync(ctx, b)
-				if err != nil {
-					return requeue.OnConflict(err)
-				}
-				return reconcile.Result{RequeueAfter: after}, nil
-			})); err != nil {
+			Complete(k.Reconciler(r.Client, r.sync, nil)); err != nil {
 			return err
 		}
 	}
@@ -133,7 +122,7 @@ func (r *Reconciler) evicting(k bindings.Kind) handler.MapFunc {
 
 // sync assesses the binding's tasks and writes what changed: the tasks,
 // then the EvictionBlocked condition.
-func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) (time.Duration, error) {
+func (r *Reconciler) sync(ctx context.Context, _ reconcile.Request, b bindings.Binding) (time.Duration, error) {
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return 0, nil

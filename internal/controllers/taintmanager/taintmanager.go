@@ -36,7 +36,6 @@ import (
 	"github.com/karmada-go/karmada/internal/bindings"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
-	"github.com/karmada-go/karmada/internal/requeue"
 )
 
 // Defaults of the flags, as Karmada's.
@@ -88,17 +87,7 @@ func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc: func(event.DeleteEvent) bool { return false },
 			})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(m.Workers, 1)}).
-			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-				b, err := k.Get(ctx, m.Client, req.NamespacedName)
-				if err != nil {
-					return reconcile.Result{}, client.IgnoreNotFound(err)
-				}
-				after, err := m.sync(ctx, b)
-				if err != nil {
-					return requeue.OnConflict(err)
-				}
-				return reconcile.Result{RequeueAfter: after}, nil
-			})); err != nil {
+			Complete(k.Reconciler(m.Client, m.sync, nil)); err != nil {
 			return err
 		}
 	}
@@ -197,7 +186,7 @@ func EvictionTime(taints []corev1.Taint, tolerations []corev1.Toleration, now ti
 
 // sync evicts the binding from the clusters whose time is up, and returns
 // when to look again for the others.
-func (m *Manager) sync(ctx context.Context, b bindings.Binding) (time.Duration, error) {
+func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Binding) (time.Duration, error) {
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() || len(spec.Clusters) == 0 {
 		return 0, nil
