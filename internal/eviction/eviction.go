@@ -1,7 +1,8 @@
 // Package eviction holds what the producers of evictions (the taint manager,
 // application failover) and their consumers (the scheduler, the binding and
 // graceful eviction controllers) agree on: how a cluster is evicted from a
-// binding, and which evicted clusters keep their copy meanwhile.
+// binding, when a NoExecute taint evicts, and which evicted clusters keep
+// their copy meanwhile.
 package eviction
 
 import (
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/jsonpath"
 
@@ -188,4 +190,52 @@ func InjectedLabels(spec *workv1alpha2.ResourceBindingSpec, cluster string) map[
 		}
 	}
 	return out
+}
+
+// EvictionTime says when a workload with these tolerations must leave a
+// cluster with these taints: ok is false when it may stay for good (no
+// NoExecute taint, or each tolerated without tolerationSeconds). A taint not
+// tolerated evicts at once (the zero time); a tolerated one at its
+// timeAdded (now when unset) plus the smallest tolerationSeconds of the
+// tolerations that match it.
+func EvictionTime(taints []corev1.Taint, tolerations []corev1.Toleration, now time.Time) (at time.Time, why string, ok bool) {
+	for i := range taints {
+		taint := &taints[i]
+		if taint.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		forever, matched := false, false
+		var seconds int64
+		for j := range tolerations {
+			tol := &tolerations[j]
+			if !tol.ToleratesTaint(taint) {
+				continue
+			}
+			if tol.TolerationSeconds == nil {
+				forever = true
+				break
+			}
+			if !matched || *tol.TolerationSeconds < seconds {
+				seconds = *tol.TolerationSeconds
+			}
+			matched = true
+		}
+		if forever {
+			continue
+		}
+		var t time.Time
+		desc := fmt.Sprintf("untolerated taint {%s}", taint.ToString())
+		if matched {
+			added := now
+			if taint.TimeAdded != nil {
+				added = taint.TimeAdded.Time
+			}
+			t = added.Add(time.Duration(max(seconds, 0)) * time.Second)
+			desc = fmt.Sprintf("taint {%s} tolerated for %ds", taint.ToString(), seconds)
+		}
+		if !ok || t.Before(at) {
+			at, why, ok = t, desc, true
+		}
+	}
+	return at, why, ok
 }

@@ -30,7 +30,6 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
-	"github.com/karmada-go/karmada/internal/controllers/taintmanager"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/scheduler"
@@ -150,7 +149,7 @@ func (r *Reconciler) sync(ctx context.Context, _ reconcile.Request, b bindings.B
 		if t.Producer != eviction.ProducerTaintManager || cl == nil || !ready[cl.Name] || !cl.DeletionTimestamp.IsZero() {
 			return false
 		}
-		_, _, evicts := taintmanager.EvictionTime(cl.Spec.Taints, tolerations, now)
+		_, _, evicts := eviction.EvictionTime(cl.Spec.Taints, tolerations, now)
 		return !evicts
 	}
 	out := Assess(Input{Spec: spec, Status: status, Generation: obj.GetGeneration(), Ready: func(c string) bool { return ready[c] },

@@ -136,54 +136,6 @@ func (m *Manager) placedOn(k bindings.Kind) handler.MapFunc {
 	}
 }
 
-// EvictionTime says when a workload with these tolerations must leave a
-// cluster with these taints: ok is false when it may stay for good (no
-// NoExecute taint, or each tolerated without tolerationSeconds). A taint not
-// tolerated evicts at once (the zero time); a tolerated one at its
-// timeAdded (now when unset) plus the smallest tolerationSeconds of the
-// tolerations that match it.
-func EvictionTime(taints []corev1.Taint, tolerations []corev1.Toleration, now time.Time) (at time.Time, why string, ok bool) {
-	for i := range taints {
-		taint := &taints[i]
-		if taint.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		forever, matched := false, false
-		var seconds int64
-		for j := range tolerations {
-			tol := &tolerations[j]
-			if !tol.ToleratesTaint(taint) {
-				continue
-			}
-			if tol.TolerationSeconds == nil {
-				forever = true
-				break
-			}
-			if !matched || *tol.TolerationSeconds < seconds {
-				seconds = *tol.TolerationSeconds
-			}
-			matched = true
-		}
-		if forever {
-			continue
-		}
-		var t time.Time
-		desc := fmt.Sprintf("untolerated taint {%s}", taint.ToString())
-		if matched {
-			added := now
-			if taint.TimeAdded != nil {
-				added = taint.TimeAdded.Time
-			}
-			t = added.Add(time.Duration(max(seconds, 0)) * time.Second)
-			desc = fmt.Sprintf("taint {%s} tolerated for %ds", taint.ToString(), seconds)
-		}
-		if !ok || t.Before(at) {
-			at, why, ok = t, desc, true
-		}
-	}
-	return at, why, ok
-}
-
 // sync evicts the binding from the clusters whose time is up, and returns
 // when to look again for the others.
 func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Binding) (time.Duration, error) {
@@ -207,7 +159,7 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Bind
 			}
 			return 0, err
 		}
-		at, why, ok := EvictionTime(cl.Spec.Taints, tolerations, now)
+		at, why, ok := eviction.EvictionTime(cl.Spec.Taints, tolerations, now)
 		if !ok {
 			continue
 		}

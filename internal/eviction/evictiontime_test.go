@@ -1,4 +1,4 @@
-package taintmanager
+package eviction
 
 import (
 	"strings"
