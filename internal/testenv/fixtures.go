@@ -45,7 +45,10 @@ func placement() policyv1alpha1.Placement {
 			ClusterAffinity:    affinity(),
 			OverflowAffinities: []policyv1alpha1.OverflowAffinityTerm{{AffinityName: "backup", ClusterAffinity: affinity()}},
 		}},
-		ClusterTolerations: []corev1.Toleration{{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)}},
+		// Both taints karmada-webhook gives default tolerations of: the
+		// object reads back as sent.
+		ClusterTolerations: []corev1.Toleration{{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)},
+			{Key: "cluster.karmada.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}},
 		SpreadConstraints: []policyv1alpha1.SpreadConstraint{
 			{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 3},
 			{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 1, MaxGroups: 2},
