@@ -30,7 +30,14 @@ type benchReport struct {
 	Aggregated struct {
 		Count int `json:"count"`
 	} `json:"aggregated"`
-	Ceiling   float64 `json:"apiserverCeiling"`
+	Ceiling  float64 `json:"apiserverCeiling"`
+	Requests struct {
+		Members struct {
+			Total    float64 `json:"total"`
+			Mutating float64 `json:"mutating"`
+		} `json:"members"`
+		PerMemberCopy float64 `json:"perMemberCopy"`
+	} `json:"requests"`
 	Resources map[string]struct {
 		CPUSeconds   float64 `json:"cpuSeconds"`
 		PeakRSSBytes int64   `json:"peakRSSBytes"`
@@ -96,6 +103,11 @@ func testBenchPropagate(ctx context.Context, t *testing.T) {
 	}
 	if r.Ceiling <= 0 {
 		t.Errorf("apiserver ceiling %v", r.Ceiling)
+	}
+	// One member request per copy: a create-only apply, no read first (the
+	// informers' lists and a read where a cache lags may add a few).
+	if m := r.Requests.Members; m.Mutating != 60 || r.Requests.PerMemberCopy >= 1.5 {
+		t.Errorf("members' deployments: %v requests (%.2f per copy), %v writes: want 60 writes and about one request per copy", m.Total, r.Requests.PerMemberCopy, m.Mutating)
 	}
 	for _, name := range []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook"} {
 		f, ok := r.Resources[name]

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,6 +26,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/bench"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
 	"github.com/karmada-go/karmada/internal/controllers/orphans"
@@ -139,6 +142,40 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 		t.Errorf("member copy: labels %v, annotations %v, data %v", cm.Labels, a, cm.Data)
 	}
 
+	// A new copy costs the member one request: the cache says nothing of
+	// Karmada's is there, and a create-only apply needs no read first.
+	memberRequests := func() float64 {
+		rc, err := bench.ScrapeRequests(ctx, kubernetes.NewForConfigOrDie(member.Config), "configmaps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rc.Total
+	}
+	before := memberRequests()
+	// (With the execution controller's finalizer, as the binding controller
+	// creates Works: adding it would be an event of its own.)
+	fresh := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: es, Name: "fresh", Finalizers: []string{execution.Finalizer}},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "shop", "fresh", map[string]string{"a": "1"})}}}}
+	if err := c.Create(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "the new copy applied", func(ctx context.Context) error {
+		_, cond, err := appliedCondition(ctx, c, client.ObjectKeyFromObject(fresh))
+		if err != nil {
+			return err
+		}
+		if cond == nil || cond.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Applied %+v", cond)
+		}
+		return nil
+	})
+	if n := memberRequests() - before; n != 1 {
+		t.Errorf("a new copy cost the member %v configmaps requests, want 1", n)
+	}
+	if err := c.Delete(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+
 	// Server-side apply keeps what the member's own managers set (what the
 	// interpreter's Retain did by hand): a label added in the member stays
 	// through an update of the Work.
@@ -244,6 +281,19 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 		}
 		return nil
 	})
+	// Untouched: the create-only apply was refused, nothing was written.
+	if err := mc.Get(ctx, client.ObjectKeyFromObject(mine), mine); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range mine.ManagedFields {
+		if f.Manager == execution.FieldManager {
+			t.Errorf("Karmada's field manager wrote the member's own object: %+v", f)
+		}
+	}
+	if mine.Data["keep"] != "me" || mine.Labels[workv1alpha1.ManagedLabel] != "" {
+		t.Errorf("the member's own object changed: data %v, labels %v", mine.Data, mine.Labels)
+	}
+
 
 	// A manifest that is not a Kubernetes object (no kind) fails for good,
 	// with the reason.

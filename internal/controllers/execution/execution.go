@@ -261,6 +261,9 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 	sent := 0
 	workKey := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
 	applied := appliedAtGeneration(work) || r.done.has(work)
+	// After a failed apply (something in the way, say), the member is read
+	// first rather than refusing the same create-only apply on every retry.
+	failedBefore := meta.IsStatusConditionFalse(work.Status.Conditions, workv1alpha1.WorkApplied)
 	for i, manifest := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
@@ -274,7 +277,11 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			errs = append(errs, err)
 			continue
 		}
-		ours := false
+		// What the member has in the way: a managed copy (from the cache),
+		// nothing (the cache has no managed copy: sent as a create-only
+		// apply, which a member object of that name refuses), or unknown
+		// (the cache cannot answer: the member is asked).
+		ours, absent := false, false
 		if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
 			// An adopted copy stays marked as adopted.
 			keepAdoption(obj, cur)
@@ -285,20 +292,23 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			// show may be the cache lagging behind that very apply: the
 			// member is asked before writing again.
 			ours = !applied
+		} else if ok && !found && !failedBefore && !applied {
+			// (A generation applied before, not in the cache: the cache
+			// may lag behind that apply, and the read below tells.)
+			absent = true
 		}
-		if !ours {
-			// With Abort, what is there decides whether to apply; with
-			// Overwrite, whether the object was there before Karmada, and
-			// so is adopted rather than created (and released, not
-			// deleted, with the Work).
+		// resolve reads the member's object of that name and decides: with
+		// Abort, what is there decides whether to apply; with Overwrite,
+		// whether the object was there before Karmada, and so is adopted
+		// rather than created (and released, not deleted, with the Work).
+		// It returns whether to send the manifest.
+		resolve := func() (bool, error) {
 			cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err))
-				continue
+				return false, fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
 			}
 			if err == nil && !overwrite && !fromWork(cur, work) {
-				errs = append(errs, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name))
-				continue
+				return false, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name)
 			}
 			if err == nil {
 				if fromWork(cur, work) {
@@ -310,23 +320,60 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 			// The cache could not answer (a member's informer still
 			// syncing after a restart, or lagging): the copy just read
 			// tells as well whether it already holds the manifest.
-			if err == nil && holds(cur, obj, work, applied) {
+			return err != nil || !holds(cur, obj, work, applied), nil
+		}
+		if !ours && !absent {
+			send, err := resolve()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if !send {
 				continue
 			}
 		}
-		data, err := json.Marshal(obj.Object)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		ctrl.LoggerFrom(ctx).V(4).Info("Applying manifest", "work", klog.KObj(work), "generation", work.Generation, "appliedBefore", applied, "object", objectName(obj), "createOnly", absent)
+		err = r.send(ctx, ri, obj, absent)
+		if absent && apierrors.IsConflict(err) {
+			// Something of that name is there after all (not Karmada's, or a
+			// copy the cache has not shown yet): untouched; decide as above.
+			send, rerr := resolve()
+			if rerr != nil {
+				errs = append(errs, rerr)
+			}
+			if !send {
+				continue
+			}
+			err = r.send(ctx, ri, obj, false)
 		}
-		ctrl.LoggerFrom(ctx).V(4).Info("Applying manifest", "work", klog.KObj(work), "generation", work.Generation, "appliedBefore", applied, "object", objectName(obj))
-		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: ptrTrue()}); err != nil {
+		if err != nil {
 			errs = append(errs, fmt.Errorf("applying %s %s: %w", obj.GetKind(), objectName(obj), err))
 			continue
 		}
 		sent++
 	}
 	return sent, errors.Join(errs...)
+}
+
+// absentResourceVersion makes a server-side apply create-only: as a
+// precondition no live object can meet (no etcd revision reaches it), it has
+// the member refuse the apply with a conflict when an object of that name
+// exists, and is ignored when the apply creates the object. One request
+// instead of a read and an apply, and what is in the way is never touched.
+const absentResourceVersion = "9223372036854775807"
+
+// send server-side applies the manifest, create-only when absent.
+func (r *Reconciler) send(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, createOnly bool) error {
+	body := obj
+	if createOnly {
+		body = obj.DeepCopy()
+		body.SetResourceVersion(absentResourceVersion)
+	}
+	data, err := json.Marshal(body.Object)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: ptrTrue()})
+	return err
 }
 
 // agentGone reports whether a pull-mode cluster's agent has been silent
