@@ -294,7 +294,6 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 		t.Errorf("the member's own object changed: data %v, labels %v", mine.Data, mine.Labels)
 	}
 
-
 	// A manifest that is not a Kubernetes object (no kind) fails for good,
 	// with the reason.
 	bad := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: es, Name: "bad"},
