@@ -69,6 +69,8 @@ type Member struct {
 	// status updates, every few seconds, leave it alone).
 	checked           time.Time
 	clusterGeneration int64
+	// revalidating is set while one caller reads the credentials again.
+	revalidating atomic.Bool
 
 	informerOnce sync.Once
 	stop         chan struct{}
@@ -92,9 +94,18 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	// read again at most every revalidateAfter (or when the Cluster changes),
 	// which bounds how long a rotated token takes to be picked up.
 	c.mu.Lock()
-	if m, ok := c.members[cluster.Name]; ok && m.clusterGeneration == cluster.Generation && time.Since(m.checked) < revalidateAfter {
-		c.mu.Unlock()
-		return m, nil
+	if m, ok := c.members[cluster.Name]; ok && m.clusterGeneration == cluster.Generation {
+		if time.Since(m.checked) < revalidateAfter {
+			c.mu.Unlock()
+			return m, nil
+		}
+		// One caller reads the Secret again; the others, many workers at
+		// once, keep using the clients they have meanwhile.
+		if !m.revalidating.CompareAndSwap(false, true) {
+			c.mu.Unlock()
+			return m, nil
+		}
+		defer m.revalidating.Store(false)
 	}
 	c.mu.Unlock()
 	var cfg *rest.Config

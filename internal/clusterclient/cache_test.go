@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -201,5 +202,77 @@ func TestKarmadaKey(t *testing.T) {
 		if KarmadaKey(key) != want {
 			t.Errorf("KarmadaKey(%q) = %v", key, !want)
 		}
+	}
+}
+
+// blockingReader is a secretReader whose reads wait for release.
+type blockingReader struct {
+	secretReader
+	mu      sync.Mutex
+	started chan struct{}
+	release chan struct{}
+}
+
+func (r *blockingReader) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	r.mu.Lock()
+	r.reads++
+	first := r.started
+	r.started = nil
+	r.mu.Unlock()
+	if first != nil {
+		// The first read of a round waits; later ones do not.
+		close(first)
+		<-r.release
+	}
+	obj.(*corev1.Secret).Data = map[string][]byte{SecretTokenKey: []byte(r.token), SecretCABundleKey: []byte("ca")}
+	return nil
+}
+
+func (r *blockingReader) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reads
+}
+
+// When the credentials are due to be read again, many workers asking at
+// once cause one read; the others keep the clients they have meanwhile.
+func TestRevalidationReadsOnceForConcurrentCallers(t *testing.T) {
+	r := &blockingReader{secretReader: secretReader{token: "t1"}}
+	c := NewCache(r, Options{})
+	cl := &clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "m1", Generation: 1},
+		Spec:       clusterv1alpha1.ClusterSpec{APIEndpoint: "https://127.0.0.1:1", InsecureSkipTLSVerification: true, SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "m1"}},
+	}
+	first, err := c.Get(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	first.checked = time.Now().Add(-2 * revalidateAfter)
+	c.mu.Unlock()
+	r.started, r.release = make(chan struct{}), make(chan struct{})
+	started := r.started
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Get(context.Background(), cl)
+		done <- err
+	}()
+	<-started // one caller is reading the Secret
+	for i := 0; i < 20; i++ {
+		m, err := c.Get(context.Background(), cl)
+		if err != nil || m != first {
+			t.Fatalf("call %d during the re-read: err %v, same clients %v", i, err, m == first)
+		}
+	}
+	close(r.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := r.count(); n != 2 {
+		t.Fatalf("credentials read %d times, want 2 (the first use and one re-read for 21 callers)", n)
+	}
+	// The re-read counts: the next call within revalidateAfter reads nothing.
+	if _, err := c.Get(context.Background(), cl); err != nil || r.count() != 2 {
+		t.Fatalf("err %v, reads %d after the re-read", err, r.count())
 	}
 }

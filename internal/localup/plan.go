@@ -468,7 +468,6 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 			"--proxy-client-cert-file=" + c.proxyClient,
 			"--proxy-client-key-file=" + c.proxyKey,
 			"--allow-privileged=true",
-			"--enable-priority-and-fairness=false",
 			"--profiling=false",
 			"--v=1",
 		},
@@ -478,10 +477,14 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	}
 	if c.index == 0 {
 		// The Karmada control plane runs no kubelets. Pull-mode members
-		// register with bootstrap tokens (karmadactl token create).
+		// register with bootstrap tokens (karmadactl token create). API
+		// Priority and Fairness is on, with a priority level of its own for
+		// Karmada's components (deploy/flowcontrol).
 		apiserver.Args = append(apiserver.Args, "--authorization-mode=RBAC", "--enable-bootstrap-token-auth=true")
 	} else {
-		apiserver.Args = append(apiserver.Args, "--authorization-mode=Node,RBAC")
+		// The members' API servers serve only their own components, kwok
+		// and Karmada: plain max-in-flight limits.
+		apiserver.Args = append(apiserver.Args, "--authorization-mode=Node,RBAC", "--enable-priority-and-fairness=false")
 	}
 
 	kcm := &Step{

@@ -80,6 +80,9 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 		if err := ApplyComponentRBAC(ctx, cl); err != nil {
 			return err
 		}
+		if err := ApplyFlowControl(ctx, cl); err != nil {
+			return err
+		}
 		if err := PublishClusterInfo(ctx, cl, c.apiURL(), c.ca.CertPEM); err != nil {
 			return err
 		}
@@ -156,12 +159,26 @@ func PublishClusterInfo(ctx context.Context, c client.Client, server string, caP
 // ClusterRoleBindings of deploy/rbac: each Karmada component's rights in the
 // control plane.
 func ApplyComponentRBAC(ctx context.Context, c client.Client) error {
-	files, err := fs.Glob(deploy.RBAC, "rbac/*.yaml")
+	return applyManifests(ctx, c, deploy.RBAC, "rbac/*.yaml")
+}
+
+// ApplyFlowControl creates or updates the priority level and flow schema of
+// Karmada's components (deploy/flowcontrol), so that users' requests are
+// never queued behind theirs.
+func ApplyFlowControl(ctx context.Context, c client.Client) error {
+	return applyManifests(ctx, c, deploy.FlowControl, "flowcontrol/*.yaml")
+}
+
+// applyManifests creates or updates every object of the files of fsys that
+// match pattern; an object that exists gets the manifest's rules, roleRef,
+// subjects, spec and labels, and keeps what else it has.
+func applyManifests(ctx context.Context, c client.Client, fsys fs.FS, pattern string) error {
+	files, err := fs.Glob(fsys, pattern)
 	if err != nil {
 		return err
 	}
 	for _, file := range files {
-		data, err := deploy.RBAC.ReadFile(file)
+		data, err := fs.ReadFile(fsys, file)
 		if err != nil {
 			return err
 		}
@@ -175,7 +192,7 @@ func ApplyComponentRBAC(ctx context.Context, c client.Client) error {
 			}
 			want := obj.DeepCopy()
 			if _, err := controllerutil.CreateOrUpdate(ctx, c, obj, func() error {
-				for _, k := range []string{"rules", "roleRef", "subjects"} {
+				for _, k := range []string{"rules", "roleRef", "subjects", "spec"} {
 					if v, ok := want.Object[k]; ok {
 						obj.Object[k] = v
 					}
