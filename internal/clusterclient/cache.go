@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -57,6 +58,8 @@ type Member struct {
 	Config  *rest.Config
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
+	// Metadata lists and reads objects' metadata only.
+	Metadata metadata.Interface
 	// Mapper maps kinds to resources with the member's discovery, cached.
 	Mapper meta.ResettableRESTMapper
 
@@ -163,7 +166,11 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	if err != nil {
 		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
 	}
-	m.Config, m.Kube, m.Dynamic = cfg, kc, dc
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
+	}
+	m.Config, m.Kube, m.Dynamic, m.Metadata = cfg, kc, dc, mc
 	m.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	c.members[cluster.Name] = m
 	return m, nil

@@ -593,7 +593,8 @@ func TestOrphanSweep(t *testing.T) {
 	marked("renamed", "present", false)
 	members := clusterclient.NewCache(plane.Client, clusterclient.Options{})
 	t.Cleanup(members.Close)
-	s := &orphans.Sweeper{Client: plane.Client, Members: members, Remove: true, ListSpacing: time.Millisecond}
+	// Pages of one object: every list goes through continue tokens.
+	s := &orphans.Sweeper{Client: plane.Client, Members: members, Remove: true, ListSpacing: time.Millisecond, PageSize: 1}
 	get := func(name string) (*corev1.ConfigMap, error) {
 		cm := &corev1.ConfigMap{}
 		return cm, member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, cm)

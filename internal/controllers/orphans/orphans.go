@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,6 +60,9 @@ type Sweeper struct {
 	// ListSpacing spaces the list requests to a member (default
 	// listInterval): a sweep must not crowd the member's API server.
 	ListSpacing time.Duration
+	// PageSize is how many objects one list request returns (default
+	// sweepPageSize).
+	PageSize int64
 
 	mu   sync.Mutex
 	seen map[types.UID]bool
@@ -135,13 +139,13 @@ func (s *Sweeper) sweepCluster(ctx context.Context, c *clusterv1alpha1.Cluster, 
 				return ctx.Err()
 			case <-time.After(cmp.Or(s.ListSpacing, listInterval)):
 			}
-			ri := m.Dynamic.Resource(gv.WithResource(res.Name))
-			items, err := ri.List(ctx, metav1.ListOptions{LabelSelector: workv1alpha1.ManagedLabel + "=true"})
+			// Metadata is all a sweep reads, a page at a time: a member
+			// holding ten thousand copies is not decoded whole.
+			items, err := listMetadata(ctx, m.Metadata.Resource(gv.WithResource(res.Name)), gv.WithKind(res.Kind), cmp.Or(s.PageSize, sweepPageSize))
 			if err != nil {
 				continue // a type that cannot be listed holds nothing to report
 			}
-			for i := range items.Items {
-				obj := &items.Items[i]
+			for _, obj := range items {
 				orphan, err := s.orphaned(ctx, c.Name, obj)
 				if err != nil {
 					return err
@@ -169,6 +173,38 @@ func (s *Sweeper) sweepCluster(ctx context.Context, c *clusterv1alpha1.Cluster, 
 			len(orphans), strings.Join(shown, ", "), map[bool]string{true: "; those seen in the last sweep too are removed", false: ""}[s.Remove])
 	}
 	return nil
+}
+
+// sweepPageSize is how many objects one list request of a sweep returns.
+const sweepPageSize int64 = 500
+
+// listMetadata lists the metadata of every object of a resource marked as
+// Karmada's, page by page, as unstructured objects of kind gvk holding
+// metadata only.
+func listMetadata(ctx context.Context, ri metadata.ResourceInterface, gvk schema.GroupVersionKind, pageSize int64) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	opts := metav1.ListOptions{LabelSelector: workv1alpha1.ManagedLabel + "=true", Limit: pageSize}
+	for {
+		page, err := ri.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for i := range page.Items {
+			it := &page.Items[i]
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			u.SetNamespace(it.Namespace)
+			u.SetName(it.Name)
+			u.SetUID(it.UID)
+			u.SetLabels(it.Labels)
+			u.SetAnnotations(it.Annotations)
+			out = append(out, u)
+		}
+		if page.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = page.Continue
+	}
 }
 
 // orphaned reports whether a member object names a Work of this cluster
