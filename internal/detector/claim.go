@@ -18,6 +18,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/objmeta"
 	"github.com/karmada-go/karmada/internal/policymatch"
 )
 
@@ -114,17 +115,7 @@ func (d *Detector) cachedMeta(k key) (*unstructured.Unstructured, error) {
 	if !ok {
 		return nil, fmt.Errorf("unexpected %T in the metadata cache", got)
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	u.SetNamespace(m.Namespace)
-	u.SetName(m.Name)
-	u.SetUID(m.UID)
-	u.SetResourceVersion(m.ResourceVersion)
-	u.SetGeneration(m.Generation)
-	u.SetLabels(m.Labels)
-	u.SetAnnotations(m.Annotations)
-	u.SetDeletionTimestamp(m.DeletionTimestamp)
-	return u, nil
+	return objmeta.Unstructured(m, gvk), nil
 }
 
 func (d *Detector) resource(k key) dynamic.ResourceInterface {

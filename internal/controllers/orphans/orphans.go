@@ -32,6 +32,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/objmeta"
 	"github.com/karmada-go/karmada/internal/reserved"
 )
 
@@ -190,15 +191,7 @@ func listMetadata(ctx context.Context, ri metadata.ResourceInterface, gvk schema
 			return nil, err
 		}
 		for i := range page.Items {
-			it := &page.Items[i]
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(gvk)
-			u.SetNamespace(it.Namespace)
-			u.SetName(it.Name)
-			u.SetUID(it.UID)
-			u.SetLabels(it.Labels)
-			u.SetAnnotations(it.Annotations)
-			out = append(out, u)
+			out = append(out, objmeta.Unstructured(&page.Items[i], gvk))
 		}
 		if page.Continue == "" {
 			return out, nil

@@ -1,0 +1,26 @@
+// Package objmeta turns an object's metadata, as metadata informers and
+// metadata lists return it, into the unstructured form the rest of the code
+// reads objects in.
+package objmeta
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Unstructured is an object of kind gvk holding m's metadata and nothing
+// else (no managedFields, owner references or finalizers).
+func Unstructured(m *metav1.PartialObjectMetadata, gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(m.Namespace)
+	u.SetName(m.Name)
+	u.SetUID(m.UID)
+	u.SetResourceVersion(m.ResourceVersion)
+	u.SetGeneration(m.Generation)
+	u.SetLabels(m.Labels)
+	u.SetAnnotations(m.Annotations)
+	u.SetDeletionTimestamp(m.DeletionTimestamp)
+	return u
+}
