@@ -22,8 +22,10 @@ type FloorReport struct {
 	Kind     string    `json:"kind"`
 	Started  time.Time `json:"started"`
 	Settings Settings  `json:"settings"`
-	// Namespace is where the run's Deployments were, in every member.
-	Namespace string `json:"namespace"`
+	// Namespace is where the run's Deployments were, in every member;
+	// Namespaces, when there were more than one (PerNamespace each).
+	Namespace  string   `json:"namespace"`
+	Namespaces []string `json:"namespaces,omitempty"`
 	// Create is how long the create requests took, to every member.
 	Create Duration `json:"create"`
 	// InEveryMember and Available are per Deployment name, from its first
@@ -54,7 +56,7 @@ type FloorCleanup struct {
 // the namespace, timing until the members are clean.
 func Floor(ctx context.Context, f *Fleet, w Workload, client ClientSettings, processes []ProcessSource, interval time.Duration) *FloorReport {
 	r := &FloorReport{Kind: "floor", Started: time.Now()}
-	r.Settings = Settings{Members: f.MemberNames, Templates: w.Templates, Replicas: w.Replicas, Mode: Duplicated, Concurrency: w.Concurrency, Client: client}
+	r.Settings = Settings{Members: f.MemberNames, Templates: w.Templates, Replicas: w.Replicas, Mode: Duplicated, Concurrency: w.Concurrency, PerNamespace: w.perNamespace(), Client: client}
 	machineSettings(&r.Settings)
 	w.Mode = Duplicated
 	if err := w.Validate(); err != nil {
@@ -66,8 +68,12 @@ func Floor(ctx context.Context, f *Fleet, w Workload, client ClientSettings, pro
 		log = io.Discard
 	}
 	run := randomID()
-	ns := "bench-floor-" + run
-	r.Namespace = ns
+	base := "bench-floor-" + run
+	r.Namespace = base
+	namespaces := w.Namespaces(base)
+	if len(namespaces) > 1 {
+		r.Namespaces = namespaces
+	}
 	// No template in the control plane: the tracker's aggregated milestone
 	// is met at each create, so that complete means available everywhere.
 	tracker := NewTracker(Duplicated, f.MemberNames, w.Replicas)
@@ -76,11 +82,13 @@ func Floor(ctx context.Context, f *Fleet, w Workload, client ClientSettings, pro
 	wctx, stopWatches := context.WithCancel(context.Background())
 	defer stopWatches()
 	err := forEachMember(f, func(m string, kc kubernetes.Interface) error {
-		nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{RunLabel: run}}}
-		if _, err := kc.CoreV1().Namespaces().Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating namespace %s in %s: %w", ns, m, err)
+		for _, ns := range namespaces {
+			nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{RunLabel: run}}}
+			if _, err := kc.CoreV1().Namespaces().Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating namespace %s in %s: %w", ns, m, err)
+			}
 		}
-		return WatchDeployments(wctx, kc, ns, func(ev DeploymentEvent) {
+		return watchNamespaces(wctx, kc, namespaces, func(ev DeploymentEvent) {
 			if ev.Deleted {
 				tracker.MemberGone(m, ev.Name)
 			} else {
@@ -89,13 +97,14 @@ func Floor(ctx context.Context, f *Fleet, w Workload, client ClientSettings, pro
 		})
 	})
 	var created []string
+	nsOf := map[string]string{}
 	if err == nil {
 		sampler := StartSampler(processes, interval)
-		fmt.Fprintf(log, "Creating %d Deployments in each of %d members, namespace %s\n", w.Templates, len(f.MemberNames), ns)
+		fmt.Fprintf(log, "Creating %d Deployments in each of %d members, namespace %s\n", w.Templates, len(f.MemberNames), strings.Join(namespaces, ", "))
 		var mu sync.Mutex
 		t0 := time.Now()
 		errs := forEach(ctx, w.Templates, w.Concurrency, true, func(i int) error {
-			name := templateName(i)
+			name, ns := templateName(i), w.namespaceOf(namespaces, i)
 			tracker.Start(name, time.Now())
 			tracker.Template(name, total, time.Now())
 			for _, m := range f.MemberNames {
@@ -105,6 +114,7 @@ func Floor(ctx context.Context, f *Fleet, w Workload, client ClientSettings, pro
 			}
 			mu.Lock()
 			created = append(created, name)
+			nsOf[name] = ns
 			mu.Unlock()
 			return nil
 		})
@@ -129,7 +139,7 @@ func Floor(ctx context.Context, f *Fleet, w Workload, client ClientSettings, pro
 	if err != nil {
 		r.Error = err.Error()
 	}
-	r.Cleanup = floorCleanup(f, w, ns, created, tracker, log)
+	r.Cleanup = floorCleanup(f, w, namespaces, created, nsOf, tracker, log)
 	return r
 }
 
@@ -158,15 +168,15 @@ func forEachMember(f *Fleet, fn func(member string, kc kubernetes.Interface) err
 // floorCleanup deletes the Deployments (timing until every copy is gone) and
 // the namespace from every member, on its own context so that an
 // interrupted run still cleans up.
-func floorCleanup(f *Fleet, w Workload, ns string, created []string, tracker *Tracker, log io.Writer) FloorCleanup {
+func floorCleanup(f *Fleet, w Workload, namespaces, created []string, nsOf map[string]string, tracker *Tracker, log io.Writer) FloorCleanup {
 	ctx, cancel := context.WithTimeout(context.Background(), w.CleanupTimeout)
 	defer cancel()
 	var res FloorCleanup
-	fmt.Fprintf(log, "Cleaning up namespace %s in the members\n", ns)
+	fmt.Fprintf(log, "Cleaning up %s in the members\n", strings.Join(namespaces, ", "))
 	t0 := time.Now()
 	errs := forEach(ctx, len(created), w.Concurrency, false, func(i int) error {
 		for _, m := range f.MemberNames {
-			err := f.Members[m].AppsV1().Deployments(ns).Delete(ctx, created[i], metav1.DeleteOptions{})
+			err := f.Members[m].AppsV1().Deployments(nsOf[created[i]]).Delete(ctx, created[i], metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting Deployment %s in %s: %w", created[i], m, err)
 			}
@@ -184,14 +194,23 @@ func floorCleanup(f *Fleet, w Workload, ns string, created []string, tracker *Tr
 	}
 	var mu sync.Mutex
 	_ = forEachMember(f, func(m string, kc kubernetes.Interface) error {
-		err := kc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-		if err == nil || apierrors.IsNotFound(err) {
-			err = WaitNamespaceGone(ctx, kc, ns)
+		// All deleted first, then waited for: the namespaces go together.
+		failed := map[string]error{}
+		for _, ns := range namespaces {
+			if err := kc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				failed[ns] = err
+			}
 		}
-		if err != nil {
-			mu.Lock()
-			res.Problems = append(res.Problems, fmt.Sprintf("namespace %s in %s: %v", ns, m, err))
-			mu.Unlock()
+		for _, ns := range namespaces {
+			err := failed[ns]
+			if err == nil {
+				err = WaitNamespaceGone(ctx, kc, ns)
+			}
+			if err != nil {
+				mu.Lock()
+				res.Problems = append(res.Problems, fmt.Sprintf("namespace %s in %s: %v", ns, m, err))
+				mu.Unlock()
+			}
 		}
 		return nil
 	})

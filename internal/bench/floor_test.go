@@ -95,3 +95,27 @@ func TestFloorTimesOutAndCleansUp(t *testing.T) {
 	}
 	assertMembersEmpty(t, f, r.Namespace)
 }
+
+func TestFloorSpreadsOverNamespaces(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, _ := fakeFleet(t, Duplicated, "")
+	for _, m := range f.MemberNames {
+		fakeKubelet(ctx, t, f.Members[m], "")
+	}
+	w := floorWorkload(time.Minute)
+	w.PerNamespace = 7
+	r := Floor(ctx, f, w, ClientSettings{QPS: 100, Burst: 100}, nil, 10*time.Millisecond)
+	if r.Error != "" {
+		t.Fatalf("floor failed: %s", r.Error)
+	}
+	if r.Available.Count != 20 || len(r.Namespaces) != 3 {
+		t.Fatalf("%d available in namespaces %v; want 20 in 3", r.Available.Count, r.Namespaces)
+	}
+	if !r.Cleanup.Complete {
+		t.Errorf("clean-up incomplete: %v", r.Cleanup.Problems)
+	}
+	for _, ns := range r.Namespaces {
+		assertMembersEmpty(t, f, ns)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,7 @@ func Propagate(ctx context.Context, f *Fleet, o Options) *Report {
 // with the templates propagated, and cleans up whatever happened.
 func runScenario(ctx context.Context, f *Fleet, o Options, kind string, extra func(ctx context.Context, s *session, r *Report) error) *Report {
 	r := &Report{Kind: kind, Started: time.Now()}
-	r.Settings = Settings{Members: f.MemberNames, Templates: o.Templates, Replicas: o.Replicas, Mode: o.Mode, Concurrency: o.Concurrency, Client: o.Client}
+	r.Settings = Settings{Members: f.MemberNames, Templates: o.Templates, Replicas: o.Replicas, Mode: o.Mode, Concurrency: o.Concurrency, PerNamespace: o.perNamespace(), Client: o.Client}
 	machineSettings(&r.Settings)
 	if err := o.Validate(); err != nil {
 		r.Error = err.Error()
@@ -63,6 +64,9 @@ func runScenario(ctx context.Context, f *Fleet, o Options, kind string, extra fu
 
 	s := newSession(f, o.Workload)
 	r.Namespace = s.ns
+	if len(s.namespaces) > 1 {
+		r.Namespaces = s.namespaces
+	}
 	err := s.setup(ctx)
 	if err == nil {
 		err = s.measure(ctx, o, r)
@@ -84,7 +88,7 @@ func (s *session) measure(ctx context.Context, o Options, r *Report) error {
 	evBefore, evErr := ScrapeRequests(ctx, s.fleet.Karmada, "events")
 	mBefore, mErr := s.memberRequests(ctx)
 	sampler := StartSampler(o.Processes, o.SampleInterval)
-	fmt.Fprintf(s.log, "Creating %d Deployments in %s (policy: %s over %d members)\n", o.Templates, s.ns, o.Mode, len(s.fleet.MemberNames))
+	fmt.Fprintf(s.log, "Creating %d Deployments in %s (policy: %s over %d members)\n", o.Templates, strings.Join(s.namespaces, ", "), o.Mode, len(s.fleet.MemberNames))
 	took, err := s.create(ctx)
 	r.Create = Duration(took)
 	if took > 0 {
@@ -167,7 +171,7 @@ func APIServerLimit(ctx context.Context, f *Fleet, n, workers int, client Client
 		r.Error = fmt.Sprintf("creating namespace %s: %v", ns, err)
 		return r
 	}
-	elapsed, err := CreateDeployments(ctx, f.Karmada, ns, run, n, 1, workers, nil)
+	elapsed, err := CreateDeployments(ctx, f.Karmada, func(int) string { return ns }, run, n, 1, workers, nil)
 	r.Elapsed = Duration(elapsed)
 	if err != nil {
 		r.Error = err.Error()
@@ -262,7 +266,7 @@ func (s *session) restart(ctx context.Context, o Options, ro RestartOptions, r *
 	fmt.Fprintf(s.log, "Changing %d templates while it is down\n", rf.Changed)
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"1"}}}`, TouchAnnotation))
 	for name := range ct.pending {
-		if _, err := s.fleet.Karmada.AppsV1().Deployments(s.ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := s.fleet.Karmada.AppsV1().Deployments(s.nsOf[name]).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("changing template %s: %w", name, err)
 		}
 	}

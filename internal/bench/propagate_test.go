@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -9,9 +10,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -131,11 +134,16 @@ func assertClean(t *testing.T, f *Fleet, r *Report) {
 	if _, err := f.Karmada.CoreV1().Namespaces().Get(ctx, r.Namespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("namespace %s still in the control plane (%v)", r.Namespace, err)
 	}
-	if l, _ := f.Karmada.AppsV1().Deployments(r.Namespace).List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+	for _, ns := range r.Namespaces {
+		if _, err := f.Karmada.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("namespace %s still in the control plane (%v)", ns, err)
+		}
+	}
+	if l, _ := f.Karmada.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
 		t.Errorf("%d templates left", len(l.Items))
 	}
 	for n, kc := range f.Members {
-		if l, _ := kc.AppsV1().Deployments(r.Namespace).List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+		if l, _ := kc.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
 			t.Errorf("%d copies left in %s", len(l.Items), n)
 		}
 	}
@@ -210,4 +218,64 @@ func TestPropagateInterruptedCleansUp(t *testing.T) {
 		t.Error("an interrupted run reported no error")
 	}
 	assertClean(t, f, r)
+}
+
+// Above PerNamespace templates a run spreads them over namespaces, each
+// with its own policy, and cleans all of them up.
+func TestPropagateSpreadsOverNamespaces(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, plane := fakeFleet(t, Duplicated, "")
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+	)
+	f.Karmada.(*fake.Clientset).PrependReactor("create", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		seen[a.GetNamespace()]++
+		mu.Unlock()
+		return false, nil, nil
+	})
+	plane.run(ctx)
+	o := testOptions(Duplicated, 1, time.Minute)
+	o.PerNamespace = 7
+	r := Propagate(ctx, f, o)
+	if r.Error != "" {
+		t.Fatalf("error: %s", r.Error)
+	}
+	if r.Complete != 20 || len(r.Namespaces) != 3 || r.Settings.PerNamespace != 7 {
+		t.Fatalf("complete %d, namespaces %v, per namespace %d; want 20 in 3 of at most 7", r.Complete, r.Namespaces, r.Settings.PerNamespace)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, ns := range r.Namespaces {
+		if want := []int{7, 7, 6}[i]; seen[ns] != want {
+			t.Errorf("namespace %s: %d templates, want %d (all: %v)", ns, seen[ns], want, seen)
+		}
+	}
+	assertClean(t, f, r)
+}
+
+func TestNamespaces(t *testing.T) {
+	for _, c := range []struct {
+		templates, per int
+		want           []string
+	}{
+		{20, 0, []string{"b"}},
+		{1000, 0, []string{"b"}},
+		{1001, 0, []string{"b-0", "b-1"}},
+		{10000, 1000, []string{"b-0", "b-1", "b-2", "b-3", "b-4", "b-5", "b-6", "b-7", "b-8", "b-9"}},
+		{20, 7, []string{"b-0", "b-1", "b-2"}},
+		{5, 5, []string{"b"}},
+	} {
+		w := Workload{Templates: c.templates, PerNamespace: c.per}
+		got := w.Namespaces("b")
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%d templates, %d per namespace: %v, want %v", c.templates, c.per, got, c.want)
+			continue
+		}
+		if last := w.namespaceOf(got, c.templates-1); last != c.want[len(c.want)-1] {
+			t.Errorf("%d templates, %d per namespace: the last in %s", c.templates, c.per, last)
+		}
+	}
 }

@@ -13,14 +13,16 @@ import (
 
 // Settings are what a run ran under.
 type Settings struct {
-	Members     []string       `json:"members"`
-	Templates   int            `json:"templates"`
-	Replicas    int32          `json:"replicas"`
-	Mode        Mode           `json:"mode"`
-	Concurrency int            `json:"concurrency"`
-	Client      ClientSettings `json:"client"`
-	CPUs        int            `json:"cpus"`
-	MemoryBytes int64          `json:"memoryBytes,omitempty"`
+	Members     []string `json:"members"`
+	Templates   int      `json:"templates"`
+	Replicas    int32    `json:"replicas"`
+	Mode        Mode     `json:"mode"`
+	Concurrency int      `json:"concurrency"`
+	// PerNamespace is how many templates went in one namespace.
+	PerNamespace int            `json:"templatesPerNamespace,omitempty"`
+	Client       ClientSettings `json:"client"`
+	CPUs         int            `json:"cpus"`
+	MemoryBytes  int64          `json:"memoryBytes,omitempty"`
 }
 
 // Requests are the API requests a run caused, from the API servers' own
@@ -71,7 +73,10 @@ type Report struct {
 	Kind      string    `json:"kind"`
 	Started   time.Time `json:"started"`
 	Namespace string    `json:"namespace"`
-	Settings  Settings  `json:"settings"`
+	// Namespaces are the namespaces the templates were in, when more than
+	// one (Settings.PerNamespace each).
+	Namespaces []string `json:"namespaces,omitempty"`
+	Settings   Settings `json:"settings"`
 
 	// Create is how long creating every template took; CreateRate is
 	// templates per second.

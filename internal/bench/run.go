@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,10 +28,16 @@ import (
 
 // Workload says what one run creates.
 type Workload struct {
-	Templates   int
-	Replicas    int32
-	Mode        Mode
-	Concurrency int
+	Templates int
+	// PerNamespace is how many templates go in one namespace
+	// (DefaultPerNamespace when zero): Kubernetes' Deployment and ReplicaSet
+	// controllers list a Deployment's namespace on every sync, so a
+	// namespace of K templates costs every member work growing with K per
+	// copy, which is not what a run should measure.
+	PerNamespace int
+	Replicas     int32
+	Mode         Mode
+	Concurrency  int
 	// Timeout bounds the wait for full propagation.
 	Timeout time.Duration
 	// CleanupTimeout bounds the clean-up, which runs even after an
@@ -46,6 +54,8 @@ func (w Workload) Validate() error {
 		return fmt.Errorf("--templates=%d: must be at least 1", w.Templates)
 	case w.Replicas < 1:
 		return fmt.Errorf("--replicas=%d: must be at least 1", w.Replicas)
+	case w.PerNamespace < 0:
+		return fmt.Errorf("--templates-per-namespace=%d: must be at least 1", w.PerNamespace)
 	case w.Concurrency < 1:
 		return fmt.Errorf("--concurrency=%d: must be at least 1", w.Concurrency)
 	case w.Timeout <= 0:
@@ -55,20 +65,58 @@ func (w Workload) Validate() error {
 	return err
 }
 
-// session is one run's objects: a namespace holding a policy and the
+// DefaultPerNamespace is the default of Workload.PerNamespace.
+const DefaultPerNamespace = 1000
+
+// Namespaces returns the namespaces of a run named base: base itself when
+// every template fits in one, else base-0, base-1, ..., PerNamespace
+// templates in each.
+func (w Workload) Namespaces(base string) []string {
+	per := w.perNamespace()
+	n := (w.Templates + per - 1) / per
+	if n <= 1 {
+		return []string{base}
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", base, i)
+	}
+	return out
+}
+
+func (w Workload) perNamespace() int {
+	if w.PerNamespace > 0 {
+		return w.PerNamespace
+	}
+	return DefaultPerNamespace
+}
+
+// namespaceOf returns which of namespaces (from Namespaces) holds the i-th
+// template.
+func (w Workload) namespaceOf(namespaces []string, i int) string {
+	return namespaces[min(i/w.perNamespace(), len(namespaces)-1)]
+}
+
+// session is one run's objects: namespaces each holding a policy and
 // templates, and the watches following them.
 type session struct {
-	fleet   *Fleet
-	w       Workload
-	run     string
-	ns      string
-	tracker *Tracker
-	log     io.Writer
+	fleet *Fleet
+	w     Workload
+	run   string
+	// ns names the run; namespaces are where its templates are (ns itself
+	// when one is enough).
+	ns         string
+	namespaces []string
+	tracker    *Tracker
+	log        io.Writer
 	// onMember, when set, is also told about every member event.
 	onMember atomic.Pointer[func(member string, ev DeploymentEvent)]
 
 	stopWatches context.CancelFunc
+	mu          sync.Mutex
 	created     []string
+	// nsOf is each created template's namespace.
+	nsOf map[string]string
 }
 
 func newSession(f *Fleet, w Workload) *session {
@@ -77,7 +125,8 @@ func newSession(f *Fleet, w Workload) *session {
 	if log == nil {
 		log = io.Discard
 	}
-	return &session{fleet: f, w: w, run: id, ns: "bench-" + id, tracker: NewTracker(w.Mode, f.MemberNames, w.Replicas), log: log}
+	ns := "bench-" + id
+	return &session{fleet: f, w: w, run: id, ns: ns, namespaces: w.Namespaces(ns), nsOf: map[string]string{}, tracker: NewTracker(w.Mode, f.MemberNames, w.Replicas), log: log}
 }
 
 func randomID() string {
@@ -120,12 +169,14 @@ func Policy(namespace string, members []string, mode Mode) *policyv1alpha1.Propa
 // setup creates the namespace and the policy and starts the watches of every
 // member and of the control plane.
 func (s *session) setup(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns, Labels: map[string]string{RunLabel: s.run}}}
-	if _, err := s.fleet.Karmada.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", s.ns, err)
-	}
-	if err := s.fleet.KarmadaCRs.Create(ctx, Policy(s.ns, s.fleet.MemberNames, s.w.Mode)); err != nil {
-		return fmt.Errorf("creating the PropagationPolicy: %w", err)
+	for _, name := range s.namespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{RunLabel: s.run}}}
+		if _, err := s.fleet.Karmada.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+		if err := s.fleet.KarmadaCRs.Create(ctx, Policy(name, s.fleet.MemberNames, s.w.Mode)); err != nil {
+			return fmt.Errorf("creating the PropagationPolicy in %s: %w", name, err)
+		}
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stopWatches = cancel
@@ -136,7 +187,7 @@ func (s *session) setup(ctx context.Context) error {
 	)
 	watchOne := func(kc kubernetes.Interface, fn func(DeploymentEvent)) {
 		defer wg.Done()
-		if err := WatchDeployments(wctx, kc, s.ns, fn); err != nil {
+		if err := watchNamespaces(wctx, kc, s.namespaces, fn); err != nil {
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
@@ -169,19 +220,29 @@ func (s *session) setup(ctx context.Context) error {
 // create makes the templates with Concurrency workers, as fast as the
 // client allows. It returns how long that took and the first error, if any.
 func (s *session) create(ctx context.Context) (time.Duration, error) {
-	var mu sync.Mutex
-	return CreateDeployments(ctx, s.fleet.Karmada, s.ns, s.run, s.w.Templates, s.w.Replicas, s.w.Concurrency, func(name string, phase createPhase, err error) {
+	return CreateDeployments(ctx, s.fleet.Karmada, func(i int) string { return s.w.namespaceOf(s.namespaces, i) }, s.run, s.w.Templates, s.w.Replicas, s.w.Concurrency, func(ns, name string, phase createPhase, err error) {
 		switch phase {
 		case beforeCreate:
 			s.tracker.Start(name, time.Now())
 		case createFailed:
 			s.tracker.Forget(name)
 		case created:
-			mu.Lock()
+			s.mu.Lock()
 			s.created = append(s.created, name)
-			mu.Unlock()
+			s.nsOf[name] = ns
+			s.mu.Unlock()
 		}
 	})
+}
+
+// watchNamespaces runs WatchDeployments on each namespace until ctx ends,
+// returning once every watch has synced (or with the first error).
+func watchNamespaces(ctx context.Context, kc kubernetes.Interface, namespaces []string, fn func(DeploymentEvent)) error {
+	var g errgroup.Group
+	for _, ns := range namespaces {
+		g.Go(func() error { return WatchDeployments(ctx, kc, ns, fn) })
+	}
+	return g.Wait()
 }
 
 type createPhase int
@@ -192,22 +253,22 @@ const (
 	createFailed
 )
 
-// CreateDeployments creates n templates in namespace with the given number
-// of workers, stopping at the first error. hook, when set, is told about each
-// template before its create request and after its answer.
-func CreateDeployments(ctx context.Context, kc kubernetes.Interface, namespace, run string, n int, replicas int32, workers int, hook func(name string, phase createPhase, err error)) (time.Duration, error) {
+// CreateDeployments creates n templates, the i-th in namespace(i), with the
+// given number of workers, stopping at the first error. hook, when set, is
+// told about each template before its create request and after its answer.
+func CreateDeployments(ctx context.Context, kc kubernetes.Interface, namespace func(i int) string, run string, n int, replicas int32, workers int, hook func(namespace, name string, phase createPhase, err error)) (time.Duration, error) {
 	if hook == nil {
-		hook = func(string, createPhase, error) {}
+		hook = func(string, string, createPhase, error) {}
 	}
 	t0 := time.Now()
 	errs := forEach(ctx, n, workers, true, func(i int) error {
-		name := templateName(i)
-		hook(name, beforeCreate, nil)
-		if _, err := kc.AppsV1().Deployments(namespace).Create(ctx, Deployment(namespace, name, run, replicas), metav1.CreateOptions{}); err != nil {
-			hook(name, createFailed, err)
-			return fmt.Errorf("creating Deployment %s/%s: %w", namespace, name, err)
+		name, ns := templateName(i), namespace(i)
+		hook(ns, name, beforeCreate, nil)
+		if _, err := kc.AppsV1().Deployments(ns).Create(ctx, Deployment(ns, name, run, replicas), metav1.CreateOptions{}); err != nil {
+			hook(ns, name, createFailed, err)
+			return fmt.Errorf("creating Deployment %s/%s: %w", ns, name, err)
 		}
-		hook(name, created, nil)
+		hook(ns, name, created, nil)
 		return nil
 	})
 	elapsed := time.Since(t0)
@@ -320,7 +381,7 @@ func (s *session) cleanup() CleanupResult {
 		}
 	}()
 	var res CleanupResult
-	fmt.Fprintf(s.log, "Cleaning up namespace %s\n", s.ns)
+	fmt.Fprintf(s.log, "Cleaning up %s\n", strings.Join(s.namespaces, ", "))
 	t0 := time.Now()
 	if err := s.deleteTemplates(ctx); err != nil {
 		res.Problems = append(res.Problems, fmt.Sprintf("deleting the templates: %v", err))
@@ -333,12 +394,13 @@ func (s *session) cleanup() CleanupResult {
 			res.Problems = append(res.Problems, fmt.Sprintf("%d member copies still present after %s", s.tracker.Copies(), s.w.CleanupTimeout))
 		}
 	}
-	pol := Policy(s.ns, nil, s.w.Mode)
-	if err := s.fleet.KarmadaCRs.Delete(ctx, pol); err != nil && !apierrors.IsNotFound(err) {
-		res.Problems = append(res.Problems, fmt.Sprintf("deleting the PropagationPolicy: %v", err))
-	}
-	if err := s.fleet.Karmada.CoreV1().Namespaces().Delete(ctx, s.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		res.Problems = append(res.Problems, fmt.Sprintf("deleting namespace %s: %v", s.ns, err))
+	for _, ns := range s.namespaces {
+		if err := s.fleet.KarmadaCRs.Delete(ctx, Policy(ns, nil, s.w.Mode)); err != nil && !apierrors.IsNotFound(err) {
+			res.Problems = append(res.Problems, fmt.Sprintf("deleting the PropagationPolicy of %s: %v", ns, err))
+		}
+		if err := s.fleet.Karmada.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			res.Problems = append(res.Problems, fmt.Sprintf("deleting namespace %s: %v", ns, err))
+		}
 	}
 	clusters := map[string]kubernetes.Interface{"the control plane": s.fleet.Karmada}
 	for _, m := range s.fleet.MemberNames {
@@ -349,15 +411,17 @@ func (s *session) cleanup() CleanupResult {
 		mu sync.Mutex
 	)
 	for where, kc := range clusters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := WaitNamespaceGone(ctx, kc, s.ns); err != nil {
-				mu.Lock()
-				res.Problems = append(res.Problems, fmt.Sprintf("namespace %s in %s: %v", s.ns, where, err))
-				mu.Unlock()
-			}
-		}()
+		for _, ns := range s.namespaces {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := WaitNamespaceGone(ctx, kc, ns); err != nil {
+					mu.Lock()
+					res.Problems = append(res.Problems, fmt.Sprintf("namespace %s in %s: %v", ns, where, err))
+					mu.Unlock()
+				}
+			}()
+		}
 	}
 	wg.Wait()
 	res.Complete = len(res.Problems) == 0
@@ -368,7 +432,7 @@ func (s *session) cleanup() CleanupResult {
 // concurrency.
 func (s *session) deleteTemplates(ctx context.Context) error {
 	errs := forEach(ctx, len(s.created), s.w.Concurrency, false, func(i int) error {
-		err := s.fleet.Karmada.AppsV1().Deployments(s.ns).Delete(ctx, s.created[i], metav1.DeleteOptions{})
+		err := s.fleet.Karmada.AppsV1().Deployments(s.nsOf[s.created[i]]).Delete(ctx, s.created[i], metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

@@ -103,6 +103,7 @@ func (c *common) validate() error {
 type scenario struct {
 	common
 	templates      int
+	perNamespace   int
 	replicas       int32
 	mode           string
 	timeout        time.Duration
@@ -126,6 +127,7 @@ func defaultStateDir() string {
 func (s *scenario) addFlags(fs *pflag.FlagSet) {
 	s.common.addFlags(fs)
 	fs.IntVar(&s.templates, "templates", 100, "number of Deployments (K)")
+	fs.IntVar(&s.perNamespace, "templates-per-namespace", bench.DefaultPerNamespace, "Deployments in one namespace: above it a run uses several namespaces, each with its own policy (a member's Deployment controller lists the namespace on every sync, so one namespace of K would cost the members more with each K)")
 	fs.Int32Var(&s.replicas, "replicas", 0, "replicas of each Deployment (default 1 when duplicated, one per member when divided)")
 	fs.StringVar(&s.mode, "mode", string(bench.Duplicated), "duplicated (every replica in every member) or divided (replicas split by equal static weights)")
 	fs.DurationVar(&s.timeout, "timeout", 30*time.Minute, "how long to wait for every template to be fully propagated")
@@ -142,6 +144,9 @@ func (s *scenario) options(log io.Writer) (bench.Options, error) {
 	if err := s.validate(); err != nil {
 		return bench.Options{}, err
 	}
+	if s.perNamespace < 1 {
+		return bench.Options{}, fmt.Errorf("--templates-per-namespace=%d: must be at least 1", s.perNamespace)
+	}
 	mode, err := bench.ParseMode(s.mode)
 	if err != nil {
 		return bench.Options{}, err
@@ -155,7 +160,7 @@ func (s *scenario) options(log io.Writer) (bench.Options, error) {
 	}
 	o := bench.Options{
 		Workload: bench.Workload{
-			Templates: s.templates, Replicas: replicas, Mode: mode, Concurrency: s.concurrency,
+			Templates: s.templates, PerNamespace: s.perNamespace, Replicas: replicas, Mode: mode, Concurrency: s.concurrency,
 			Timeout: s.timeout, CleanupTimeout: s.cleanupTimeout, Log: log,
 		},
 		Client:         s.client(),
@@ -390,6 +395,7 @@ func newFloorCommand() *cobra.Command {
 	c := &common{}
 	var (
 		templates      int
+		perNamespace   int
 		replicas       int32
 		timeout        time.Duration
 		processes      []string
@@ -412,11 +418,14 @@ deletes everything it made, timing how long the members take to be clean.`,
 			if err := c.validate(); err != nil {
 				return err
 			}
+			if perNamespace < 1 {
+				return fmt.Errorf("--templates-per-namespace=%d: must be at least 1", perNamespace)
+			}
 			if sampleInterval <= 0 {
 				return fmt.Errorf("--sample-interval=%s: must be positive", sampleInterval)
 			}
 			out := cmd.OutOrStdout()
-			w := bench.Workload{Templates: templates, Replicas: replicas, Mode: bench.Duplicated, Concurrency: c.concurrency,
+			w := bench.Workload{Templates: templates, PerNamespace: perNamespace, Replicas: replicas, Mode: bench.Duplicated, Concurrency: c.concurrency,
 				Timeout: timeout, CleanupTimeout: c.cleanupTimeout, Log: out}
 			if err := w.Validate(); err != nil {
 				return err
@@ -444,6 +453,7 @@ deletes everything it made, timing how long the members take to be clean.`,
 	c.addFlags(cmd.Flags())
 	fs := cmd.Flags()
 	fs.IntVar(&templates, "templates", 100, "Deployments created in each member (K)")
+	fs.IntVar(&perNamespace, "templates-per-namespace", bench.DefaultPerNamespace, "Deployments in one namespace: above it a run uses several namespaces (as propagate does)")
 	fs.Int32Var(&replicas, "replicas", 1, "replicas of each Deployment")
 	fs.DurationVar(&timeout, "timeout", 30*time.Minute, "how long to wait for every Deployment to be available in every member")
 	fs.StringArrayVar(&processes, "process", nil, "a process to measure, NAME=PID or NAME=PIDFILE (repeatable; default: every process of the karmada-local fleet)")
