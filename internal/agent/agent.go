@@ -36,6 +36,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusterclient"
 	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
 	"github.com/karmada-go/karmada/internal/controllers/execution"
@@ -122,7 +123,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Scheme: scheme.Scheme,
 		// Only what the agent may read: its Works, its Cluster.
 		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultTransform: cli.CacheTransform,
 			ByObject: map[client.Object]cache.ByObject{
 				&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{es: {}}},
 				&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", cfg.ClusterName)},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/karmada-go/karmada/internal/intern"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -82,15 +84,26 @@ func (o *ManagerOptions) RESTConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// NewManager creates the manager: the project's scheme, managedFields
-// stripped from cached objects (nothing reads them, and they are often the
-// larger part of an object), metrics, probes, pprof and leader election
+// CacheTransform is what every cache of the project's managers does to an
+// object before keeping it: managedFields stripped (nothing reads them, and
+// they are often the larger part of an object) and the metadata strings
+// that repeat across objects shared (intern.Meta).
+func CacheTransform(o any) (any, error) {
+	o, err := cache.TransformStripManagedFields()(o)
+	if m, ok := o.(metav1.Object); ok && err == nil {
+		intern.Meta(m)
+	}
+	return o, err
+}
+
+// NewManager creates the manager: the project's scheme, CacheTransform on
+// every cached object, metrics, probes, pprof and leader election
 // under leaderElectionID; customize, when given, changes those options
 // further. /healthz and /readyz answer once it runs.
 func (o *ManagerOptions) NewManager(cfg *rest.Config, leaderElectionID string, customize ...func(*ctrl.Options)) (manager.Manager, error) {
 	opts := ctrl.Options{
 		Scheme:                  scheme.Scheme,
-		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                   cache.Options{DefaultTransform: CacheTransform},
 		Metrics:                 o.Metrics.ServerOptions(),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,

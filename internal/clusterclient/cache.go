@@ -33,6 +33,8 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/compactobj"
+	"github.com/karmada-go/karmada/internal/intern"
 	"github.com/karmada-go/karmada/internal/interpreter"
 )
 
@@ -276,9 +278,9 @@ func (p *PodUsage) DeepCopyObject() runtime.Object {
 // UsageOf returns what a summary needs of pod.
 func UsageOf(pod *corev1.Pod) *PodUsage {
 	return &PodUsage{
-		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion},
-		NodeName:   pod.Spec.NodeName,
-		Phase:      pod.Status.Phase,
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: intern.String(pod.Namespace), UID: pod.UID, ResourceVersion: pod.ResourceVersion},
+		NodeName:   intern.String(pod.Spec.NodeName),
+		Phase:      corev1.PodPhase(intern.String(string(pod.Status.Phase))),
 		Requests:   interpreter.PodRequests(&pod.Spec),
 	}
 }
@@ -384,15 +386,16 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 			})
 		informer := inf.Informer()
 		mi = &managedInformer{informer: informer, stop: make(chan struct{}), users: map[types.NamespacedName]bool{},
-			lister: copyLister{indexer: informer.GetIndexer(), resource: gvr.GroupResource()}}
+			lister: compactobj.Lister{Indexer: informer.GetIndexer(), Resource: gvr.GroupResource()}}
 		// The copies are kept as compact JSON without managedFields (see
-		// storedCopy): a controller manager holds one per copy.
-		_ = informer.SetTransform(compactCopy)
+		// compactobj): a controller manager holds one per copy. Of their
+		// annotations, only the Work's, for the handler below.
+		_ = informer.SetTransform(compactobj.Metadata{Labels: true, Annotations: []string{workv1alpha1.WorkNamespaceAnnotation, workv1alpha1.WorkNameAnnotation}}.Transform)
 		notify := func(o any) {
 			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = t.Obj
 			}
-			s, ok := o.(*storedCopy)
+			s, ok := o.(*compactobj.Object)
 			if !ok {
 				return
 			}

@@ -112,28 +112,6 @@ func TestManagedCacheHandsOutWholeCopies(t *testing.T) {
 	}
 }
 
-// The transform may be handed an object it already stored (on a relist):
-// it keeps it as it is.
-func TestCompactCopyKeepsStoredCopies(t *testing.T) {
-	first, err := compactCopy(managedDeployment("a", "web", "w", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := compactCopy(first)
-	if err != nil || second != first {
-		t.Fatalf("a stored copy was transformed again (%v)", err)
-	}
-	s := first.(*storedCopy)
-	if s.Name != "web" || s.Namespace != "a" || s.Annotations[workv1alpha1.WorkNameAnnotation] != "w" || s.Labels["app"] != "web" {
-		t.Fatalf("metadata not kept: %+v", s.ObjectMeta)
-	}
-	cp := s.DeepCopyObject().(*storedCopy)
-	cp.Labels["app"] = "changed"
-	if s.Labels["app"] != "web" {
-		t.Fatal("DeepCopyObject shares the labels")
-	}
-}
-
 // A pod trimmed for the cache asks for what the whole pod asked: containers,
 // the larger of the init container and the rest, and overhead.
 func TestTrimmedPodAsksForTheSame(t *testing.T) {

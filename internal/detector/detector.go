@@ -32,6 +32,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/intern"
 )
 
 // ControllerName is the name of the detector in --controllers.
@@ -92,6 +93,7 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 	d.factory = metadatainformer.NewSharedInformerFactoryWithOptions(mc, 0, metadatainformer.WithTransform(func(o any) (any, error) {
 		if m, ok := o.(*metav1.PartialObjectMetadata); ok {
 			m.ManagedFields = nil
+			intern.Meta(m)
 		}
 		return o, nil
 	}))

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,7 @@ import (
 	"github.com/karmada-go/karmada/internal/controllers/namespace"
 	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/templatecache"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -475,7 +477,11 @@ func TestBindingStatusController(t *testing.T) {
 		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
-		return (&bindingstatus.Reconciler{Client: mgr.GetClient(), Workers: 2, Settle: time.Millisecond}).SetupWithManager(mgr)
+		templates, err := templateStore(mgr)
+		if err != nil {
+			return err
+		}
+		return (&bindingstatus.Reconciler{Client: mgr.GetClient(), Templates: templates, Workers: 2, Settle: time.Millisecond}).SetupWithManager(mgr)
 	})
 	ctx := context.Background()
 	createNamespace(ctx, t, c, "shop")
@@ -595,6 +601,17 @@ func TestBindingKeepsExistingWorkName(t *testing.T) {
 // startBindingController starts an API server with the binding controller,
 // push-mode Clusters of the given names (labelled name=<name>) with their
 // execution namespaces, and the namespace "shop".
+// templateStore adds to mgr the template cache the controller manager gives
+// the binding and binding status controllers.
+func templateStore(mgr manager.Manager) (*templatecache.Store, error) {
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	s := templatecache.New(dyn, mgr.GetRESTMapper())
+	return s, mgr.Add(s)
+}
+
 func startBindingController(t *testing.T, clusters ...string) client.Client {
 	t.Helper()
 	env := testenv.Start(t)
@@ -603,7 +620,11 @@ func startBindingController(t *testing.T, clusters ...string) client.Client {
 		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
-		return (&binding.Reconciler{Client: mgr.GetClient(), Workers: 2}).SetupWithManager(mgr)
+		templates, err := templateStore(mgr)
+		if err != nil {
+			return err
+		}
+		return (&binding.Reconciler{Client: mgr.GetClient(), Templates: templates, Workers: 2}).SetupWithManager(mgr)
 	})
 	ctx := context.Background()
 	for _, n := range clusters {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -42,6 +42,7 @@ import (
 	"github.com/karmada-go/karmada/internal/detector"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/features"
+	"github.com/karmada-go/karmada/internal/templatecache"
 )
 
 // Options are the flags of karmada-controller-manager.
@@ -179,6 +180,8 @@ type setupContext struct {
 	opts    *Options
 	members *clusterclient.Cache
 	events  *events.Provider
+	// templates is the compact cache of resource templates.
+	templates *templatecache.Store
 	// workStatus says the workStatus controller runs.
 	workStatus bool
 }
@@ -237,13 +240,13 @@ var controllers = map[string]func(c setupContext) error{
 		return (&detector.Detector{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs}).SetupWithManager(c.ctx, c.mgr)
 	},
 	binding.ControllerName: func(c setupContext) error {
-		return (&binding.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&binding.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	workstatus.ControllerName: func(c setupContext) error {
 		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
-		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	orphans.ControllerName: func(c setupContext) error {
 		if c.opts.OrphanSweepInterval == 0 {
@@ -333,13 +336,20 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := o.NewManager(cfg, "karmada-controller-manager", func(opts *ctrl.Options) {
-		// Resource templates are read as unstructured objects, on every
-		// binding and status change: from the cache, one informer per kind
-		// in use, rather than a GET each time.
-		opts.Client = client.Options{Cache: &client.CacheOptions{Unstructured: true}}
-	})
+	mgr, err := o.NewManager(cfg, "karmada-controller-manager")
 	if err != nil {
+		return err
+	}
+	// Resource templates are read on every binding and status change: from
+	// a cache of their JSON (templatecache), one informer per kind in use,
+	// rather than a GET each time or a cache of unstructured objects ten
+	// times their size.
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	templates := templatecache.New(dyn, mgr.GetRESTMapper())
+	if err := mgr.Add(templates); err != nil {
 		return err
 	}
 	// Credentials are read uncached: caching every Secret of the control
@@ -361,7 +371,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := mgr.Add(recorders); err != nil {
 		return err
 	}
-	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members, events: recorders}
+	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members, events: recorders, templates: templates}
 	if slices.Contains(enabled, workstatus.ControllerName) {
 		sc.workStatus = true
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/overridemanager"
 	"github.com/karmada-go/karmada/internal/requeue"
+	"github.com/karmada-go/karmada/internal/templatecache"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -58,7 +59,10 @@ type Reconciler struct {
 	// Recorder records events; nil records none.
 	Recorder record.EventRecorder
 	Client   client.Client
-	Workers  int
+	// Templates reads resource templates (Client when nil); the controller
+	// manager passes a templatecache.Store.
+	Templates templatecache.Reader
+	Workers   int
 }
 
 // bindingChanged passes binding events that may change its Works: creation,
@@ -400,7 +404,7 @@ func (r *Reconciler) template(ctx context.Context, ref workv1alpha2.ObjectRefere
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+	if err := r.templates().Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
 		return nil, err
 	}
 	if ref.UID != "" && u.GetUID() != ref.UID {
@@ -460,4 +464,11 @@ func bindingOfWork(k bindings.Kind) handler.MapFunc {
 		}
 		return nil
 	}
+}
+
+func (r *Reconciler) templates() templatecache.Reader {
+	if r.Templates != nil {
+		return r.Templates
+	}
+	return r.Client
 }

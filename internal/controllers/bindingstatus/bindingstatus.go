@@ -36,6 +36,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/jsonvalue"
 	"github.com/karmada-go/karmada/internal/requeue"
+	"github.com/karmada-go/karmada/internal/templatecache"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -46,7 +47,10 @@ type Reconciler struct {
 	// Recorder records events; nil records none.
 	Recorder record.EventRecorder
 	Client   client.Client
-	Workers  int
+	// Templates reads resource templates (Client when nil); the controller
+	// manager passes a templatecache.Store.
+	Templates templatecache.Reader
+	Workers   int
 	// Window delays aggregation after a Work changes (DefaultWindow when
 	// zero).
 	Window time.Duration
@@ -364,7 +368,7 @@ func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.Object
 	}
 	tmpl := &unstructured.Unstructured{}
 	tmpl.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, tmpl); err != nil {
+	if err := r.templates().Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, tmpl); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if ref.UID != "" && tmpl.GetUID() != ref.UID {
@@ -381,4 +385,11 @@ func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.Object
 		return fmt.Errorf("updating status of %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	return nil
+}
+
+func (r *Reconciler) templates() templatecache.Reader {
+	if r.Templates != nil {
+		return r.Templates
+	}
+	return r.Client
 }
