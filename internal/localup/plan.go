@@ -531,7 +531,13 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 			// member's deployment controller needs over a minute for a
 			// thousand Deployments (a ReplicaSet and status updates each),
 			// which a fleet made for scale tests should not be held to.
-			"--kube-api-qps=100", "--kube-api-burst=200")
+			"--kube-api-qps=100", "--kube-api-burst=200",
+			// kwok renews 100 nodes' leases from one process; when the
+			// machine is saturated (K = 10,000 on 2 cores) a renewal can
+			// come late, and a node taken for NotReady has its pods marked
+			// not ready, which kwok, unlike a kubelet, never reports ready
+			// again. The default 50 s is for real kubelets.
+			"--node-monitor-grace-period=5m")
 	}
 	if c.index == 0 {
 		// Only what Karmada relies on in its control plane (the token
