@@ -49,13 +49,20 @@ func assertMembersEmpty(t *testing.T, f *Fleet, ns string) {
 	}
 }
 
-func TestFloorAllAvailable(t *testing.T) {
+// fleetWithKubelets is a fake duplicated fleet whose members mark pods
+// available, until the test ends.
+func fleetWithKubelets(t *testing.T) (context.Context, *Fleet) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	f, _ := fakeFleet(t, Duplicated, "")
 	for _, m := range f.MemberNames {
 		fakeKubelet(ctx, t, f.Members[m], "")
 	}
+	return ctx, f
+}
+
+func TestFloorAllAvailable(t *testing.T) {
+	ctx, f := fleetWithKubelets(t)
 	r := Floor(ctx, f, floorWorkload(time.Minute), ClientSettings{QPS: 100, Burst: 100}, nil, 10*time.Millisecond)
 	if r.Error != "" {
 		t.Fatalf("floor failed: %s", r.Error)
@@ -97,12 +104,7 @@ func TestFloorTimesOutAndCleansUp(t *testing.T) {
 }
 
 func TestFloorSpreadsOverNamespaces(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f, _ := fakeFleet(t, Duplicated, "")
-	for _, m := range f.MemberNames {
-		fakeKubelet(ctx, t, f.Members[m], "")
-	}
+	ctx, f := fleetWithKubelets(t)
 	w := floorWorkload(time.Minute)
 	w.PerNamespace = 7
 	r := Floor(ctx, f, w, ClientSettings{QPS: 100, Burst: 100}, nil, 10*time.Millisecond)
