@@ -648,6 +648,10 @@ func (f *fleet) karmadaComponent(c *cluster, name string, metricsSlot, healthSlo
 	}
 }
 
+// controllerManagerMemoryLimit is the fleet's karmada-controller-manager
+// --memory-limit.
+const controllerManagerMemoryLimit = "512Mi"
+
 // karmadaSteps are the control plane's own: setup, the Karmada components,
 // and the wait for every member to be joined and Ready.
 func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
@@ -689,6 +693,9 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 	// NoExecute, and the taint manager evicts what does not tolerate it
 	// (policies tolerate it 300 s by default).
 	kcm.Args = append(kcm.Args, "--feature-gates=Failover=true", "--enable-no-execute-taint-eviction")
+	// Room for K = 10,000 templates over 3 members (a live heap of about
+	// 300 MB) on a machine the members share (docs/performance.md).
+	kcm.Args = append(kcm.Args, "--memory-limit="+controllerManagerMemoryLimit)
 	sched := f.karmadaComponent(c, "karmada-scheduler", slotKarmadaSchedulerMetrics, slotKarmadaSchedulerHealth, setup.Name)
 	ready := &Step{
 		Name:    "karmada/clusters-ready",

@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -87,6 +89,10 @@ type Options struct {
 	// unless GOGC is set and the flag is not given.
 	GCPercent        int
 	gcPercentChanged bool
+	// MemoryLimit is the runtime's soft memory limit (as GOMEMLIMIT), a
+	// quantity; "0" sets none. Applied like GCPercent.
+	MemoryLimit        string
+	memoryLimitChanged bool
 }
 
 func (o *Options) addFlags(cmd *cobra.Command) {
@@ -115,6 +121,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.Float32Var(&o.ResourceEvictionRate, "resource-eviction-rate", taintmanager.DefaultEvictionRate, "evictions per second across the fleet, by the taint manager")
 	f.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", gracefuleviction.DefaultTimeout, "how long an evicted copy may wait for the workload to be healthy elsewhere before it is removed (when the eviction sets no gracePeriodSeconds); never removed while it is the last healthy copy or nothing can replace it")
 	f.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "how far the heap may grow over live data before a garbage collection, in percent (Go's GOGC; GOGC in the environment wins unless this flag is given): lower holds less memory for more CPU")
+	f.StringVar(&o.MemoryLimit, "memory-limit", "0", "soft limit on the memory the process holds, as a quantity (512Mi, 1Gi); near it the garbage collector runs more often and returns freed memory to the system sooner, for more CPU; 0 sets none (Go's GOMEMLIMIT, which wins when set in the environment and the flag is not given). Set it under the memory the process may use, with room over its live heap")
 }
 
 // Worker defaults, chosen by sweeping them at 1,000 templates over 3
@@ -140,6 +147,41 @@ func (o *Options) applyGCPercent() {
 	}
 }
 
+// memoryLimitBytes parses --memory-limit: 0 for none.
+func (o *Options) memoryLimitBytes() (int64, error) {
+	v := o.MemoryLimit
+	if v == "" {
+		v = "0"
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil || q.Sign() < 0 {
+		return 0, fmt.Errorf("--memory-limit=%q: must be a non-negative quantity such as 512Mi or 1Gi (0: no limit)", o.MemoryLimit)
+	}
+	n, ok := q.AsInt64()
+	if !ok {
+		return 0, fmt.Errorf("--memory-limit=%q: must be a whole number of bytes that fits in 64 bits", o.MemoryLimit)
+	}
+	return n, nil
+}
+
+// applyMemoryLimit sets the runtime's soft memory limit from the flag, or
+// leaves GOMEMLIMIT from the environment in charge when it is set and the
+// flag was not given. 0 from the flag removes any limit.
+func (o *Options) applyMemoryLimit() error {
+	if !o.memoryLimitChanged && os.Getenv("GOMEMLIMIT") != "" {
+		return nil
+	}
+	n, err := o.memoryLimitBytes()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		n = math.MaxInt64
+	}
+	debug.SetMemoryLimit(n)
+	return nil
+}
+
 // Validate checks the flags, naming the bad one.
 func (o *Options) Validate() error {
 	if err := o.ManagerOptions.Validate(); err != nil {
@@ -159,6 +201,11 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-failure-threshold and --cluster-success-threshold must not be negative")
 	case o.GCPercent <= 0:
 		return fmt.Errorf("--gc-percent=%d: must be positive", o.GCPercent)
+	}
+	if _, err := o.memoryLimitBytes(); err != nil {
+		return err
+	}
+	switch {
 	case o.OrphanSweepInterval < 0:
 		return fmt.Errorf("--orphan-sweep-interval=%s: must not be negative (0 disables the sweep)", o.OrphanSweepInterval)
 	case o.NoExecuteTaintEvictionPurgeMode != string(policyv1alpha1.PurgeModeGracefully) && o.NoExecuteTaintEvictionPurgeMode != string(policyv1alpha1.PurgeModeDirectly):
@@ -317,6 +364,7 @@ before they expire).`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.gcPercentChanged = cmd.Flags().Changed("gc-percent")
+			o.memoryLimitChanged = cmd.Flags().Changed("memory-limit")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -330,6 +378,9 @@ before they expire).`,
 // Run starts the manager and blocks until ctx ends.
 func Run(ctx context.Context, o *Options) error {
 	o.applyGCPercent()
+	if err := o.applyMemoryLimit(); err != nil {
+		return err
+	}
 	ctrl.SetLogger(klog.NewKlogr())
 	log := klog.FromContext(ctx)
 	cfg, err := o.RESTConfig()

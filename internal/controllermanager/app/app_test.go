@@ -1,6 +1,7 @@
 package app
 
 import (
+	"math"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -64,6 +65,51 @@ func TestGCPercent(t *testing.T) {
 		ClusterMonitorPeriod: time.Second, ClusterMonitorGracePeriod: time.Second, ClusterStartupGracePeriod: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--gc-percent") {
 		t.Fatalf("--gc-percent=0: %v, want an error naming the flag", err)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	current := func() int64 { return debug.SetMemoryLimit(-1) }
+
+	t.Setenv("GOMEMLIMIT", "")
+	if err := (&Options{MemoryLimit: "512Mi"}).applyMemoryLimit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := current(); got != 512<<20 {
+		t.Fatalf("--memory-limit=512Mi: limit %d, want %d", got, 512<<20)
+	}
+	if err := (&Options{MemoryLimit: "0"}).applyMemoryLimit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := current(); got != math.MaxInt64 {
+		t.Fatalf("--memory-limit=0: limit %d, want none", got)
+	}
+	// GOMEMLIMIT in the environment wins over the default...
+	t.Setenv("GOMEMLIMIT", "300MiB")
+	debug.SetMemoryLimit(300 << 20)
+	if err := (&Options{MemoryLimit: "0"}).applyMemoryLimit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := current(); got != 300<<20 {
+		t.Fatalf("GOMEMLIMIT=300MiB, flag not given: limit %d, want %d", got, 300<<20)
+	}
+	// ...but not over the flag given on the command line.
+	if err := (&Options{MemoryLimit: "1G", memoryLimitChanged: true}).applyMemoryLimit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := current(); got != 1e9 {
+		t.Fatalf("GOMEMLIMIT=300MiB, --memory-limit=1G: limit %d, want 1e9", got)
+	}
+
+	for _, bad := range []string{"lots", "-1Gi", "1.5"} {
+		o := &Options{Controllers: []string{"*"}, GCPercent: 50, MemoryLimit: bad, ClusterStatusUpdateFrequency: time.Second,
+			ClusterMonitorPeriod: time.Second, ClusterMonitorGracePeriod: time.Second, ClusterStartupGracePeriod: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1,
+			NoExecuteTaintEvictionPurgeMode: "Gracefully", ResourceEvictionRate: 1, GracefulEvictionTimeout: time.Second}
+		err := o.Validate()
+		if err == nil || !strings.Contains(err.Error(), "--memory-limit") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("--memory-limit=%s: %v, want an error naming the flag and the value", bad, err)
+		}
 	}
 }
 
