@@ -373,9 +373,15 @@ func testRestartMidPropagation(ctx context.Context, t *testing.T) {
 			}
 		}
 	}
-	// Clean up: deleting the templates removes them from the members.
-	if err := c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{"bulk": "yes"}); err != nil {
-		t.Fatal(err)
+	// Clean up: deleting the templates removes them from the members. The
+	// collection delete may outlast the client's 5 s timeout on a busy
+	// machine; it is idempotent, so it is sent again until it succeeds.
+	var delErr error
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		delErr = c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{"bulk": "yes"})
+		return delErr == nil, nil
+	}); err != nil {
+		t.Fatalf("deleting the bulk templates: %v (last error: %v)", err, delErr)
 	}
 	for _, m := range []string{"member1", "member2"} {
 		kc := kube(t, m)
