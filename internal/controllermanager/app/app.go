@@ -201,11 +201,6 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-failure-threshold and --cluster-success-threshold must not be negative")
 	case o.GCPercent <= 0:
 		return fmt.Errorf("--gc-percent=%d: must be positive", o.GCPercent)
-	}
-	if _, err := o.memoryLimitBytes(); err != nil {
-		return err
-	}
-	switch {
 	case o.OrphanSweepInterval < 0:
 		return fmt.Errorf("--orphan-sweep-interval=%s: must not be negative (0 disables the sweep)", o.OrphanSweepInterval)
 	case o.NoExecuteTaintEvictionPurgeMode != string(policyv1alpha1.PurgeModeGracefully) && o.NoExecuteTaintEvictionPurgeMode != string(policyv1alpha1.PurgeModeDirectly):
@@ -217,7 +212,8 @@ func (o *Options) Validate() error {
 	case o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
 		return fmt.Errorf("--cluster-api-qps=%v and --cluster-api-burst=%d must be positive", o.ClusterAPIQPS, o.ClusterAPIBurst)
 	}
-	return nil
+	_, err := o.memoryLimitBytes()
+	return err
 }
 
 // setupContext is what each controller's setup function gets.
