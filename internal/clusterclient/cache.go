@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,7 +22,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -380,17 +380,18 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 	}
 	mi := m.managed[gvr]
 	if mi == nil {
-		inf := dynamicinformer.NewFilteredDynamicInformer(m.Dynamic, gvr, metav1.NamespaceAll, 0,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, func(o *metav1.ListOptions) {
-				o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
-			})
-		informer := inf.Informer()
+		// The copies are kept as compact JSON without managedFields (see
+		// compactobj), listed a page at a time: a controller manager holds
+		// one per copy. Of their annotations, only the Work's, for the
+		// handler below.
+		transform := compactobj.Metadata{Labels: true, Annotations: []string{workv1alpha1.WorkNamespaceAnnotation, workv1alpha1.WorkNameAnnotation}}.Transform
+		lw := compactobj.ListWatch(m.Dynamic.Resource(gvr), func(o *metav1.ListOptions) {
+			o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
+		}, transform, 0)
+		informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		mi = &managedInformer{informer: informer, stop: make(chan struct{}), users: map[types.NamespacedName]bool{},
 			lister: compactobj.Lister{Indexer: informer.GetIndexer(), Resource: gvr.GroupResource()}}
-		// The copies are kept as compact JSON without managedFields (see
-		// compactobj): a controller manager holds one per copy. Of their
-		// annotations, only the Work's, for the handler below.
-		_ = informer.SetTransform(compactobj.Metadata{Labels: true, Annotations: []string{workv1alpha1.WorkNamespaceAnnotation, workv1alpha1.WorkNameAnnotation}}.Transform)
+		_ = informer.SetTransform(transform)
 		notify := func(o any) {
 			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = t.Obj

@@ -12,11 +12,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,8 +99,10 @@ func (s *Store) informer(ctx context.Context, gvk schema.GroupVersionKind) (cach
 	s.mu.Lock()
 	inf, ok := s.informers[gvk]
 	if !ok {
-		inf = dynamicinformer.NewFilteredDynamicInformer(s.dynamic, mapping.Resource, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-		if err := inf.SetTransform(compactobj.Metadata{}.Transform); err != nil {
+		transform := compactobj.Metadata{}.Transform
+		lw := compactobj.ListWatch(s.dynamic.Resource(mapping.Resource), nil, transform, 0)
+		inf = cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
+		if err := inf.SetTransform(transform); err != nil {
 			s.mu.Unlock()
 			return nil, gr, err
 		}
