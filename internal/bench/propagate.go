@@ -271,6 +271,10 @@ func (s *session) restart(ctx context.Context, o Options, ro RestartOptions, r *
 		}
 	}
 	fmt.Fprintf(s.log, "Starting the controller manager: %v\n", ro.StartCommand)
+	// Sampled from before the start: the restarted process is new to the
+	// sampler, which counts its CPU from its own start.
+	sampler := StartSampler(o.Processes, o.SampleInterval)
+	defer func() { rf.Resources = sampler.Stop() }()
 	t0 := time.Now()
 	if err := runCommand(ctx, ro.StartCommand); err != nil {
 		return fmt.Errorf("start command: %w", err)

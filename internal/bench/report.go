@@ -66,6 +66,10 @@ type RestartFigures struct {
 	MemberWritesAtDone float64  `json:"memberWritesAtCaughtUp"`
 	Needless           float64  `json:"needlessMemberWrites"`
 	Settle             Duration `json:"settle"`
+	// Resources are the processes' figures from just before the start
+	// command to the end of the settle period: the restarted process's
+	// peak RSS is that of its start and catch-up alone.
+	Resources map[string]ProcessFigures `json:"resources,omitempty"`
 }
 
 // Report is the outcome of `propagate` or `restart`.
@@ -157,6 +161,11 @@ func (r *Report) Print(out io.Writer) {
 	if rf := r.Restart; rf != nil {
 		fmt.Fprintf(out, "restart: %d templates (%d member copies) changed while down; ready in %s, caught up %s after start\n", rf.Changed, rf.ChangedCopies, rf.Ready, rf.CaughtUp)
 		fmt.Fprintf(out, "  member writes: %.0f at catch-up, %.0f after %s more; needless: %.0f\n", rf.MemberWritesAtDone, rf.MemberWrites, rf.Settle, rf.Needless)
+		for _, name := range sortedNames(rf.Resources) {
+			if f := rf.Resources[name]; f.Error == "" {
+				fmt.Fprintf(out, "  %s from the start: peak RSS %d MiB, CPU %.1f s\n", name, f.PeakRSSBytes>>20, f.CPUSeconds)
+			}
+		}
 	}
 	if r.Cleanup.Complete {
 		fmt.Fprintf(out, "cleaned up; members clean %s after deleting the templates\n", r.Cleanup.MembersClean)
