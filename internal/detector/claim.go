@@ -79,7 +79,7 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 	}
 	if !patched {
 		// Already claimed: read the whole template for its binding.
-		full, err := ri.Get(ctx, k.name, metav1.GetOptions{})
+		full, err := d.whole(ctx, ri, k, obj)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -89,6 +89,22 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 		obj = full
 	}
 	return d.ensureBinding(ctx, obj, chosen)
+}
+
+// whole returns the whole template whose cached metadata is m: from the
+// template cache when that holds the same version of it (so that going
+// through every claimed template, as after a restart, costs no request),
+// else from the API server.
+func (d *Detector) whole(ctx context.Context, ri dynamic.ResourceInterface, k key, m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if d.Templates != nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(m.GroupVersionKind())
+		err := d.Templates.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: k.name}, u)
+		if err == nil && u.GetResourceVersion() == m.GetResourceVersion() {
+			return u, nil
+		}
+	}
+	return ri.Get(ctx, k.name, metav1.GetOptions{})
 }
 
 // cachedMeta returns the template's metadata from the informer's cache as

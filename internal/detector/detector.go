@@ -33,6 +33,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/intern"
+	"github.com/karmada-go/karmada/internal/templatecache"
 )
 
 // ControllerName is the name of the detector in --controllers.
@@ -49,6 +50,10 @@ type Detector struct {
 	// watched as soon as the CRD is Established.
 	RediscoverEvery time.Duration
 	Workers         int
+	// Templates, when not nil, is read for the whole template of one
+	// already claimed; a version other than the metadata cache's is read
+	// from the API server.
+	Templates templatecache.Reader
 
 	dynamic  dynamic.Interface
 	factory  metadatainformer.SharedInformerFactory

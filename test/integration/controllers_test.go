@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -188,6 +191,101 @@ func TestDetector(t *testing.T) {
 	if err := c.Get(ctx, key, rb); err != nil {
 		t.Errorf("the binding went with the policy: %v", err)
 	}
+}
+
+// getCounter counts the GETs of one object's path through a client.
+type getCounter struct {
+	next http.RoundTripper
+	path string
+	n    atomic.Int64
+}
+
+func (g *getCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && req.URL.Path == g.path {
+		g.n.Add(1)
+	}
+	return g.next.RoundTrip(req)
+}
+
+// With the template cache, the detector reads an already claimed template
+// from it rather than from the API server (a restart goes through every
+// template that way), and still writes the binding from the template's
+// current version.
+func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	gets := &getCounter{path: "/apis/apps/v1/namespaces/shop/deployments/web"}
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		store, err := templateStore(mgr)
+		if err != nil {
+			return err
+		}
+		cfg := rest.CopyConfig(mgr.GetConfig())
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { gets.next = rt; return gets })
+		return (&detector.Detector{Client: mgr.GetClient(), Config: cfg, Workers: 2, RediscoverEvery: time.Second, Templates: store}).SetupWithManager(ctx, mgr)
+	})
+	ctx := context.Background()
+	createNamespace(ctx, t, c, "shop")
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	web := deployment("shop", "web", 3)
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	key := client.ObjectKey{Namespace: "shop", Name: names.BindingName("Deployment", "web")}
+	bindingHas := func(what string, cluster string, replicas int32) {
+		t.Helper()
+		testenv.Eventually(t, deadline, what, func(ctx context.Context) error {
+			if err := c.Get(ctx, key, rb); err != nil {
+				return err
+			}
+			if p := rb.Spec.Placement; p == nil || p.ClusterAffinity == nil || !slices.Equal(p.ClusterAffinity.ClusterNames, []string{cluster}) || rb.Spec.Replicas != replicas {
+				return fmt.Errorf("placement %+v, replicas %d; want %s and %d", rb.Spec.Placement, rb.Spec.Replicas, cluster, replicas)
+			}
+			return nil
+		})
+	}
+	bindingHas("the binding", "member1", 3)
+
+	// A policy change makes the detector write every binding of the
+	// policy again from the whole template: the claimed template comes from
+	// the cache, which holds its current version.
+	before := gets.n.Load()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pp), pp); err != nil {
+			return err
+		}
+		pp.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member2"}
+		return c.Update(ctx, pp)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bindingHas("the binding's new placement", "member2", 3)
+	if n := gets.n.Load() - before; n != 0 {
+		t.Errorf("the detector read the claimed template from the API server %d times, want 0 (the cache has it)", n)
+	}
+
+	// The template's own change still reaches the binding.
+	got := &appsv1.Deployment{}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), got); err != nil {
+			return err
+		}
+		got.Spec.Replicas = ptr.To[int32](5)
+		return c.Update(ctx, got)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bindingHas("the binding's replicas follow the template", "member2", 5)
 }
 
 // The cluster controller gives each Cluster its execution namespace and

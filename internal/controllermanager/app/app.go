@@ -280,7 +280,7 @@ var controllers = map[string]func(c setupContext) error{
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	detector.ControllerName: func(c setupContext) error {
-		return (&detector.Detector{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs}).SetupWithManager(c.ctx, c.mgr)
+		return (&detector.Detector{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs, Templates: c.templates}).SetupWithManager(c.ctx, c.mgr)
 	},
 	binding.ControllerName: func(c setupContext) error {
 		return (&binding.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
