@@ -2,6 +2,8 @@ package detector
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -53,6 +55,10 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 	if obj.GetNamespace() == "" {
 		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
+	hash, err := templateHash(obj)
+	if err != nil {
+		return controllerutil.OperationResultNone, err
+	}
 	fill := func(om *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) {
 		if om.CreationTimestamp.IsZero() {
 			// The binding controller's finalizer from the start saves it a
@@ -75,8 +81,19 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		}
 		om.Annotations = applyChanges(om.Annotations, copied)
 		om.Labels = applyChanges(om.Labels, wantL)
-		spec.Resource = workv1alpha2.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(),
+		ref := workv1alpha2.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(),
 			Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}
+		if om.Annotations[workv1alpha2.TemplateHashAnnotation] == hash {
+			// Only the template's status (or nothing) changed since the
+			// binding was written: its resourceVersion is not news.
+			kept := spec.Resource
+			kept.ResourceVersion = ref.ResourceVersion
+			if kept == ref {
+				ref.ResourceVersion = spec.Resource.ResourceVersion
+			}
+		}
+		spec.Resource = ref
+		om.Annotations = applyChanges(om.Annotations, map[string]*string{workv1alpha2.TemplateHashAnnotation: &hash})
 		spec.Replicas = replicas
 		spec.ReplicaRequirements = requirements
 		p := c.Spec.Placement
@@ -122,4 +139,32 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// templateHash is the TemplateHashAnnotation of a binding of obj: a digest of
+// the template without what moves when nothing a binding is made from does.
+func templateHash(obj *unstructured.Unstructured) (string, error) {
+	c := make(map[string]any, len(obj.Object))
+	for k, v := range obj.Object {
+		if k != "status" {
+			c[k] = v
+		}
+	}
+	if m, ok := obj.Object["metadata"].(map[string]any); ok {
+		md := make(map[string]any, len(m))
+		for k, v := range m {
+			switch k {
+			case "resourceVersion", "generation", "managedFields":
+			default:
+				md[k] = v
+			}
+		}
+		c["metadata"] = md
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("digesting %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16]), nil
 }

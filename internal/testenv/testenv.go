@@ -106,9 +106,10 @@ func start(t testing.TB, crds bool) *Env {
 }
 
 // RunManager starts a controller-runtime manager on env with the project's
-// scheme, lets setup add controllers to it, and stops it when the test ends.
-// Metrics are off; controller names may repeat across tests.
-func (e *Env) RunManager(t testing.TB, setup func(context.Context, manager.Manager) error) {
+// scheme, lets setup add controllers to it, and stops it when the test ends
+// or when the function it returns is called (which waits until it has
+// stopped). Metrics are off; controller names may repeat across tests.
+func (e *Env) RunManager(t testing.TB, setup func(context.Context, manager.Manager) error) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
@@ -132,10 +133,12 @@ func (e *Env) RunManager(t testing.TB, setup func(context.Context, manager.Manag
 			t.Errorf("manager: %v", err)
 		}
 	}()
-	t.Cleanup(func() {
+	stop = func() {
 		cancel()
 		<-done
-	})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // Eventually polls check every 100 ms until it returns nil or the timeout

@@ -288,6 +288,107 @@ func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
 	bindingHas("the binding's replicas follow the template", "member2", 5)
 }
 
+// A restarted detector goes through every template: a binding whose
+// template changed only in status (the binding status controller's writes)
+// is not written again, one whose template changed otherwise is.
+func TestDetectorRestartWritesOnlyChangedBindings(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	run := func() func() {
+		return env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+			store, err := templateStore(mgr)
+			if err != nil {
+				return err
+			}
+			return (&detector.Detector{Client: mgr.GetClient(), Config: mgr.GetConfig(), Workers: 2, RediscoverEvery: time.Second, Templates: store}).SetupWithManager(ctx, mgr)
+		})
+	}
+	stop := run()
+	ctx := context.Background()
+	createNamespace(ctx, t, c, "shop")
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "all"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	bindingOf := func(ctx context.Context, name string) (*workv1alpha2.ResourceBinding, error) {
+		rb := &workv1alpha2.ResourceBinding{}
+		return rb, c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: names.BindingName("Deployment", name)}, rb)
+	}
+	// current waits until the binding records the template's resourceVersion.
+	current := func(what, name string) *workv1alpha2.ResourceBinding {
+		t.Helper()
+		var rb *workv1alpha2.ResourceBinding
+		testenv.Eventually(t, deadline, what, func(ctx context.Context) error {
+			d := &appsv1.Deployment{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, d); err != nil {
+				return err
+			}
+			var err error
+			if rb, err = bindingOf(ctx, name); err != nil {
+				return err
+			}
+			if rb.Spec.Resource.ResourceVersion != d.ResourceVersion || rb.Annotations[workv1alpha2.TemplateHashAnnotation] == "" {
+				return fmt.Errorf("binding records resourceVersion %s and digest %q, the template is at %s",
+					rb.Spec.Resource.ResourceVersion, rb.Annotations[workv1alpha2.TemplateHashAnnotation], d.ResourceVersion)
+			}
+			return nil
+		})
+		return rb
+	}
+	for _, name := range []string{"status-only", "annotated"} {
+		if err := c.Create(ctx, deployment("shop", name, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := current("the first binding", "status-only")
+	current("the second binding", "annotated")
+	stop()
+
+	// While the detector is down: one template gets a status, the other an
+	// annotation.
+	d := &appsv1.Deployment{}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "status-only"}, d); err != nil {
+			return err
+		}
+		d.Status.Replicas, d.Status.ObservedGeneration = 1, d.Generation
+		return c.Status().Update(ctx, d)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d.ResourceVersion == before.Spec.Resource.ResourceVersion {
+		t.Fatal("the status write did not move the template's resourceVersion")
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "annotated"}, d); err != nil {
+			return err
+		}
+		d.Annotations = map[string]string{"note": "changed while the detector was down"}
+		return c.Update(ctx, d)
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	run()
+	current("the changed template's binding after the restart", "annotated")
+	testenv.Consistently(t, 3*time.Second, "the binding of the template whose status alone changed is not written", func(ctx context.Context) error {
+		rb, err := bindingOf(ctx, "status-only")
+		if err != nil {
+			return err
+		}
+		if rb.ResourceVersion != before.ResourceVersion {
+			return fmt.Errorf("written again: spec.resource.resourceVersion %s (was %s)", rb.Spec.Resource.ResourceVersion, before.Spec.Resource.ResourceVersion)
+		}
+		return nil
+	})
+}
+
 // The cluster controller gives each Cluster its execution namespace and
 // readiness taints, and removes its Works and namespace before it goes; the
 // namespace controller propagates user namespaces as Works.

@@ -28,6 +28,16 @@ const (
 	ClusterResourceBindingAnnotation   = ClusterResourceBindingLabel
 )
 
+// TemplateHashAnnotation, on a binding (an addition of this project;
+// Karmada has none and ignores it), is a digest of the resource template the
+// binding was last written from, without its status, resourceVersion,
+// generation and managedFields. The template's resourceVersion, which the
+// binding records in spec.resource, moves with every status write; while the
+// digest is the same, the binding keeps the resourceVersion it has, so that
+// going through every template (as after a restart) writes no binding whose
+// template changed only in status.
+const TemplateHashAnnotation = "resourcebinding.karmada-go.io/template-hash"
+
 // ResourceTemplateGenerationAnnotation, on a Work's manifest, is the
 // generation of the resource template the manifest was made from.
 const ResourceTemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"
