@@ -78,6 +78,38 @@ func deployment(ns, name string, replicas int32) *appsv1.Deployment {
 	}
 }
 
+// editDeployment changes the Deployment key with edit, again on conflicts.
+func editDeployment(ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, edit func(*appsv1.Deployment)) {
+	t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, key, d); err != nil {
+			return err
+		}
+		edit(d)
+		return c.Update(ctx, d)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createDeploymentPolicy creates the PropagationPolicy ns/name placing the
+// Deployment named deployment (every Deployment of ns when "") on cluster.
+func createDeploymentPolicy(ctx context.Context, t *testing.T, c client.Client, ns, name, deployment, cluster string) *policyv1alpha1.PropagationPolicy {
+	t.Helper()
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: deployment}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}},
+		},
+	}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	return pp
+}
+
 func createNamespace(ctx context.Context, t *testing.T, c client.Client, name string) {
 	t.Helper()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -95,16 +127,7 @@ func TestDetector(t *testing.T) {
 	})
 	ctx := context.Background()
 	createNamespace(ctx, t, c, "shop")
-	pp := &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
-		Spec: policyv1alpha1.PropagationSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
-		},
-	}
-	if err := c.Create(ctx, pp); err != nil {
-		t.Fatal(err)
-	}
+	pp := createDeploymentPolicy(ctx, t, c, "shop", "web", "web", "member1")
 	web := deployment("shop", "web", 3)
 	web.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
 	if err := c.Create(ctx, web); err != nil {
@@ -156,15 +179,7 @@ func TestDetector(t *testing.T) {
 	}
 
 	// The spec follows the template.
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(web), got); err != nil {
-			return err
-		}
-		got.Spec.Replicas = ptr.To[int32](5)
-		return c.Update(ctx, got)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	editDeployment(ctx, t, c, client.ObjectKeyFromObject(web), func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) })
 	testenv.Eventually(t, deadline, "binding replicas follow the template", func(ctx context.Context) error {
 		if err := c.Get(ctx, key, rb); err != nil {
 			return err
@@ -226,16 +241,7 @@ func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
 	})
 	ctx := context.Background()
 	createNamespace(ctx, t, c, "shop")
-	pp := &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
-		Spec: policyv1alpha1.PropagationSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
-		},
-	}
-	if err := c.Create(ctx, pp); err != nil {
-		t.Fatal(err)
-	}
+	pp := createDeploymentPolicy(ctx, t, c, "shop", "web", "web", "member1")
 	web := deployment("shop", "web", 3)
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
@@ -275,16 +281,7 @@ func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
 	}
 
 	// The template's own change still reaches the binding.
-	got := &appsv1.Deployment{}
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(web), got); err != nil {
-			return err
-		}
-		got.Spec.Replicas = ptr.To[int32](5)
-		return c.Update(ctx, got)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	editDeployment(ctx, t, c, client.ObjectKeyFromObject(web), func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) })
 	bindingHas("the binding's replicas follow the template", "member2", 5)
 }
 
@@ -306,16 +303,7 @@ func TestDetectorRestartWritesOnlyChangedBindings(t *testing.T) {
 	stop := run()
 	ctx := context.Background()
 	createNamespace(ctx, t, c, "shop")
-	pp := &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "all"},
-		Spec: policyv1alpha1.PropagationSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
-			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
-		},
-	}
-	if err := c.Create(ctx, pp); err != nil {
-		t.Fatal(err)
-	}
+	createDeploymentPolicy(ctx, t, c, "shop", "all", "", "member1")
 	bindingOf := func(ctx context.Context, name string) (*workv1alpha2.ResourceBinding, error) {
 		rb := &workv1alpha2.ResourceBinding{}
 		return rb, c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: names.BindingName("Deployment", name)}, rb)
@@ -365,15 +353,9 @@ func TestDetectorRestartWritesOnlyChangedBindings(t *testing.T) {
 	if d.ResourceVersion == before.Spec.Resource.ResourceVersion {
 		t.Fatal("the status write did not move the template's resourceVersion")
 	}
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "annotated"}, d); err != nil {
-			return err
-		}
+	editDeployment(ctx, t, c, client.ObjectKey{Namespace: "shop", Name: "annotated"}, func(d *appsv1.Deployment) {
 		d.Annotations = map[string]string{"note": "changed while the detector was down"}
-		return c.Update(ctx, d)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	run()
 	current("the changed template's binding after the restart", "annotated")
