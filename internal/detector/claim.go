@@ -94,13 +94,13 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 // whole returns the whole template whose cached metadata is m: from the
 // template cache when that holds the same version of it (so that going
 // through every claimed template, as after a restart, costs no request),
-// else from the API server.
+// else (also while that cache is still listing) from the API server.
 func (d *Detector) whole(ctx context.Context, ri dynamic.ResourceInterface, k key, m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if d.Templates != nil {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(m.GroupVersionKind())
-		err := d.Templates.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: k.name}, u)
-		if err == nil && u.GetResourceVersion() == m.GetResourceVersion() {
+		ok, err := d.Templates.GetIfSynced(ctx, client.ObjectKey{Namespace: k.namespace, Name: k.name}, u)
+		if ok && err == nil && u.GetResourceVersion() == m.GetResourceVersion() {
 			return u, nil
 		}
 	}

@@ -33,7 +33,6 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/intern"
-	"github.com/karmada-go/karmada/internal/templatecache"
 )
 
 // ControllerName is the name of the detector in --controllers.
@@ -51,9 +50,9 @@ type Detector struct {
 	RediscoverEvery time.Duration
 	Workers         int
 	// Templates, when not nil, is read for the whole template of one
-	// already claimed; a version other than the metadata cache's is read
-	// from the API server.
-	Templates templatecache.Reader
+	// already claimed; a version other than the metadata cache's, or one it
+	// cannot answer at once, is read from the API server.
+	Templates TemplateCache
 
 	dynamic  dynamic.Interface
 	factory  metadatainformer.SharedInformerFactory
@@ -70,6 +69,13 @@ type Detector struct {
 	crds apiextensionsclient.CustomResourceDefinitionInterface
 	// stop ends the informers started outside discovery.
 	stop <-chan struct{}
+}
+
+// TemplateCache reads whole templates without waiting for a cache still
+// making its first list (templatecache.Store is one): false when it cannot
+// answer yet.
+type TemplateCache interface {
+	GetIfSynced(ctx context.Context, key client.ObjectKey, obj client.Object) (bool, error)
 }
 
 type key struct {

@@ -14,20 +14,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// templateReader answers every read with one object, or an error.
+// templateReader answers every read with one object, or an error, or
+// (unsynced) not yet.
 type templateReader struct {
-	obj   *unstructured.Unstructured
-	err   error
-	reads int
+	obj      *unstructured.Unstructured
+	err      error
+	unsynced bool
+	reads    int
 }
 
-func (r *templateReader) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+func (r *templateReader) GetIfSynced(_ context.Context, _ client.ObjectKey, obj client.Object) (bool, error) {
 	r.reads++
+	if r.unsynced {
+		return false, nil
+	}
 	if r.err != nil {
-		return r.err
+		return true, r.err
 	}
 	obj.(*unstructured.Unstructured).Object = r.obj.DeepCopy().Object
-	return nil
+	return true, nil
 }
 
 func deploymentAt(rv, image string) *unstructured.Unstructured {
@@ -54,6 +59,7 @@ func TestWholeReadsTheCacheOnlyAtTheSameVersion(t *testing.T) {
 		{"same version cached", &templateReader{obj: deploymentAt("7", "cached")}, "cached"},
 		{"older version cached", &templateReader{obj: deploymentAt("6", "cached")}, "live"},
 		{"not cached yet", &templateReader{err: apierrors.NewNotFound(gvr.GroupResource(), "web")}, "live"},
+		{"cache still listing", &templateReader{obj: deploymentAt("7", "cached"), unsynced: true}, "live"},
 		{"cache failing", &templateReader{err: errors.New("not listed within 2m0s")}, "live"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

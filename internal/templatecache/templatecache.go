@@ -84,6 +84,31 @@ func (s *Store) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 	return nil
 }
 
+// GetIfSynced is Get for a caller that has another way to read the
+// template and should not wait for the cache: when the Store has not started
+// or the kind's first list is not complete (the kind's informer is started
+// if need be), it returns false and leaves obj alone.
+func (s *Store) GetIfSynced(ctx context.Context, key client.ObjectKey, obj client.Object) (bool, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return false, fmt.Errorf("templatecache: %T is not an unstructured object", obj)
+	}
+	select {
+	case <-s.started:
+	default:
+		return false, nil
+	}
+	mapping, err := s.mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+	if err != nil {
+		return false, err
+	}
+	inf, err := s.start(u.GroupVersionKind(), mapping)
+	if err != nil || !inf.HasSynced() {
+		return false, err
+	}
+	return true, s.Get(ctx, key, obj)
+}
+
 // informer returns the synced informer of gvk, starting it on first use.
 func (s *Store) informer(ctx context.Context, gvk schema.GroupVersionKind) (cache.SharedIndexInformer, schema.GroupResource, error) {
 	mapping, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -96,20 +121,10 @@ func (s *Store) informer(ctx context.Context, gvk schema.GroupVersionKind) (cach
 	case <-ctx.Done():
 		return nil, gr, ctx.Err()
 	}
-	s.mu.Lock()
-	inf, ok := s.informers[gvk]
-	if !ok {
-		transform := compactobj.Metadata{}.Transform
-		lw := compactobj.ListWatch(s.dynamic.Resource(mapping.Resource), nil, transform, 0)
-		inf = cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-		if err := inf.SetTransform(transform); err != nil {
-			s.mu.Unlock()
-			return nil, gr, err
-		}
-		s.informers[gvk] = inf
-		go inf.Run(s.ctx.Done())
+	inf, err := s.start(gvk, mapping)
+	if err != nil {
+		return nil, gr, err
 	}
-	s.mu.Unlock()
 	if inf.HasSynced() {
 		return inf, gr, nil
 	}
@@ -123,4 +138,23 @@ func (s *Store) informer(ctx context.Context, gvk schema.GroupVersionKind) (cach
 		return nil, gr, fmt.Errorf("templatecache: %s not listed within %s (can the controller manager list and watch it?)", gr, timeout)
 	}
 	return inf, gr, nil
+}
+
+// start returns the informer of gvk, started on first use (after Start).
+func (s *Store) start(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) (cache.SharedIndexInformer, error) {
+	s.mu.Lock()
+	inf, ok := s.informers[gvk]
+	if !ok {
+		transform := compactobj.Metadata{}.Transform
+		lw := compactobj.ListWatch(s.dynamic.Resource(mapping.Resource), nil, transform, 0)
+		inf = cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
+		if err := inf.SetTransform(transform); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.informers[gvk] = inf
+		go inf.Run(s.ctx.Done())
+	}
+	s.mu.Unlock()
+	return inf, nil
 }

@@ -230,9 +230,10 @@ func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
 	env := testenv.Start(t)
 	c := env.Client
 	gets := &getCounter{path: "/apis/apps/v1/namespaces/shop/deployments/web"}
+	var store *templatecache.Store
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		store, err := templateStore(mgr)
-		if err != nil {
+		var err error
+		if store, err = templateStore(mgr); err != nil {
 			return err
 		}
 		cfg := rest.CopyConfig(mgr.GetConfig())
@@ -261,6 +262,13 @@ func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
 		})
 	}
 	bindingHas("the binding", "member1", 3)
+	// The binding controller's reads fill the cache in a controller
+	// manager; here the test's.
+	testenv.Eventually(t, deadline, "the template in the cache", func(ctx context.Context) error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+		return store.Get(ctx, client.ObjectKeyFromObject(web), u)
+	})
 
 	// A policy change makes the detector write every binding of the
 	// policy again from the whole template: the claimed template comes from

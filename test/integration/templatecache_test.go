@@ -44,6 +44,19 @@ func TestTemplateCache(t *testing.T) {
 		u.SetGroupVersionKind(gvk)
 		return u, store.Get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, u)
 	}
+	// GetIfSynced starts the kind's informer but does not wait for it.
+	testenv.Eventually(t, deadline, "the template from GetIfSynced", func(ctx context.Context) error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		ok, err := store.GetIfSynced(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, u)
+		if err != nil || !ok {
+			return fmt.Errorf("answered %v, %v", ok, err)
+		}
+		if u.GetUID() != web.UID {
+			return fmt.Errorf("uid %s, want %s", u.GetUID(), web.UID)
+		}
+		return nil
+	})
 	testenv.Eventually(t, deadline, "the template from the cache", func(ctx context.Context) error {
 		u, err := read(ctx, "web")
 		if err != nil {
