@@ -373,15 +373,9 @@ func testRestartMidPropagation(ctx context.Context, t *testing.T) {
 			}
 		}
 	}
-	// Clean up: deleting the templates removes them from the members. The
-	// collection delete may outlast the client's 5 s timeout on a busy
-	// machine; it is idempotent, so it is sent again until it succeeds.
-	var delErr error
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		delErr = c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{"bulk": "yes"})
-		return delErr == nil, nil
-	}); err != nil {
-		t.Fatalf("deleting the bulk templates: %v (last error: %v)", err, delErr)
+	// Clean up: deleting the templates removes them from the members.
+	if err := deleteTemplates(c, "bulk"); err != nil {
+		t.Fatalf("deleting the bulk templates: %v", err)
 	}
 	for _, m := range []string{"member1", "member2"} {
 		kc := kube(t, m)
@@ -587,6 +581,21 @@ func testPolicyDeletionReleasesClaim(ctx context.Context, t *testing.T) {
 
 // deleteAll deletes objects of the control plane that a test made, those
 // already gone aside.
+// deleteTemplates deletes the Deployments of default labelled label=yes.
+// The collection delete may outlast the client's 5 s timeout on a busy
+// machine; it is idempotent, so it is sent again until it succeeds (for up
+// to two minutes).
+func deleteTemplates(c client.Client, label string) error {
+	var last error
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{label: "yes"})
+		return last == nil, nil
+	}); err != nil {
+		return fmt.Errorf("%w (last error: %v)", err, last)
+	}
+	return nil
+}
+
 func deleteAll(t *testing.T, c client.Client, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {

@@ -177,7 +177,7 @@ func TestAgentRestartsDeleteNothing(t *testing.T) {
 	deletions := countDeletions(ctx, t, kc, metav1.ListOptions{LabelSelector: "pullbulk=yes"})
 	t.Cleanup(func() {
 		deleteAll(t, c, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pullbulk"}})
-		if err := c.DeleteAllOf(context.Background(), &appsv1.Deployment{}, client.InNamespace("default"), client.MatchingLabels{"pullbulk": "yes"}); err != nil {
+		if err := deleteTemplates(c, "pullbulk"); err != nil {
 			t.Errorf("deleting the templates: %v", err)
 		}
 		_ = wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
