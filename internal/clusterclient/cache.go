@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -384,14 +383,12 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 		// compactobj), listed a page at a time: a controller manager holds
 		// one per copy. Of their annotations, only the Work's, for the
 		// handler below.
-		transform := compactobj.Metadata{Labels: true, Annotations: []string{workv1alpha1.WorkNamespaceAnnotation, workv1alpha1.WorkNameAnnotation}}.Transform
-		lw := compactobj.ListWatch(m.Dynamic.Resource(gvr), func(o *metav1.ListOptions) {
+		informer := compactobj.NewInformer(m.Dynamic.Resource(gvr), func(o *metav1.ListOptions) {
 			o.LabelSelector = workv1alpha1.ManagedLabel + "=true"
-		}, transform, 0)
-		informer := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		}, compactobj.Metadata{Labels: true, Annotations: []string{workv1alpha1.WorkNamespaceAnnotation, workv1alpha1.WorkNameAnnotation}},
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		mi = &managedInformer{informer: informer, stop: make(chan struct{}), users: map[types.NamespacedName]bool{},
 			lister: compactobj.Lister{Indexer: informer.GetIndexer(), Resource: gvr.GroupResource()}}
-		_ = informer.SetTransform(transform)
 		notify := func(o any) {
 			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = t.Obj

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -46,9 +47,8 @@ func (l *List) DeepCopyObject() runtime.Object {
 // fails the list with the API server's error, and the informer lists again.
 //
 // tweak, when not nil, edits the options of every list and watch (a label
-// selector, say). The informer should be given the same transform with
-// SetTransform, for the objects its watch delivers; transform must hand back
-// unchanged what it has already transformed, as Metadata.Transform does.
+// selector, say). NewInformer gives the informer the same transform, for
+// the objects its watch delivers.
 func ListWatch(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions), transform cache.TransformFunc, pageSize int64) *cache.ListWatch {
 	if pageSize <= 0 {
 		pageSize = DefaultPageSize
@@ -99,4 +99,15 @@ func ListWatch(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions), tr
 			return ri.Watch(ctx, opts)
 		},
 	}
+}
+
+// NewInformer returns an informer of ri (not started) whose cache holds
+// Objects keeping what m says, listed page by page (ListWatch with
+// DefaultPageSize) and kept so as the watch delivers changes. The transform
+// passes through what it already made, as the informer's relists require.
+func NewInformer(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions), m Metadata, indexers cache.Indexers) cache.SharedIndexInformer {
+	inf := cache.NewSharedIndexInformer(ListWatch(ri, tweak, m.Transform, 0), &unstructured.Unstructured{}, 0, indexers)
+	// SetTransform fails only on an informer already started.
+	_ = inf.SetTransform(m.Transform)
+	return inf
 }

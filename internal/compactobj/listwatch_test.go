@@ -64,7 +64,7 @@ func TestListWatchListsPageByPage(t *testing.T) {
 	transform := compactobj.Metadata{Labels: true}.Transform
 	lw := compactobj.ListWatch(ri, func(o *metav1.ListOptions) { o.LabelSelector = "listed=yes" }, transform, page)
 	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-	if err := inf.SetTransform(transform); err != nil {
+	if err := inf.SetTransform(transform); err != nil { // as NewInformer does, with a smaller page
 		t.Fatal(err)
 	}
 	go inf.Run(ctx.Done())

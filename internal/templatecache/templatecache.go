@@ -71,11 +71,15 @@ func (s *Store) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 	if !ok {
 		return fmt.Errorf("templatecache: %T is not an unstructured object", obj)
 	}
-	gvk := u.GroupVersionKind()
-	inf, gr, err := s.informer(ctx, gvk)
+	inf, gr, err := s.informer(ctx, u.GroupVersionKind())
 	if err != nil {
 		return err
 	}
+	return read(inf, gr, key, u)
+}
+
+// read fills u with the object under key in the synced informer inf of gr.
+func read(inf cache.SharedIndexInformer, gr schema.GroupResource, key client.ObjectKey, u *unstructured.Unstructured) error {
 	got, err := compactobj.Lister{Indexer: inf.GetIndexer(), Resource: gr, Namespace: key.Namespace}.Get(key.Name)
 	if err != nil {
 		return err
@@ -88,7 +92,7 @@ func (s *Store) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 // template and should not wait for the cache: when the Store has not started
 // or the kind's first list is not complete (the kind's informer is started
 // if need be), it returns false and leaves obj alone.
-func (s *Store) GetIfSynced(ctx context.Context, key client.ObjectKey, obj client.Object) (bool, error) {
+func (s *Store) GetIfSynced(_ context.Context, key client.ObjectKey, obj client.Object) (bool, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return false, fmt.Errorf("templatecache: %T is not an unstructured object", obj)
@@ -102,11 +106,11 @@ func (s *Store) GetIfSynced(ctx context.Context, key client.ObjectKey, obj clien
 	if err != nil {
 		return false, err
 	}
-	inf, err := s.start(u.GroupVersionKind(), mapping)
-	if err != nil || !inf.HasSynced() {
-		return false, err
+	inf := s.start(u.GroupVersionKind(), mapping)
+	if !inf.HasSynced() {
+		return false, nil
 	}
-	return true, s.Get(ctx, key, obj)
+	return true, read(inf, mapping.Resource.GroupResource(), key, u)
 }
 
 // informer returns the synced informer of gvk, starting it on first use.
@@ -121,10 +125,7 @@ func (s *Store) informer(ctx context.Context, gvk schema.GroupVersionKind) (cach
 	case <-ctx.Done():
 		return nil, gr, ctx.Err()
 	}
-	inf, err := s.start(gvk, mapping)
-	if err != nil {
-		return nil, gr, err
-	}
+	inf := s.start(gvk, mapping)
 	if inf.HasSynced() {
 		return inf, gr, nil
 	}
@@ -141,20 +142,14 @@ func (s *Store) informer(ctx context.Context, gvk schema.GroupVersionKind) (cach
 }
 
 // start returns the informer of gvk, started on first use (after Start).
-func (s *Store) start(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) (cache.SharedIndexInformer, error) {
+func (s *Store) start(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) cache.SharedIndexInformer {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	inf, ok := s.informers[gvk]
 	if !ok {
-		transform := compactobj.Metadata{}.Transform
-		lw := compactobj.ListWatch(s.dynamic.Resource(mapping.Resource), nil, transform, 0)
-		inf = cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, cache.Indexers{})
-		if err := inf.SetTransform(transform); err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
+		inf = compactobj.NewInformer(s.dynamic.Resource(mapping.Resource), nil, compactobj.Metadata{}, cache.Indexers{})
 		s.informers[gvk] = inf
 		go inf.Run(s.ctx.Done())
 	}
-	s.mu.Unlock()
-	return inf, nil
+	return inf
 }
