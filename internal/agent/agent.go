@@ -119,16 +119,15 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	es := workv1alpha1.ExecutionNamespace(cfg.ClusterName)
+	// Only what the agent may read: its Works, its Cluster.
+	cacheOpts := cli.CacheOptions()
+	cacheOpts.ByObject = map[client.Object]cache.ByObject{
+		&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{es: {}}},
+		&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", cfg.ClusterName)},
+	}
 	mgr, err := ctrl.NewManager(cfg.Karmada, ctrl.Options{
-		Scheme: scheme.Scheme,
-		// Only what the agent may read: its Works, its Cluster.
-		Cache: cache.Options{
-			DefaultTransform: cli.CacheTransform,
-			ByObject: map[client.Object]cache.ByObject{
-				&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{es: {}}},
-				&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", cfg.ClusterName)},
-			},
-		},
+		Scheme:                 scheme.Scheme,
+		Cache:                  cacheOpts,
 		Metrics:                cfg.Metrics,
 		HealthProbeBindAddress: cfg.HealthProbeBindAddress,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(cfg.SkipNameValidation)},

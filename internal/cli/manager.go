@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/karmada-go/karmada/internal/intern"
+	"github.com/karmada-go/karmada/internal/pagedlist"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -96,14 +97,22 @@ func CacheTransform(o any) (any, error) {
 	return o, err
 }
 
-// NewManager creates the manager: the project's scheme, CacheTransform on
-// every cached object, metrics, probes, pprof and leader election
+// CacheOptions are the options of every cache of the project's managers:
+// CacheTransform on every object, and informers that list a page at a time
+// (pagedlist), each page through CacheTransform before the next is read, so
+// that a start with tens of thousands of objects does not hold them all as
+// they came from the API server at once.
+func CacheOptions() cache.Options {
+	return cache.Options{DefaultTransform: CacheTransform, NewInformer: pagedlist.NewInformerFunc(CacheTransform, 0)}
+}
+
+// NewManager creates the manager: the project's scheme, CacheOptions, metrics, probes, pprof and leader election
 // under leaderElectionID; customize, when given, changes those options
 // further. /healthz and /readyz answer once it runs.
 func (o *ManagerOptions) NewManager(cfg *rest.Config, leaderElectionID string, customize ...func(*ctrl.Options)) (manager.Manager, error) {
 	opts := ctrl.Options{
 		Scheme:                  scheme.Scheme,
-		Cache:                   cache.Options{DefaultTransform: CacheTransform},
+		Cache:                   CacheOptions(),
 		Metrics:                 o.Metrics.ServerOptions(),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
