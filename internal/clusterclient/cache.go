@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
@@ -35,6 +35,7 @@ import (
 	"github.com/karmada-go/karmada/internal/compactobj"
 	"github.com/karmada-go/karmada/internal/intern"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/pagedlist"
 )
 
 // Cache keeps one set of clients per member cluster, rebuilt when the
@@ -78,7 +79,6 @@ type Member struct {
 
 	informerOnce sync.Once
 	stop         chan struct{}
-	factory      informers.SharedInformerFactory
 	nodes        corelisters.NodeLister
 	pods         cache.Store
 	synced       []cache.InformerSynced
@@ -172,7 +172,7 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
 	}
 	m.Config, m.Kube, m.Dynamic, m.Metadata = cfg, kc, dc, mc
-	m.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	m.Mapper = newMappingCache(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)))
 	c.members[cluster.Name] = m
 	return m, nil
 }
@@ -239,14 +239,31 @@ func (m *Member) close() {
 // are filled.
 func (m *Member) NodesAndPods() (nodes corelisters.NodeLister, pods PodUsageLister, synced bool) {
 	m.informerOnce.Do(func() {
-		m.factory = informers.NewSharedInformerFactoryWithOptions(m.Kube, 0, informers.WithTransform(trimForSummary))
-		m.nodes = m.factory.Core().V1().Nodes().Lister()
-		m.pods = m.factory.Core().V1().Pods().Informer().GetStore()
-		m.synced = []cache.InformerSynced{
-			m.factory.Core().V1().Nodes().Informer().HasSynced,
-			m.factory.Core().V1().Pods().Informer().HasSynced,
-		}
-		m.factory.Start(m.stop)
+		// Listed a page at a time and trimmed page by page: a member may run
+		// tens of thousands of pods, which decoded whole at once would
+		// cost hundreds of megabytes on every start.
+		core := m.Kube.CoreV1()
+		nodes := newTrimmedInformer(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return core.Nodes().List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return core.Nodes().Watch(ctx, o)
+			},
+		}, &corev1.Node{}, cache.Indexers{})
+		pods := newTrimmedInformer(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return core.Pods(metav1.NamespaceAll).List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return core.Pods(metav1.NamespaceAll).Watch(ctx, o)
+			},
+		}, &corev1.Pod{}, cache.Indexers{})
+		m.nodes = corelisters.NewNodeLister(nodes.GetIndexer())
+		m.pods = pods.GetStore()
+		m.synced = []cache.InformerSynced{nodes.HasSynced, pods.HasSynced}
+		go nodes.Run(m.stop)
+		go pods.Run(m.stop)
 	})
 	for _, s := range m.synced {
 		if !s() {
@@ -300,6 +317,15 @@ func (l PodUsageLister) List() []*PodUsage {
 		}
 	}
 	return out
+}
+
+// newTrimmedInformer returns an informer (not started) of what lw lists,
+// kept as trimForSummary makes it, listed a page at a time.
+func newTrimmedInformer(lw cache.ListerWatcher, obj runtime.Object, indexers cache.Indexers) cache.SharedIndexInformer {
+	inf := cache.NewSharedIndexInformer(pagedlist.ListWatch(lw, trimForSummary, 0), obj, 0, indexers)
+	// SetTransform fails only on an informer already started.
+	_ = inf.SetTransform(trimForSummary)
+	return inf
 }
 
 // trimForSummary keeps only what resource summaries need of nodes and pods,

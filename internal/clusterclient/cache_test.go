@@ -276,3 +276,60 @@ func TestRevalidationReadsOnceForConcurrentCallers(t *testing.T) {
 		t.Fatalf("err %v, reads %d after the re-read", err, r.count())
 	}
 }
+
+// countingMapper counts the mapper's lookups and resets.
+type countingMapper struct {
+	meta.RESTMapper
+	calls, resets int
+}
+
+func (c *countingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	c.calls++
+	return c.RESTMapper.RESTMapping(gk, versions...)
+}
+
+func (c *countingMapper) Reset() { c.resets++ }
+
+// A kind's mapping is looked up once until a reset; what is not found is
+// looked up every time.
+func TestMappingCache(t *testing.T) {
+	dm := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Group: "apps", Version: "v1"}})
+	deploy := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	dm.Add(deploy, meta.RESTScopeNamespace)
+	inner := &countingMapper{RESTMapper: dm}
+	c := newMappingCache(inner)
+	for i := 0; i < 3; i++ {
+		m, err := c.RESTMapping(deploy.GroupKind(), "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Resource.Resource != "deployments" {
+			t.Fatalf("mapped to %v", m.Resource)
+		}
+	}
+	if inner.calls != 1 {
+		t.Errorf("%d lookups for three calls, want 1", inner.calls)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := c.RESTMapping(schema.GroupKind{Group: "example.io", Kind: "Missing"}, "v1"); !meta.IsNoMatchError(err) {
+			t.Fatalf("unknown kind: %v, want a no-match error", err)
+		}
+	}
+	if inner.calls != 3 {
+		t.Errorf("%d lookups after two misses, want 3 (misses are not cached)", inner.calls)
+	}
+	c.Reset()
+	if _, err := c.RESTMapping(deploy.GroupKind(), "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if inner.calls != 4 || inner.resets != 1 {
+		t.Errorf("after a reset: %d lookups and %d resets, want 4 and 1", inner.calls, inner.resets)
+	}
+	// Without exactly one version the mapper is asked every time.
+	if _, err := c.RESTMapping(deploy.GroupKind()); err != nil {
+		t.Fatal(err)
+	}
+	if inner.calls != 5 {
+		t.Errorf("%d lookups, want 5", inner.calls)
+	}
+}
