@@ -14,11 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -242,23 +242,11 @@ func (m *Member) NodesAndPods() (nodes corelisters.NodeLister, pods PodUsageList
 		// Listed a page at a time and trimmed page by page: a member may run
 		// tens of thousands of pods, which decoded whole at once would
 		// cost hundreds of megabytes on every start.
-		core := m.Kube.CoreV1()
-		nodes := newTrimmedInformer(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return core.Nodes().List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return core.Nodes().Watch(ctx, o)
-			},
-		}, &corev1.Node{}, cache.Indexers{})
-		pods := newTrimmedInformer(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return core.Pods(metav1.NamespaceAll).List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return core.Pods(metav1.NamespaceAll).Watch(ctx, o)
-			},
-		}, &corev1.Pod{}, cache.Indexers{})
+		rc := m.Kube.CoreV1().RESTClient()
+		nodes := pagedlist.NewInformer(cache.NewListWatchFromClient(rc, "nodes", metav1.NamespaceAll, fields.Everything()),
+			&corev1.Node{}, trimForSummary, 0, cache.Indexers{})
+		pods := pagedlist.NewInformer(cache.NewListWatchFromClient(rc, "pods", metav1.NamespaceAll, fields.Everything()),
+			&corev1.Pod{}, trimForSummary, 0, cache.Indexers{})
 		m.nodes = corelisters.NewNodeLister(nodes.GetIndexer())
 		m.pods = pods.GetStore()
 		m.synced = []cache.InformerSynced{nodes.HasSynced, pods.HasSynced}
@@ -317,15 +305,6 @@ func (l PodUsageLister) List() []*PodUsage {
 		}
 	}
 	return out
-}
-
-// newTrimmedInformer returns an informer (not started) of what lw lists,
-// kept as trimForSummary makes it, listed a page at a time.
-func newTrimmedInformer(lw cache.ListerWatcher, obj runtime.Object, indexers cache.Indexers) cache.SharedIndexInformer {
-	inf := cache.NewSharedIndexInformer(pagedlist.ListWatch(lw, trimForSummary, 0), obj, 0, indexers)
-	// SetTransform fails only on an informer already started.
-	_ = inf.SetTransform(trimForSummary)
-	return inf
 }
 
 // trimForSummary keeps only what resource summaries need of nodes and pods,

@@ -21,7 +21,13 @@ import (
 // and watch (a label selector, say). NewInformer gives the informer the same
 // transform, for the objects its watch delivers.
 func ListWatch(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions), transform cache.TransformFunc, pageSize int64) *cache.ListWatch {
-	return pagedlist.ListWatch(&cache.ListWatch{
+	return pagedlist.ListWatch(listerWatcher(ri, tweak), transform, pageSize)
+}
+
+// listerWatcher lists and watches ri, each request's options edited by
+// tweak when not nil.
+func listerWatcher(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions)) *cache.ListWatch {
+	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			if tweak != nil {
 				tweak(&opts)
@@ -34,7 +40,7 @@ func ListWatch(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions), tr
 			}
 			return ri.Watch(ctx, opts)
 		},
-	}, transform, pageSize)
+	}
 }
 
 // NewInformer returns an informer of ri (not started) whose cache holds
@@ -43,8 +49,5 @@ func ListWatch(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions), tr
 // transform passes through what it already made, as the informer's relists
 // require.
 func NewInformer(ri dynamic.ResourceInterface, tweak func(*metav1.ListOptions), m Metadata, indexers cache.Indexers) cache.SharedIndexInformer {
-	inf := cache.NewSharedIndexInformer(ListWatch(ri, tweak, m.Transform, 0), &unstructured.Unstructured{}, 0, indexers)
-	// SetTransform fails only on an informer already started.
-	_ = inf.SetTransform(m.Transform)
-	return inf
+	return pagedlist.NewInformer(listerWatcher(ri, tweak), &unstructured.Unstructured{}, m.Transform, 0, indexers)
 }

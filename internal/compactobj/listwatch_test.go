@@ -67,12 +67,7 @@ func TestListWatchListsPageByPage(t *testing.T) {
 	if err := inf.SetTransform(transform); err != nil { // as NewInformer does, with a smaller page
 		t.Fatal(err)
 	}
-	go inf.Run(ctx.Done())
-	sctx, scancel := context.WithTimeout(ctx, time.Minute)
-	defer scancel()
-	if !cache.WaitForCacheSync(sctx.Done(), inf.HasSynced) {
-		t.Fatal("the informer did not sync within a minute")
-	}
+	testenv.RunInformer(ctx, t, inf)
 
 	ri.mu.Lock()
 	calls, sizes := append([]metav1.ListOptions(nil), ri.calls...), append([]int(nil), ri.sizes...)

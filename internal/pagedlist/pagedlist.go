@@ -112,6 +112,16 @@ func ListWatch(lw cache.ListerWatcher, transform cache.TransformFunc, pageSize i
 	}
 }
 
+// NewInformer returns an informer (not started) of what lw lists, listed
+// through ListWatch with transform and pageSize, and with transform for what
+// its watch delivers too.
+func NewInformer(lw cache.ListerWatcher, obj runtime.Object, transform cache.TransformFunc, pageSize int64, indexers cache.Indexers) cache.SharedIndexInformer {
+	inf := cache.NewSharedIndexInformer(ListWatch(lw, transform, pageSize), obj, 0, indexers)
+	// SetTransform fails only on an informer already started.
+	_ = inf.SetTransform(transform)
+	return inf
+}
+
 // NewInformerFunc returns a constructor of informers whose lists go through
 // ListWatch with transform and pageSize, with the signature of
 // controller-runtime's cache.Options.NewInformer. transform must be the

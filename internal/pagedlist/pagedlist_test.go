@@ -115,16 +115,8 @@ func TestListWatchTransformsEachPage(t *testing.T) {
 		}
 		return o, nil
 	}
-	inf := cache.NewSharedIndexInformer(pagedlist.ListWatch(lw, transform, 10), &corev1.ConfigMap{}, 0, cache.Indexers{})
-	if err := inf.SetTransform(transform); err != nil {
-		t.Fatal(err)
-	}
-	go inf.Run(ctx.Done())
-	sctx, scancel := context.WithTimeout(ctx, time.Minute)
-	defer scancel()
-	if !cache.WaitForCacheSync(sctx.Done(), inf.HasSynced) {
-		t.Fatal("the informer did not sync within a minute")
-	}
+	inf := pagedlist.NewInformer(lw, &corev1.ConfigMap{}, transform, 10, cache.Indexers{})
+	testenv.RunInformer(ctx, t, inf)
 	checkPages(t, lr.pages(), 3, 10)
 	if fmt.Sprint(pagesSeen) != "[10 10 5]" {
 		t.Errorf("pages of %v objects, want [10 10 5]", pagesSeen)

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -139,6 +140,18 @@ func (e *Env) RunManager(t testing.TB, setup func(context.Context, manager.Manag
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// RunInformer runs inf until ctx ends and waits for its first list, failing
+// the test if that takes more than a minute.
+func RunInformer(ctx context.Context, t testing.TB, inf cache.SharedIndexInformer) {
+	t.Helper()
+	go inf.Run(ctx.Done())
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(sctx.Done(), inf.HasSynced) {
+		t.Fatal("the informer did not sync within a minute")
+	}
 }
 
 // Eventually polls check every 100 ms until it returns nil or the timeout
