@@ -4,13 +4,18 @@ package clusterready
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -62,3 +67,55 @@ var Changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Fun
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 })
+
+// Clusters reads Clusters from the manager's informer without copying them.
+// The controllers that read a Cluster on every reconcile of a Work or a
+// binding (execution, work status, binding) would otherwise deep-copy it
+// each time, API enablements and all: more than the rest of such a
+// reconcile allocates. What Get returns is the informer's own object, shared
+// by every reader: it must not be modified.
+type Clusters struct {
+	informer toolscache.SharedIndexInformer
+	// reader serves Get until the informer has synced (the client waits for
+	// it), so that no reconcile takes a Cluster not listed yet for one that
+	// does not exist.
+	reader client.Reader
+}
+
+// NewClusters reads through the manager's cache, whose Cluster informer it
+// asks for (it starts with the manager).
+func NewClusters(ctx context.Context, mgr manager.Manager) (*Clusters, error) {
+	inf, err := mgr.GetCache().GetInformer(ctx, &clusterv1alpha1.Cluster{})
+	if err != nil {
+		return nil, fmt.Errorf("cluster informer: %w", err)
+	}
+	shared, ok := inf.(toolscache.SharedIndexInformer)
+	if !ok {
+		return nil, fmt.Errorf("cluster informer: %T has no indexer", inf)
+	}
+	return &Clusters{informer: shared, reader: mgr.GetClient()}, nil
+}
+
+// Get returns the named Cluster, or a NotFound error. The object is shared:
+// read it, never modify it.
+func (c *Clusters) Get(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
+	if !c.informer.HasSynced() {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.reader.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			return nil, err
+		}
+		return cl, nil
+	}
+	obj, exists, err := c.informer.GetIndexer().GetByKey(name)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: clusterv1alpha1.GroupName, Resource: "clusters"}, name)
+	}
+	cl, ok := obj.(*clusterv1alpha1.Cluster)
+	if !ok {
+		return nil, fmt.Errorf("cluster %s: the informer holds a %T", name, obj)
+	}
+	return cl, nil
+}

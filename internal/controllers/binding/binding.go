@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
@@ -63,6 +65,9 @@ type Reconciler struct {
 	// manager passes a templatecache.Store.
 	Templates templatecache.Reader
 	Workers   int
+
+	// clusters reads Clusters without copying them.
+	clusters *clusterready.Clusters
 }
 
 // bindingChanged passes binding events that may change its Works: creation,
@@ -87,6 +92,10 @@ var workTampered = predicate.Funcs{
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
+	var err error
+	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
+		return err
+	}
 	for _, k := range bindings.Kinds {
 		b := ctrl.NewControllerManagedBy(mgr).Named(controllerName(k)).
 			For(k.New().Object, builder.WithPredicates(bindingChanged)).
@@ -177,8 +186,9 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	for _, target := range spec.Clusters {
 		// A cluster that is gone or leaving gets no Work: its Works are being
 		// removed, and writing one would hold its removal up.
-		cl := &clusterv1alpha1.Cluster{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: target.Name}, cl); err != nil || !cl.DeletionTimestamp.IsZero() {
+		// The informer's own Cluster: read, never modified.
+		cl, err := r.clusters.Get(ctx, target.Name)
+		if err != nil || !cl.DeletionTimestamp.IsZero() {
 			if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
@@ -195,7 +205,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		if err != nil {
 			return err
 		}
-		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
+		mutate := func(work *workv1alpha1.Work) {
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
 			}
@@ -215,14 +225,16 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: m.Raw}}}
 			work.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
 			work.Spec.SuspendDispatching = suspended(spec, target.Name)
-			return nil
-		})
-		if err != nil {
-			err = fmt.Errorf("writing work %s/%s: %w", work.Namespace, work.Name, err)
-			if !apierrors.IsConflict(err) {
-				events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.SyncWorkFailed, "Failed to sync works: %v", err)
+		}
+		op := controllerutil.OperationResultNone
+		if !upToDate(works, work.Namespace, work.Name, mutate) {
+			if op, err = controllerutil.CreateOrPatch(ctx, r.Client, work, func() error { mutate(work); return nil }); err != nil {
+				err = fmt.Errorf("writing work %s/%s: %w", work.Namespace, work.Name, err)
+				if !apierrors.IsConflict(err) {
+					events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.SyncWorkFailed, "Failed to sync works: %v", err)
+				}
+				return err
 			}
-			return err
 		}
 		if op != controllerutil.OperationResultNone {
 			log.V(2).Info("Synced work", "work", klog.KObj(work), "binding", klog.KObj(obj), "operation", op)
@@ -262,6 +274,28 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	}
 	_, err = r.deleteWorks(ctx, works, keep)
 	return err
+}
+
+// upToDate reports whether the Work named namespace/name is among works
+// (the binding's Works as listed from the cache) and mutate would change
+// nothing in its metadata or spec. A binding looked at again with nothing
+// new, as every binding is after a restart, then costs no read and no patch
+// computation per Work: mutate runs on a shallow copy whose maps and slices
+// it may write are copied first.
+func upToDate(works []workv1alpha1.Work, namespace, name string, mutate func(*workv1alpha1.Work)) bool {
+	for i := range works {
+		existing := &works[i]
+		if existing.Namespace != namespace || existing.Name != name {
+			continue
+		}
+		w := *existing
+		w.Labels = maps.Clone(existing.Labels)
+		w.Annotations = maps.Clone(existing.Annotations)
+		w.Finalizers = slices.Clone(existing.Finalizers)
+		mutate(&w)
+		return equality.Semantic.DeepEqual(w.ObjectMeta, existing.ObjectMeta) && equality.Semantic.DeepEqual(w.Spec, existing.Spec)
+	}
+	return false
 }
 
 // errOverride marks an override policy that cannot be applied.

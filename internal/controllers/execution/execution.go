@@ -78,6 +78,8 @@ type Reconciler struct {
 	// waiting holds the Works waiting for a type or namespace their member
 	// does not have yet, and their backoff.
 	waiting waitingWorks
+	// clusters reads Clusters without copying them.
+	clusters *clusterready.Clusters
 }
 
 func (r *Reconciler) now() time.Time {
@@ -89,6 +91,10 @@ func (r *Reconciler) now() time.Time {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	var err error
+	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&workv1alpha1.Work{}).
@@ -113,8 +119,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cluster := &clusterv1alpha1.Cluster{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
+	// The informer's own Cluster: read, never modified.
+	cluster, err := r.clusters.Get(ctx, clusterName)
+	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}

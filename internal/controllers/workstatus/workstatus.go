@@ -64,6 +64,8 @@ type Reconciler struct {
 	Settle time.Duration
 
 	memberEvents chan event.TypedGenericEvent[*workv1alpha1.Work]
+	// clusters reads Clusters without copying them.
+	clusters *clusterready.Clusters
 
 	// seen holds, per Work whose current generation's copies were seen
 	// applied and whose Applied condition is not written yet, that
@@ -163,6 +165,10 @@ func (r *Reconciler) window() time.Duration {
 // SetupWithManager registers the controller. Changes of managed objects in
 // members come back as events for their Works.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	var err error
+	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
+		return err
+	}
 	r.memberEvents = make(chan event.TypedGenericEvent[*workv1alpha1.Work], 1024)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -220,8 +226,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	applied := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
-	cluster := &clusterv1alpha1.Cluster{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
+	// The informer's own Cluster: read, never modified.
+	cluster, err := r.clusters.Get(ctx, clusterName)
+	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !clusterclient.Serves(r.Agent, cluster) || !clusterready.IsReady(cluster) {
