@@ -37,16 +37,19 @@ func TestClustersReadsTheInformerWithoutCopying(t *testing.T) {
 		return nil
 	})
 
-	testenv.Eventually(t, time.Minute, "cluster a read", func(ctx context.Context) error {
-		got, err := clusters.Get(ctx, "a")
-		if err != nil {
-			return err
+	zone := func(want string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			got, err := clusters.Get(ctx, "a")
+			if err != nil {
+				return err
+			}
+			if got.Labels["zone"] != want {
+				return fmt.Errorf("labels %v, want zone=%s", got.Labels, want)
+			}
+			return nil
 		}
-		if got.Labels["zone"] != "one" {
-			return fmt.Errorf("labels %v", got.Labels)
-		}
-		return nil
-	})
+	}
+	testenv.Eventually(t, time.Minute, "cluster a read", zone("one"))
 	first, err := clusters.Get(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -66,14 +69,5 @@ func TestClustersReadsTheInformerWithoutCopying(t *testing.T) {
 	if err := env.Client.Update(ctx, cl); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, time.Minute, "cluster a's new label read", func(ctx context.Context) error {
-		got, err := clusters.Get(ctx, "a")
-		if err != nil {
-			return err
-		}
-		if got.Labels["zone"] != "two" {
-			return fmt.Errorf("labels %v", got.Labels)
-		}
-		return nil
-	})
+	testenv.Eventually(t, time.Minute, "cluster a's new label read", zone("two"))
 }
