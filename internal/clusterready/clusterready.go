@@ -70,9 +70,9 @@ var Changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Fun
 
 // Clusters reads Clusters from the manager's informer without copying them.
 // The controllers that read a Cluster on every reconcile of a Work or a
-// binding (execution, work status, binding) would otherwise deep-copy it
-// each time, API enablements and all: more than the rest of such a
-// reconcile allocates. What Get returns is the informer's own object, shared
+// binding (execution, work status, binding, taint manager) would otherwise
+// deep-copy it each time, API enablements and all: more than the rest of
+// such a reconcile allocates. What Get returns is the informer's own object, shared
 // by every reader: it must not be modified.
 type Clusters struct {
 	informer toolscache.SharedIndexInformer

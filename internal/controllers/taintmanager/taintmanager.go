@@ -34,6 +34,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
 )
@@ -61,12 +62,18 @@ type Manager struct {
 	Now func() time.Time
 
 	limiter *rate.Limiter
+	// clusters reads Clusters without copying them.
+	clusters *clusterready.Clusters
 }
 
 // SetupWithManager registers one controller per binding kind.
 func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
 	if m.PurgeMode == "" {
 		m.PurgeMode = DefaultPurgeMode
+	}
+	var err error
+	if m.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
+		return err
 	}
 	m.limiter = rate.NewLimiter(rate.Inf, 1)
 	if m.Rate > 0 {
@@ -152,8 +159,9 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Bind
 	var evict []due
 	var after time.Duration
 	for _, t := range spec.Clusters {
-		cl := &clusterv1alpha1.Cluster{}
-		if err := m.Client.Get(ctx, client.ObjectKey{Name: t.Name}, cl); err != nil {
+		// The informer's own Cluster: read, never modified.
+		cl, err := m.clusters.Get(ctx, t.Name)
+		if err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
