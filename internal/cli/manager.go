@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/intern"
 	"github.com/karmada-go/karmada/internal/pagedlist"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -87,12 +88,21 @@ func (o *ManagerOptions) RESTConfig() (*rest.Config, error) {
 
 // CacheTransform is what every cache of the project's managers does to an
 // object before keeping it: managedFields stripped (nothing reads them, and
-// they are often the larger part of an object) and the metadata strings
-// that repeat across objects shared (intern.Meta).
+// they are often the larger part of an object), the metadata strings
+// that repeat across objects shared (intern.Meta), and a Work's manifests
+// shared with the equal manifests of other Works (intern.Bytes): a binding
+// duplicated to three clusters has three Works with the same manifest.
+// What the cache holds is never written to, so shared bytes are safe there;
+// the cached client's reads deep-copy them.
 func CacheTransform(o any) (any, error) {
 	o, err := cache.TransformStripManagedFields()(o)
 	if m, ok := o.(metav1.Object); ok && err == nil {
 		intern.Meta(m)
+	}
+	if w, ok := o.(*workv1alpha1.Work); ok {
+		for i := range w.Spec.Workload.Manifests {
+			w.Spec.Workload.Manifests[i].Raw = intern.Bytes(w.Spec.Workload.Manifests[i].Raw)
+		}
 	}
 	return o, err
 }

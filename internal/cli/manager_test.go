@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 func TestEnabled(t *testing.T) {
@@ -79,5 +83,37 @@ current-context: x
 	}
 	if cfg.Host != "https://127.0.0.1:6999" || cfg.QPS != 7 || cfg.Burst != 400 {
 		t.Errorf("config from --kubeconfig: host %s, QPS %v, burst %d", cfg.Host, cfg.QPS, cfg.Burst)
+	}
+}
+
+// Works decoded apart, with equal manifests, hold them once in the cache.
+func TestCacheTransformSharesWorkManifests(t *testing.T) {
+	decode := func(cluster string) *workv1alpha1.Work {
+		doc := `{"apiVersion":"work.karmada.io/v1alpha1","kind":"Work","metadata":{"name":"web","namespace":"karmada-es-` + cluster + `",` +
+			`"managedFields":[{"manager":"karmada-controller-manager","operation":"Update"}]},` +
+			`"spec":{"workload":{"manifests":[{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"replicas":2}}]}}}`
+		w := &workv1alpha1.Work{}
+		if err := json.Unmarshal([]byte(doc), w); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	var got []*workv1alpha1.Work
+	for _, c := range []string{"member1", "member2"} {
+		o, err := CacheTransform(decode(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, o.(*workv1alpha1.Work))
+	}
+	a, b := got[0].Spec.Workload.Manifests[0].Raw, got[1].Spec.Workload.Manifests[0].Raw
+	if unsafe.SliceData(a) != unsafe.SliceData(b) {
+		t.Fatal("equal manifests of two Works not shared")
+	}
+	if want := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"replicas":2}}`; string(b) != want {
+		t.Fatalf("manifest changed: %s", b)
+	}
+	if got[0].ManagedFields != nil || got[1].Namespace != "karmada-es-member2" {
+		t.Fatalf("managedFields kept or metadata changed: %+v", got[1].ObjectMeta)
 	}
 }

@@ -2,8 +2,10 @@ package intern
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -83,4 +85,85 @@ func TestTableIsBounded(t *testing.T) {
 	if got := String(strings.Clone("bounded/kept")); !same(got, kept) {
 		t.Fatal("a string in the table is no longer shared")
 	}
+}
+
+func sameBytes(a, b []byte) bool { return unsafe.SliceData(a) == unsafe.SliceData(b) }
+
+// manifest is a slice of its own allocation, as a decoder makes it.
+func manifest(i int) []byte {
+	return fmt.Appendf(nil, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web-%d","namespace":"shop"}}`, i)
+}
+
+func TestBytesSharesEqualContent(t *testing.T) {
+	a, b, other := manifest(1), manifest(1), manifest(2)
+	sa, sb, so := Bytes(a), Bytes(b), Bytes(other)
+	if !sameBytes(sa, sb) || !sameBytes(sa, a) {
+		t.Fatal("equal bytes not shared with the first slice")
+	}
+	if sameBytes(so, sa) || string(so) != string(manifest(2)) || string(sb) != string(manifest(1)) {
+		t.Fatalf("content changed or different content shared: %q %q", sb, so)
+	}
+	if cap(sa) != len(sa) || cap(so) != len(so) {
+		t.Fatalf("capacity %d/%d over length %d/%d: an append would write into shared bytes", cap(sa), cap(so), len(sa), len(so))
+	}
+	grown := append(sb, '!')
+	if sameBytes(grown, sa) || string(sa) != string(manifest(1)) {
+		t.Fatal("an append wrote into the shared bytes")
+	}
+	short := []byte("{}")
+	if s := Bytes(short); !sameBytes(s, short) {
+		t.Fatal("a short slice was replaced")
+	}
+	if Bytes(nil) != nil {
+		t.Fatal("nil not kept")
+	}
+	runtime.KeepAlive(a)
+}
+
+// The table keeps nothing alive: once the slices are gone, the GC frees
+// them and their entries go at a later sweep.
+func TestBytesTableDropsFreedBytes(t *testing.T) {
+	const n = 5000
+	for i := range n {
+		Bytes(manifest(1_000_000 + i))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		runtime.GC()
+		bytesMu.Lock()
+		sweepBytes()
+		left := len(bytesTable)
+		bytesMu.Unlock()
+		if left < n/10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d entries left after their bytes became unreachable", left, n)
+		}
+	}
+	// A content seen before, whose bytes were freed, is taken again.
+	m := manifest(1_000_000)
+	if s := Bytes(m); !sameBytes(s, m) || !sameBytes(Bytes(manifest(1_000_000)), m) {
+		t.Fatal("a content whose first bytes were freed is not shared again")
+	}
+	runtime.KeepAlive(m)
+}
+
+func TestBytesConcurrentCallersShare(t *testing.T) {
+	keep := manifest(7)
+	first := Bytes(keep)
+	out := make([][]byte, 8)
+	done := make(chan int)
+	for g := range out {
+		go func() { out[g] = Bytes(manifest(7)); done <- g }()
+	}
+	for range out {
+		<-done
+	}
+	for g, s := range out {
+		if !sameBytes(s, first) {
+			t.Fatalf("caller %d got its own bytes", g)
+		}
+	}
+	runtime.KeepAlive(keep)
 }
