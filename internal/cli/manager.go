@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/intern"
 	"github.com/karmada-go/karmada/internal/pagedlist"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -89,22 +91,47 @@ func (o *ManagerOptions) RESTConfig() (*rest.Config, error) {
 // CacheTransform is what every cache of the project's managers does to an
 // object before keeping it: managedFields stripped (nothing reads them, and
 // they are often the larger part of an object), the metadata strings
-// that repeat across objects shared (intern.Meta), and a Work's manifests
-// shared with the equal manifests of other Works (intern.Bytes): a binding
-// duplicated to three clusters has three Works with the same manifest.
-// What the cache holds is never written to, so shared bytes are safe there;
-// the cached client's reads deep-copy them.
+// that repeat across objects shared (intern.Meta), and the raw JSON that
+// repeats across objects shared (shareRaw): a binding duplicated to three
+// clusters has three Works with the same manifest, and the statuses
+// reflected from the members are mostly equal.
 func CacheTransform(o any) (any, error) {
 	o, err := cache.TransformStripManagedFields()(o)
 	if m, ok := o.(metav1.Object); ok && err == nil {
 		intern.Meta(m)
 	}
-	if w, ok := o.(*workv1alpha1.Work); ok {
-		for i := range w.Spec.Workload.Manifests {
-			w.Spec.Workload.Manifests[i].Raw = intern.Bytes(w.Spec.Workload.Manifests[i].Raw)
+	shareRaw(o)
+	return o, err
+}
+
+// shareRaw passes the raw JSON of Works and bindings through intern.Bytes:
+// their manifests, and the member statuses they report. What a cache holds is
+// never written to, so shared bytes are safe there; the cached client's
+// reads deep-copy them.
+func shareRaw(o any) {
+	switch o := o.(type) {
+	case *workv1alpha1.Work:
+		for i := range o.Spec.Workload.Manifests {
+			o.Spec.Workload.Manifests[i].Raw = intern.Bytes(o.Spec.Workload.Manifests[i].Raw)
+		}
+		for i := range o.Status.ManifestStatuses {
+			shareStatus(o.Status.ManifestStatuses[i].Status)
+		}
+	case *workv1alpha2.ResourceBinding:
+		for i := range o.Status.AggregatedStatus {
+			shareStatus(o.Status.AggregatedStatus[i].Status)
+		}
+	case *workv1alpha2.ClusterResourceBinding:
+		for i := range o.Status.AggregatedStatus {
+			shareStatus(o.Status.AggregatedStatus[i].Status)
 		}
 	}
-	return o, err
+}
+
+func shareStatus(s *runtime.RawExtension) {
+	if s != nil {
+		s.Raw = intern.Bytes(s.Raw)
+	}
 }
 
 // CacheOptions are the options of every cache of the project's managers:

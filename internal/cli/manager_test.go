@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
 func TestEnabled(t *testing.T) {
@@ -86,12 +87,16 @@ current-context: x
 	}
 }
 
-// Works decoded apart, with equal manifests, hold them once in the cache.
-func TestCacheTransformSharesWorkManifests(t *testing.T) {
+const status = `{"availableReplicas":2,"observedGeneration":1,"readyReplicas":2,"replicas":2,"updatedReplicas":2}`
+
+// Works and bindings decoded apart, with equal manifests or statuses, hold
+// them once in the cache.
+func TestCacheTransformSharesRawJSON(t *testing.T) {
 	decode := func(cluster string) *workv1alpha1.Work {
 		doc := `{"apiVersion":"work.karmada.io/v1alpha1","kind":"Work","metadata":{"name":"web","namespace":"karmada-es-` + cluster + `",` +
 			`"managedFields":[{"manager":"karmada-controller-manager","operation":"Update"}]},` +
-			`"spec":{"workload":{"manifests":[{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"replicas":2}}]}}}`
+			`"spec":{"workload":{"manifests":[{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"replicas":2}}]}},` +
+			`"status":{"manifestStatuses":[{"identifier":{"ordinal":0,"version":"v1","kind":"Deployment","name":"web","namespace":"shop"},"status":` + status + `}]}}`
 		w := &workv1alpha1.Work{}
 		if err := json.Unmarshal([]byte(doc), w); err != nil {
 			t.Fatal(err)
@@ -115,5 +120,19 @@ func TestCacheTransformSharesWorkManifests(t *testing.T) {
 	}
 	if got[0].ManagedFields != nil || got[1].Namespace != "karmada-es-member2" {
 		t.Fatalf("managedFields kept or metadata changed: %+v", got[1].ObjectMeta)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := json.Unmarshal([]byte(`{"status":{"aggregatedStatus":[{"clusterName":"member1","status":`+status+`}]}}`), rb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CacheTransform(rb); err != nil {
+		t.Fatal(err)
+	}
+	ws, bs := got[0].Status.ManifestStatuses[0].Status.Raw, rb.Status.AggregatedStatus[0].Status.Raw
+	if unsafe.SliceData(ws) != unsafe.SliceData(bs) || unsafe.SliceData(ws) != unsafe.SliceData(got[1].Status.ManifestStatuses[0].Status.Raw) {
+		t.Fatal("equal statuses of Works and a binding not shared")
+	}
+	if string(bs) != status {
+		t.Fatalf("status changed: %s", bs)
 	}
 }
