@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -94,20 +95,26 @@ func manifest(i int) []byte {
 	return fmt.Appendf(nil, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web-%d","namespace":"shop"}}`, i)
 }
 
+// unseen is a number no earlier call of a test of this process used, so
+// that a test run again (-count) does not find its own earlier bytes still
+// in the table.
+var unseen atomic.Int64
+
 func TestBytesSharesEqualContent(t *testing.T) {
-	a, b, other := manifest(1), manifest(1), manifest(2)
+	n := int(unseen.Add(2))
+	a, b, other := manifest(n), manifest(n), manifest(n+1)
 	sa, sb, so := Bytes(a), Bytes(b), Bytes(other)
 	if !sameBytes(sa, sb) || !sameBytes(sa, a) {
 		t.Fatal("equal bytes not shared with the first slice")
 	}
-	if sameBytes(so, sa) || string(so) != string(manifest(2)) || string(sb) != string(manifest(1)) {
+	if sameBytes(so, sa) || string(so) != string(manifest(n+1)) || string(sb) != string(manifest(n)) {
 		t.Fatalf("content changed or different content shared: %q %q", sb, so)
 	}
 	if cap(sa) != len(sa) || cap(so) != len(so) {
 		t.Fatalf("capacity %d/%d over length %d/%d: an append would write into shared bytes", cap(sa), cap(so), len(sa), len(so))
 	}
 	grown := append(sb, '!')
-	if sameBytes(grown, sa) || string(sa) != string(manifest(1)) {
+	if sameBytes(grown, sa) || string(sa) != string(manifest(n)) {
 		t.Fatal("an append wrote into the shared bytes")
 	}
 	short := []byte("{}")
@@ -124,8 +131,9 @@ func TestBytesSharesEqualContent(t *testing.T) {
 // them and their entries go at a later sweep.
 func TestBytesTableDropsFreedBytes(t *testing.T) {
 	const n = 5000
+	base := int(unseen.Add(n+1)) - n
 	for i := range n {
-		Bytes(manifest(1_000_000 + i))
+		Bytes(manifest(base + i))
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -142,20 +150,21 @@ func TestBytesTableDropsFreedBytes(t *testing.T) {
 		}
 	}
 	// A content seen before, whose bytes were freed, is taken again.
-	m := manifest(1_000_000)
-	if s := Bytes(m); !sameBytes(s, m) || !sameBytes(Bytes(manifest(1_000_000)), m) {
+	m := manifest(base + n - 1)
+	if s := Bytes(m); !sameBytes(s, m) || !sameBytes(Bytes(manifest(base+n-1)), m) {
 		t.Fatal("a content whose first bytes were freed is not shared again")
 	}
 	runtime.KeepAlive(m)
 }
 
 func TestBytesConcurrentCallersShare(t *testing.T) {
-	keep := manifest(7)
+	n := int(unseen.Add(1))
+	keep := manifest(n)
 	first := Bytes(keep)
 	out := make([][]byte, 8)
 	done := make(chan int)
 	for g := range out {
-		go func() { out[g] = Bytes(manifest(7)); done <- g }()
+		go func() { out[g] = Bytes(manifest(n)); done <- g }()
 	}
 	for range out {
 		<-done
