@@ -35,6 +35,8 @@ type stateRecord struct {
 	Kubeconfig     string `json:"kubeconfig"`
 	// PullMembers are the members registered in pull mode.
 	PullMembers []string `json:"pullMembers,omitempty"`
+	// Profiling is up's --profiling.
+	Profiling bool `json:"profiling,omitempty"`
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "fleet.json") }
@@ -174,9 +176,9 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if rec != nil && len(running) > 0 && (rec.Members != cfg.Members || rec.PortBase != cfg.PortBase || rec.NodesPerMember != cfg.NodesPerMember || !slices.Equal(sorted(rec.PullMembers), sorted(cfg.PullMembers))) {
-		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s; run `karmada-local down` before changing them",
-			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","))
+	if rec != nil && len(running) > 0 && (rec.Members != cfg.Members || rec.PortBase != cfg.PortBase || rec.NodesPerMember != cfg.NodesPerMember || !slices.Equal(sorted(rec.PullMembers), sorted(cfg.PullMembers)) || rec.Profiling != cfg.Profiling) {
+		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t; run `karmada-local down` before changing them",
+			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","), rec.Profiling)
 	}
 	f := newFleet(cfg)
 	if err := f.prepare(); err != nil {
@@ -227,7 +229,7 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 			}
 		}
 	}
-	if err := writeState(cfg.StateDir, stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase, Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers}); err != nil {
+	if err := writeState(cfg.StateDir, stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase, Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling}); err != nil {
 		return err
 	}
 	mode := ""
@@ -445,7 +447,7 @@ func fleetFromState(stateDir, binDir string) (*fleet, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("no fleet in %s: run `karmada-local up` first", stateDir)
 	}
-	f := newFleet(Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: rec.Kubeconfig, Members: rec.Members, NodesPerMember: rec.NodesPerMember, PortBase: rec.PortBase, PullMembers: rec.PullMembers})
+	f := newFleet(Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: rec.Kubeconfig, Members: rec.Members, NodesPerMember: rec.NodesPerMember, PortBase: rec.PortBase, PullMembers: rec.PullMembers, Profiling: rec.Profiling})
 	if err := f.prepare(); err != nil {
 		return nil, err
 	}

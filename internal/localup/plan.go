@@ -63,6 +63,10 @@ type Config struct {
 	// PullMembers are registered in pull mode (karmadactl register) and
 	// run a karmada-agent; the others are joined in push mode.
 	PullMembers []string
+	// Profiling serves /debug/pprof on every kube-apiserver and on etcd,
+	// to clients they authenticate (an admin of the cluster; etcd's root
+	// client certificate). Off by default, as the hardening guides want.
+	Profiling bool
 }
 
 // DefaultPropagateKinds are what the fleet's members let Karmada write:
@@ -405,6 +409,7 @@ func (f *fleet) steps() ([]*Step, error) {
 			"--auto-compaction-mode=periodic", "--auto-compaction-retention=5m",
 			"--quota-backend-bytes=4294967296",
 			"--log-level=warn",
+			fmt.Sprintf("--enable-pprof=%t", f.cfg.Profiling),
 		},
 		Ports:        []int{f.etcd.clientPort, f.etcd.peerPort},
 		Probe:        &Probe{URL: etcdURL + "/health", TLS: etcdTLS},
@@ -468,7 +473,7 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 			"--proxy-client-cert-file=" + c.proxyClient,
 			"--proxy-client-key-file=" + c.proxyKey,
 			"--allow-privileged=true",
-			"--profiling=false",
+			fmt.Sprintf("--profiling=%t", f.cfg.Profiling),
 			"--v=1",
 		},
 		Ports:        []int{c.ports[slotAPIServer]},

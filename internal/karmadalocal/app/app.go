@@ -98,6 +98,7 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().IntVar(&cfg.PortBase, "port-base", defaultPortBase, "first port of the fleet; cluster i (0 = control plane) uses the ten ports from port-base+10*i")
 	cmd.Flags().StringSliceVar(&cfg.PropagateKinds, "propagate-kinds", nil, "kinds Karmada may write in the members, as karmadactl join --propagate-kinds takes them (default "+strings.Join(localup.DefaultPropagateKinds, ",")+")")
 	cmd.Flags().BoolVar(&cfg.ClusterAdmin, "cluster-admin", false, "join the members with karmadactl join --cluster-admin (every right in the members) instead")
+	cmd.Flags().BoolVar(&cfg.Profiling, "profiling", false, "serve /debug/pprof on every kube-apiserver (kube-apiserver --profiling; an admin's credentials are needed) and on etcd (--enable-pprof; its client certificates); off by default")
 	cmd.Flags().StringSliceVar(&cfg.PullMembers, "pull-members", nil, "members registered in pull mode (karmadactl register) and served by a karmada-agent process; the others are joined in push mode (default member3 when the fleet has three members or more; --pull-members= for none)")
 	return cmd
 }

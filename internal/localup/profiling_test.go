@@ -1,0 +1,76 @@
+package localup
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// --profiling reaches every kube-apiserver and etcd, and nothing serves
+// /debug/pprof without it.
+func TestProfilingReachesAPIServersAndEtcd(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		dir := t.TempDir()
+		cfg := Config{StateDir: filepath.Join(dir, "state"), Kubeconfig: filepath.Join(dir, "kubeconfig"),
+			Members: 2, NodesPerMember: 1, PortBase: 31000, PullMembers: []string{MemberName(2)}, Profiling: on}
+		f := newFleet(cfg)
+		if err := f.prepare(); err != nil {
+			t.Fatal(err)
+		}
+		steps, err := f.steps()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, s := range steps {
+			var want string
+			switch {
+			case strings.HasSuffix(s.Name, "/kube-apiserver"):
+				want = "--profiling=false"
+				if on {
+					want = "--profiling=true"
+				}
+			case s.Name == "karmada/etcd":
+				want = "--enable-pprof=false"
+				if on {
+					want = "--enable-pprof=true"
+				}
+			default:
+				continue
+			}
+			seen[s.Name] = true
+			if !slices.Contains(s.Args, want) {
+				t.Errorf("profiling %t: %s has no %s in %v", on, s.Name, want, s.Args)
+			}
+		}
+		for _, name := range []string{"karmada/etcd", "karmada/kube-apiserver", "member1/kube-apiserver", "member2/kube-apiserver"} {
+			if !seen[name] {
+				t.Errorf("profiling %t: no step %s", on, name)
+			}
+		}
+	}
+}
+
+// A running fleet is not changed to or from --profiling behind the user's
+// back: up says to run down first, and names the setting it runs with.
+func TestUpRefusesToChangeProfilingOfARunningFleet(t *testing.T) {
+	cfg := testConfig(t, fakeBinDir(t, "exec sleep 60\n"))
+	if err := writeState(cfg.StateDir, stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase, Kubeconfig: cfg.Kubeconfig}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFleet(cfg)
+	p, err := startProcess("member1/kwok", "/bin/sleep", []string{"60"}, nil, f.logPath("member1/kwok"), f.pidPath("member1/kwok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stopRecorded(p.rec, 5*time.Second) }()
+	cfg.Profiling = true
+	err = Up(context.Background(), cfg, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--profiling=false") || !strings.Contains(err.Error(), "karmada-local down") {
+		t.Fatalf("want an error naming the running fleet's --profiling=false and telling to run down, got %v", err)
+	}
+}
