@@ -104,8 +104,53 @@ type Report struct {
 	Requests  Requests                  `json:"requests"`
 	Resources map[string]ProcessFigures `json:"resources,omitempty"`
 	Restart   *RestartFigures           `json:"restart,omitempty"`
-	Cleanup   CleanupResult             `json:"cleanup"`
-	Error     string                    `json:"error,omitempty"`
+	// Floor is the floor run just before on the same fleet
+	// (propagate --floor).
+	Floor   *FloorComparison `json:"floor,omitempty"`
+	Cleanup CleanupResult    `json:"cleanup"`
+	Error   string           `json:"error,omitempty"`
+}
+
+// FloorComparison sets a propagation beside the floor run just before it on
+// the same fleet: the same Deployments created directly in the members.
+type FloorComparison struct {
+	// Wall is the floor's wall time; WallRatio the propagation's wall
+	// divided by it (the figure the floor is for).
+	Wall      Duration `json:"wall"`
+	WallRatio float64  `json:"wallRatio"`
+	// CPUSeconds are of the processes the floor measured, and
+	// PropagationCPUSeconds of those the propagation measured; they are
+	// comparable when both measured the same processes (--measure-fleet).
+	CPUSeconds            float64 `json:"cpuSeconds"`
+	PropagationCPUSeconds float64 `json:"propagationCpuSeconds"`
+	// Create is how long the floor's create requests took.
+	Create Duration `json:"create"`
+}
+
+// CompareToFloor returns the comparison of r with the floor run f, or nil
+// when either has no wall time (a run that failed).
+func CompareToFloor(r *Report, f *FloorReport) *FloorComparison {
+	if r.Wall <= 0 || f.Wall <= 0 {
+		return nil
+	}
+	return &FloorComparison{
+		Wall:                  f.Wall,
+		WallRatio:             float64(r.Wall) / float64(f.Wall),
+		CPUSeconds:            totalCPU(f.Resources),
+		PropagationCPUSeconds: totalCPU(r.Resources),
+		Create:                f.Create,
+	}
+}
+
+// totalCPU adds the CPU time of the processes that were measured.
+func totalCPU(resources map[string]ProcessFigures) float64 {
+	var cpu float64
+	for _, f := range resources {
+		if f.Error == "" {
+			cpu += f.CPUSeconds
+		}
+	}
+	return cpu
 }
 
 // CeilingReport is the outcome of `apiserver-limit`.
@@ -166,6 +211,10 @@ func (r *Report) Print(out io.Writer) {
 				fmt.Fprintf(out, "  %s from the start: peak RSS %d MiB, CPU %.1f s\n", name, f.PeakRSSBytes>>20, f.CPUSeconds)
 			}
 		}
+	}
+	if fc := r.Floor; fc != nil {
+		fmt.Fprintf(out, "floor on this fleet just before: wall %s (created in %s), CPU %.1f s; wall / floor wall = %.2f (CPU %.1f s against %.1f s)\n",
+			fc.Wall, fc.Create, fc.CPUSeconds, fc.WallRatio, fc.PropagationCPUSeconds, fc.CPUSeconds)
 	}
 	if r.Cleanup.Complete {
 		fmt.Fprintf(out, "cleaned up; members clean %s after deleting the templates\n", r.Cleanup.MembersClean)

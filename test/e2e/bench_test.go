@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,11 @@ type benchReport struct {
 		MemberWrites  float64 `json:"memberWrites"`
 		Needless      float64 `json:"needlessMemberWrites"`
 	} `json:"restart"`
+	Floor *struct {
+		Wall      float64 `json:"wall"`
+		WallRatio float64 `json:"wallRatio"`
+	} `json:"floor"`
+	Wall    float64 `json:"wall"`
 	Cleanup struct {
 		Complete bool     `json:"complete"`
 		Problems []string `json:"problems"`
@@ -147,6 +153,20 @@ func testBenchFloor(ctx context.Context, t *testing.T) {
 	}
 	if f, ok := r.Resources["member1/kube-apiserver"]; !ok || f.Error != "" || f.CPUSeconds <= 0 {
 		t.Errorf("member1's API server not measured: %+v", f)
+	}
+	assertBenchCleanedUp(ctx, t, r)
+}
+
+// testBenchPropagateAgainstFloor runs `karmada-bench propagate --floor` with
+// 5 templates: the floor runs first on the same fleet and the result gives
+// the propagation's wall time divided by the floor's.
+func testBenchPropagateAgainstFloor(ctx context.Context, t *testing.T) {
+	r := karmadaBench(t, "propagate", "--templates", "5", "--apiserver-ceiling", "1", "--floor")
+	if r.Complete != 5 || r.Floor == nil || r.Floor.Wall <= 0 || r.Wall <= 0 {
+		t.Fatalf("complete %d, wall %v, floor %+v: want 5 complete and both walls", r.Complete, r.Wall, r.Floor)
+	}
+	if want := r.Wall / r.Floor.Wall; math.Abs(r.Floor.WallRatio-want) > 0.01*want {
+		t.Errorf("wall ratio %v, want %v / %v = %v", r.Floor.WallRatio, r.Wall, r.Floor.Wall, want)
 	}
 	assertBenchCleanedUp(ctx, t, r)
 }

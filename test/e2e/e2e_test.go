@@ -284,6 +284,12 @@ func TestBenchRestart(t *testing.T) { testBenchRestart(context.Background(), t) 
 // karmada-bench floor: the same Deployments created directly in every member.
 func TestBenchFloor(t *testing.T) { testBenchFloor(context.Background(), t) }
 
+// karmada-bench propagate --floor: the floor first on the same fleet, and
+// the propagation's wall time divided by the floor's.
+func TestBenchPropagateAgainstFloor(t *testing.T) {
+	testBenchPropagateAgainstFloor(context.Background(), t)
+}
+
 // cordon, uncordon and taint change exactly the right taints.
 func TestTaintCommands(t *testing.T) { testTaintCommands(context.Background(), t) }
 

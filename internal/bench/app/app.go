@@ -235,6 +235,7 @@ func finish(out io.Writer, path string, r interface{ Print(io.Writer) }, runErr 
 
 func newPropagateCommand() *cobra.Command {
 	s := &scenario{}
+	var floorFirst bool
 	cmd := &cobra.Command{
 		Use:   "propagate",
 		Short: "Time K Deployments through one policy into every member",
@@ -254,7 +255,10 @@ to be clean.`,
   # 1,000 divided over ten members, result as JSON
   karmada-bench propagate --templates 1000 --mode divided \
     --members member1,member2,member3,member4,member5,member6,member7,member8,member9,member10 \
-    --out result.json`,
+    --out result.json
+
+  # W1 against its floor on the same fleet, one after the other
+  karmada-bench propagate --templates 1000 --floor --measure-fleet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -267,12 +271,49 @@ to be clean.`,
 				return err
 			}
 			defer abortOnSecondInterrupt(cmd.Context(), out)()
+			var floor *bench.FloorReport
+			if floorFirst {
+				if floor, err = runFloorFirst(cmd.Context(), out, f, s, o); err != nil {
+					return err
+				}
+			}
 			r := bench.Propagate(cmd.Context(), f, o)
+			if floor != nil {
+				r.Floor = bench.CompareToFloor(r, floor)
+			}
 			return finish(out, s.out, r, r.Error, r.Cleanup.Complete, r.Cleanup.Problems)
 		},
 	}
 	s.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&floorFirst, "floor", false, "first run the floor on the same fleet (the same Deployments created directly in every member, as `floor` does; duplicated mode only), then report the propagation's wall time divided by the floor's")
 	return cmd
+}
+
+// runFloorFirst runs the floor of a propagate --floor: the same templates,
+// namespaces of the same size and client, measuring the whole fleet unless
+// --process names processes. A floor that fails or leaves objects behind
+// ends the command: a ratio to it would mean nothing.
+func runFloorFirst(ctx context.Context, out io.Writer, f *bench.Fleet, s *scenario, o bench.Options) (*bench.FloorReport, error) {
+	if o.Workload.Mode != bench.Duplicated {
+		return nil, fmt.Errorf("--floor with --mode=%s: the floor creates every Deployment in every member, which only a duplicated propagation does", o.Workload.Mode)
+	}
+	procs := o.Processes
+	if len(s.processes) == 0 {
+		procs = bench.KarmadaLocalProcesses(s.stateDir, true)
+	}
+	fmt.Fprintf(out, "Floor first: the same %d Deployments created directly in every member\n", o.Workload.Templates)
+	fr := bench.Floor(ctx, f, o.Workload, o.Client, procs, o.SampleInterval)
+	fr.Print(out)
+	switch {
+	case fr.Error != "":
+		return nil, fmt.Errorf("floor: %s", fr.Error)
+	case !fr.Cleanup.Complete:
+		return nil, fmt.Errorf("floor: clean-up incomplete: %s", strings.Join(fr.Cleanup.Problems, "; "))
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	fmt.Fprintln(out)
+	return fr, nil
 }
 
 func newRestartCommand() *cobra.Command {
