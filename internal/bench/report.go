@@ -241,21 +241,19 @@ func printMilestones(out io.Writer, rows []milestone) {
 // printResources writes each measured process's figures, and their CPU
 // total when there are more than the two controllers.
 func printResources(out io.Writer, resources map[string]ProcessFigures) {
-	var cpu float64
 	for _, name := range sortedNames(resources) {
 		f := resources[name]
 		if f.Error != "" {
 			fmt.Fprintf(out, "%s: not measured (%s)\n", name, f.Error)
 			continue
 		}
-		cpu += f.CPUSeconds
 		fmt.Fprintf(out, "%s: peak RSS %d MiB, CPU %.1f s\n", name, f.PeakRSSBytes>>20, f.CPUSeconds)
 		if strings.HasPrefix(name, "karmada-") && len(f.Args) > 1 {
 			fmt.Fprintf(out, "  flags: %s\n", strings.Join(f.Args[1:], " "))
 		}
 	}
 	if len(resources) > 2 {
-		fmt.Fprintf(out, "CPU of the measured processes: %.1f s\n", cpu)
+		fmt.Fprintf(out, "CPU of the measured processes: %.1f s\n", totalCPU(resources))
 	}
 }
 
