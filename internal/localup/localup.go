@@ -39,6 +39,25 @@ type stateRecord struct {
 	Profiling bool `json:"profiling,omitempty"`
 }
 
+// recordOf is what up records of cfg.
+func recordOf(cfg Config) stateRecord {
+	return stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase,
+		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling}
+}
+
+// config is the configuration of the recorded fleet.
+func (r stateRecord) config(stateDir, binDir string) Config {
+	return Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
+		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling}
+}
+
+// sameFleet reports whether two records describe the same processes with
+// the same flags (the kubeconfig may move).
+func (r stateRecord) sameFleet(o stateRecord) bool {
+	return r.Members == o.Members && r.PortBase == o.PortBase && r.NodesPerMember == o.NodesPerMember &&
+		slices.Equal(sorted(r.PullMembers), sorted(o.PullMembers)) && r.Profiling == o.Profiling
+}
+
 func statePath(dir string) string { return filepath.Join(dir, "fleet.json") }
 
 // readState returns the record, or nil when the directory holds no fleet.
@@ -176,7 +195,7 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if rec != nil && len(running) > 0 && (rec.Members != cfg.Members || rec.PortBase != cfg.PortBase || rec.NodesPerMember != cfg.NodesPerMember || !slices.Equal(sorted(rec.PullMembers), sorted(cfg.PullMembers)) || rec.Profiling != cfg.Profiling) {
+	if rec != nil && len(running) > 0 && !rec.sameFleet(recordOf(cfg)) {
 		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t; run `karmada-local down` before changing them",
 			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","), rec.Profiling)
 	}
@@ -229,7 +248,7 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 			}
 		}
 	}
-	if err := writeState(cfg.StateDir, stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase, Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling}); err != nil {
+	if err := writeState(cfg.StateDir, recordOf(cfg)); err != nil {
 		return err
 	}
 	mode := ""
@@ -447,7 +466,7 @@ func fleetFromState(stateDir, binDir string) (*fleet, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("no fleet in %s: run `karmada-local up` first", stateDir)
 	}
-	f := newFleet(Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: rec.Kubeconfig, Members: rec.Members, NodesPerMember: rec.NodesPerMember, PortBase: rec.PortBase, PullMembers: rec.PullMembers, Profiling: rec.Profiling})
+	f := newFleet(rec.config(stateDir, binDir))
 	if err := f.prepare(); err != nil {
 		return nil, err
 	}

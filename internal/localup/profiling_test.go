@@ -59,7 +59,7 @@ func TestProfilingReachesAPIServersAndEtcd(t *testing.T) {
 // back: up says to run down first, and names the setting it runs with.
 func TestUpRefusesToChangeProfilingOfARunningFleet(t *testing.T) {
 	cfg := testConfig(t, fakeBinDir(t, "exec sleep 60\n"))
-	if err := writeState(cfg.StateDir, stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase, Kubeconfig: cfg.Kubeconfig}); err != nil {
+	if err := writeState(cfg.StateDir, recordOf(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	f := newFleet(cfg)
@@ -72,5 +72,34 @@ func TestUpRefusesToChangeProfilingOfARunningFleet(t *testing.T) {
 	err = Up(context.Background(), cfg, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--profiling=false") || !strings.Contains(err.Error(), "karmada-local down") {
 		t.Fatalf("want an error naming the running fleet's --profiling=false and telling to run down, got %v", err)
+	}
+}
+
+// What up records of a configuration gives back the same fleet: the state
+// file is what status and component restart rebuild it from.
+func TestStateRecordKeepsTheFleet(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{StateDir: dir, BinDir: "/bin", Kubeconfig: filepath.Join(dir, "kc"), Members: 4, NodesPerMember: 7,
+		PortBase: 31000, PullMembers: []string{MemberName(3), MemberName(1)}, Profiling: true}
+	if err := writeState(dir, recordOf(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := readState(dir)
+	if err != nil || rec == nil {
+		t.Fatalf("reading the record: %v", err)
+	}
+	got := rec.config(dir, "/bin")
+	if got.Members != 4 || got.NodesPerMember != 7 || got.PortBase != 31000 || got.Kubeconfig != cfg.Kubeconfig ||
+		!slices.Equal(got.PullMembers, cfg.PullMembers) || !got.Profiling {
+		t.Errorf("record gives %+v, want the fleet of %+v", got, cfg)
+	}
+	other := recordOf(cfg)
+	other.PullMembers = []string{MemberName(1), MemberName(3)}
+	if !rec.sameFleet(other) {
+		t.Error("the same pull members in another order were taken for another fleet")
+	}
+	other.Profiling = false
+	if rec.sameFleet(other) {
+		t.Error("a fleet without --profiling was taken for the same fleet")
 	}
 }
