@@ -31,15 +31,20 @@ upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kube
 $(BIN)/controller-gen: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 
+$(BIN)/staticcheck: hack/tools/go.mod
+	cd hack/tools && $(GO) build -o $(BIN)/staticcheck honnef.co/go/tools/cmd/staticcheck
+
 .PHONY: generate
 generate: $(BIN)/controller-gen ## Generate deepcopy functions and CRDs from api/
 	@hack/update-codegen.sh
 
 .PHONY: verify
-verify: $(BIN)/controller-gen ## Fail when generated files, gofmt or go vet are not clean
+verify: $(BIN)/controller-gen $(BIN)/staticcheck ## Fail when generated files, gofmt, go vet or staticcheck are not clean
 	@hack/verify-codegen.sh
 	@hack/verify-gofmt.sh
 	$(GO) vet ./...
+	$(BIN)/staticcheck ./...
+	$(BIN)/staticcheck -tags e2e ./test/e2e/
 
 .PHONY: lint
 lint: verify ## Alias of verify

@@ -1,11 +1,16 @@
-// Module tools pins the code generators used by make generate.
+// Module tools pins the code generators used by make generate and the
+// linter make verify runs.
 module github.com/karmada-go/karmada/hack/tools
 
 go 1.26
 
-require sigs.k8s.io/controller-tools v0.18.0
+require (
+	honnef.co/go/tools v0.6.1
+	sigs.k8s.io/controller-tools v0.18.0
+)
 
 require (
+	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.7.0 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
@@ -26,6 +31,7 @@ require (
 	github.com/spf13/cobra v1.9.1 // indirect
 	github.com/spf13/pflag v1.0.6 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
+	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
 	golang.org/x/mod v0.24.0 // indirect
 	golang.org/x/net v0.39.0 // indirect
 	golang.org/x/sync v0.13.0 // indirect

@@ -1,6 +1,10 @@
 //go:build tools
 
-// Package tools only records the generators as dependencies of this module.
+// Package tools only records the generators and linters as dependencies of
+// this module.
 package tools
 
-import _ "sigs.k8s.io/controller-tools/cmd/controller-gen"
+import (
+	_ "honnef.co/go/tools/cmd/staticcheck"
+	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
+)

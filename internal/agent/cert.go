@@ -21,7 +21,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/karmada-go/karmada/internal/agentcert"
+	"github.com/karmada-go/karmada/internal/registration/agentcert"
+	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 )
 
 var certExpiry = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -203,13 +204,17 @@ func (c *Credentials) rotate(ctx context.Context, karmada *rest.Config, member k
 }
 
 func (c *Credentials) renewOnce(ctx context.Context, karmada *rest.Config, member kubernetes.Interface, cluster string, rc RotationConfig) error {
+	leaf := c.Leaf()
 	exp := rc.ExpirationSeconds
 	if exp == 0 {
-		// As long as the one it replaces.
-		leaf := c.Leaf()
-		exp = int32(max(leaf.NotAfter.Sub(leaf.NotBefore), 10*time.Minute) / time.Second)
+		// As long as the one it replaces, within what the control plane
+		// approves by default (a certificate of an earlier version may
+		// have lived a year).
+		exp = int32(min(max(leaf.NotAfter.Sub(leaf.NotBefore), 10*time.Minute), agentcsr.DefaultMaxLifetime) / time.Second)
 	}
-	certPEM, keyPEM, err := agentcert.RequestCertificate(ctx, karmada, cluster, 5*time.Minute, exp)
+	// Within the registration it belongs to ("" for a certificate of an
+	// earlier version: the renewal starts one).
+	certPEM, keyPEM, err := agentcert.RequestCertificate(ctx, karmada, cluster, agentcert.RegistrationOf(leaf.Subject.Organization), 5*time.Minute, exp)
 	if err != nil {
 		return err
 	}

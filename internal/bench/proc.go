@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat;
@@ -102,55 +103,28 @@ type procSample struct {
 }
 
 func readProc(pid int) (procSample, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return procSample{}, err
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procSample{}, fmt.Errorf("unexpected /proc/%d/stat", pid)
-	}
-	fields := strings.Fields(s[i+1:])
-	// After the command: state(3) ... utime(14) stime(15) ... rss(24, pages).
-	if len(fields) < 22 {
-		return procSample{}, fmt.Errorf("unexpected /proc/%d/stat", pid)
-	}
-	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
-	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return procSample{}, fmt.Errorf("unexpected /proc/%d/stat", pid)
-	}
-	rss, err := readRSS(pid)
+	st, err := p.Stat()
 	if err != nil {
 		return procSample{}, err
 	}
-	return procSample{cpuTicks: utime + stime, rss: rss}, nil
-}
-
-func readRSS(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	status, err := p.NewStatus()
 	if err != nil {
-		return 0, err
+		return procSample{}, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, sc.Err()
+	return procSample{cpuTicks: uint64(st.UTime + st.STime), rss: int64(status.VmRSS)}, nil
 }
 
 func readArgs(pid int) []string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return nil
 	}
-	return strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	args, _ := p.CmdLine()
+	return args
 }
 
 // pidUse accumulates one pid's readings.

@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,5 +84,31 @@ func TestKarmadaLocalProcesses(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "karmada/etcd,karmada-scheduler,member1/kwok" {
 		t.Errorf("all processes: %v", names)
+	}
+}
+
+// The test process reads itself: CPU time, resident memory and arguments.
+func TestReadProcReadsItself(t *testing.T) {
+	s, err := readProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.rss < 1<<20 {
+		t.Errorf("resident set %d bytes, want at least 1 MiB", s.rss)
+	}
+	// Burn a little CPU so that the second reading cannot be below the first.
+	x := 0
+	for i := range 50_000_000 {
+		x += i
+	}
+	later, err := readProc(os.Getpid())
+	if err != nil || later.cpuTicks < s.cpuTicks || x == 0 {
+		t.Errorf("CPU ticks went from %d to %d (err %v)", s.cpuTicks, later.cpuTicks, err)
+	}
+	if args := readArgs(os.Getpid()); !slices.Equal(args, os.Args) {
+		t.Errorf("arguments %q, want %q", args, os.Args)
+	}
+	if _, err := readProc(1 << 30); err == nil {
+		t.Error("a pid that does not exist was read")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -203,14 +204,10 @@ func TestPropagateInterruptedCleansUp(t *testing.T) {
 	runCtx, interrupt := context.WithCancel(ctx)
 	go func() {
 		// Interrupt once the copies of the others exist, as Ctrl-C would.
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			l, _ := f.Members["m3"].AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
-			if len(l.Items) >= 19 {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		_ = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			l, err := f.Members["m3"].AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+			return err == nil && len(l.Items) >= 19, nil
+		})
 		interrupt()
 	}()
 	r := Propagate(runCtx, f, testOptions(Duplicated, 1, time.Minute))

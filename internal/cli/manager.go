@@ -4,8 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"sort"
-	"strings"
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +18,8 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/intern"
-	"github.com/karmada-go/karmada/internal/pagedlist"
+	"github.com/karmada-go/karmada/internal/cache/intern"
+	"github.com/karmada-go/karmada/internal/cache/pagedlist"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -171,40 +169,4 @@ func (o *ManagerOptions) NewManager(cfg *rest.Config, leaderElectionID string, c
 		return nil, err
 	}
 	return mgr, nil
-}
-
-// Enabled resolves a list flag such as --controllers or --plugins against
-// the known names of things of one kind (what: "controller", "plugin"): "*"
-// enables all, "name" one, "-name" disables one (which wins over "*"). It
-// returns the enabled names sorted, or an error naming the flag, the unknown
-// name and the known ones.
-func Enabled(flagName, what string, known []string, spec []string) ([]string, error) {
-	sorted := append([]string(nil), known...)
-	sort.Strings(sorted)
-	isKnown := make(map[string]bool, len(known))
-	for _, n := range known {
-		isKnown[n] = true
-	}
-	all, on, off := false, map[string]bool{}, map[string]bool{}
-	for _, s := range spec {
-		s = strings.TrimSpace(s)
-		name := strings.TrimPrefix(s, "-")
-		switch {
-		case s == "*":
-			all = true
-		case !isKnown[name]:
-			return nil, fmt.Errorf("%s: unknown %s %q; known: %s", flagName, what, name, strings.Join(sorted, ", "))
-		case strings.HasPrefix(s, "-"):
-			off[name] = true
-		default:
-			on[name] = true
-		}
-	}
-	var out []string
-	for _, n := range sorted {
-		if !off[n] && (all || on[n]) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
 }

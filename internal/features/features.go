@@ -1,5 +1,7 @@
-// Package features holds the feature gates of the Karmada components
-// (--feature-gates), with Karmada's names, stages and defaults.
+// Package features says which parts of a component are on: the feature
+// gates of the Karmada components (--feature-gates), with Karmada's names,
+// stages and defaults, and the lists of named parts a flag such as
+// --controllers or --plugins turns on and off.
 package features
 
 import (

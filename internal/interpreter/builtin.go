@@ -9,6 +9,7 @@ var (
 	daemonSetSummed   = []string{"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
 		"updatedNumberScheduled", "numberAvailable", "numberUnavailable"}
 	jobSummed = []string{"active", "succeeded", "failed"}
+	pdbSummed = []string{"currentHealthy", "desiredHealthy", "expectedPods", "disruptionsAllowed"}
 )
 
 // reflected is what a workload's Work records of its status: the summed
@@ -57,7 +58,7 @@ var builtin = Registry{
 	{Group: "batch", Kind: "Job"}: {
 		GetReplicas:     jobReplicas,
 		ReviseReplica:   reviseJob,
-		AggregateStatus: sumStatus(aggregateJob, jobSummed...),
+		AggregateStatus: unlessFinished(sumStatus(aggregateJob, jobSummed...)),
 		Dependencies:    podDependencies("spec", "template", "spec"),
 		Prune:           pruneJob,
 	},
@@ -71,6 +72,14 @@ var builtin = Registry{
 		AggregateStatus: aggregateService,
 		Health:          serviceHealth,
 		Prune:           pruneService,
+	},
+	{Group: "networking.k8s.io", Kind: "Ingress"}: {
+		AggregateStatus: aggregateIngress,
+		Health:          ingressHealth,
+	},
+	{Group: "policy", Kind: "PodDisruptionBudget"}: {
+		AggregateStatus: sumStatus(disruptedPods, pdbSummed...),
+		Health:          pdbHealth,
 	},
 	{Kind: "PersistentVolumeClaim"}: {
 		Health: pvcHealth,

@@ -1,7 +1,11 @@
 package interpreter
 
 import (
+	"maps"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 // jobGeneratedLabels are put on a Job's pod template by the control plane's
@@ -10,8 +14,11 @@ var jobGeneratedLabels = []string{"controller-uid", "batch.kubernetes.io/control
 
 // pruneCommon returns a copy of a template stripped of what every kind
 // leaves behind in the control plane: identity and bookkeeping metadata,
-// and status. The policy's claim (labels and annotations) stays: a member's
-// copy tells, as in Karmada, which policy put it there.
+// and status; and of the labels and annotations the controllers write and
+// trust on Works and member copies (workv1alpha1.IsControllerMark), which
+// a template's author does not get to set. The policy's claim (labels and
+// annotations) stays: a member's copy tells, as in Karmada, which policy
+// put it there.
 func pruneCommon(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out := obj.DeepCopy()
 	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
@@ -19,6 +26,14 @@ func pruneCommon(obj *unstructured.Unstructured) *unstructured.Unstructured {
 		unstructured.RemoveNestedField(out.Object, "metadata", f)
 	}
 	unstructured.RemoveNestedField(out.Object, "status")
+	if l := out.GetLabels(); l != nil {
+		maps.DeleteFunc(l, func(k, _ string) bool { return workv1alpha1.IsControllerMark(k) })
+		out.SetLabels(l)
+	}
+	if a := out.GetAnnotations(); a != nil {
+		maps.DeleteFunc(a, func(k, _ string) bool { return workv1alpha1.IsControllerMark(k) })
+		out.SetAnnotations(a)
+	}
 	return out
 }
 

@@ -105,3 +105,28 @@ imagePullSecrets: [{name: reg}]
 		}
 	}
 }
+
+// The marks the controllers write and trust never come from a template: a
+// tenant's planted pre-adoption record, adoption or Work mark is dropped;
+// the policy's claim and the template's own labels stay.
+func TestPruneDropsControllerMarks(t *testing.T) {
+	in := obj(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: planted
+  namespace: t1
+  labels: {app: web, karmada.io/managed: "true", resourcebinding.karmada.io/permanent-id: x, propagationpolicy.karmada.io/permanent-id: p}
+  annotations: {work.karmada.io/pre-adoption: H4sI, work.karmada.io/adopted-by: karmada-es-m1/other, work.karmada.io/name: other, resourcetemplate.karmada.io/generation: "9", propagationpolicy.karmada.io/name: pp, note: kept}
+`)
+	out := Prune(in)
+	if got := out.GetLabels(); len(got) != 2 || got["app"] != "web" || got["propagationpolicy.karmada.io/permanent-id"] != "p" {
+		t.Errorf("labels %v, want the template's own and the claim", got)
+	}
+	if got := out.GetAnnotations(); len(got) != 2 || got["note"] != "kept" || got["propagationpolicy.karmada.io/name"] != "pp" {
+		t.Errorf("annotations %v, want the template's own and the claim", got)
+	}
+	if len(in.GetAnnotations()) != 6 {
+		t.Error("the template was changed")
+	}
+}

@@ -26,19 +26,14 @@ func podReplicas(podSpecPath ...string) func(*unstructured.Unstructured) (int32,
 	}
 }
 
-// jobReplicas is InterpretReplica for Jobs: a Job runs up to parallelism
-// pods at once (default 1), and no more than it needs to complete.
+// jobReplicas is InterpretReplica for Jobs, as Karmada's: its parallelism
+// (default 1), the pods it runs at once.
 func jobReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
 	var replicas int64 = 1
 	if p, found, err := nestedInt(obj.Object, "spec", "parallelism"); err != nil {
 		return 0, nil, fmt.Errorf("spec.parallelism: %w", err)
 	} else if found {
 		replicas = p
-	}
-	if c, found, err := nestedInt(obj.Object, "spec", "completions"); err != nil {
-		return 0, nil, fmt.Errorf("spec.completions: %w", err)
-	} else if found && c < replicas {
-		replicas = c
 	}
 	return withRequirements(obj, replicas, []string{"spec", "template", "spec"})
 }
@@ -125,17 +120,12 @@ func reviseSpecReplicas(obj *unstructured.Unstructured, replicas int32) (*unstru
 	return out, nil
 }
 
-// reviseJob is ReviseReplica for Jobs: parallelism, and completions follow
-// it (a cluster running part of the pods completes its share).
+// reviseJob is ReviseReplica for Jobs, as Karmada's: parallelism. (A
+// divided Job's completions are divided too, by the binding controller.)
 func reviseJob(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "parallelism"); err != nil {
 		return nil, err
-	}
-	if _, found, _ := nestedInt(out.Object, "spec", "completions"); found {
-		if err := unstructured.SetNestedField(out.Object, int64(replicas), "spec", "completions"); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }

@@ -95,12 +95,12 @@ kind: StatefulSet
 metadata: {name: db, namespace: shop}
 spec: {template: {spec: {containers: [{name: db}]}}}
 `, want: 1, wantReq: &workv1alpha2.ReplicaRequirements{Namespace: "shop"}},
-		{name: "job runs min(parallelism, completions)", yaml: `
+		{name: "job: its parallelism, as Karmada's", yaml: `
 apiVersion: batch/v1
 kind: Job
 metadata: {name: j, namespace: shop}
 spec: {parallelism: 5, completions: 3, template: {spec: {containers: [{name: c}]}}}
-`, want: 3, wantReq: &workv1alpha2.ReplicaRequirements{Namespace: "shop"}},
+`, want: 5, wantReq: &workv1alpha2.ReplicaRequirements{Namespace: "shop"}},
 		{name: "pod is one replica of itself", yaml: `
 apiVersion: v1
 kind: Pod
@@ -143,7 +143,7 @@ func TestReviseReplicas(t *testing.T) {
 	}{
 		{"deployment", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {replicas: 10}}`, 3, map[string]int64{"spec.replicas": 3}},
 		{"statefulset", `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: s}, spec: {replicas: 10}}`, 0, map[string]int64{"spec.replicas": 0}},
-		{"job with completions", `{apiVersion: batch/v1, kind: Job, metadata: {name: j}, spec: {parallelism: 4, completions: 4}}`, 2, map[string]int64{"spec.parallelism": 2, "spec.completions": 2}},
+		{"job: parallelism only", `{apiVersion: batch/v1, kind: Job, metadata: {name: j}, spec: {parallelism: 4, completions: 4}}`, 2, map[string]int64{"spec.parallelism": 2, "spec.completions": 4}},
 		{"job without completions", `{apiVersion: batch/v1, kind: Job, metadata: {name: j}, spec: {parallelism: 4}}`, 2, map[string]int64{"spec.parallelism": 2, "spec.completions": -1}},
 		{"configmap untouched", `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {replicas: "9"}}`, 2, map[string]int64{"spec.replicas": -1}},
 	}

@@ -3,8 +3,9 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -75,7 +76,7 @@ func clusterStatuses(items []workv1alpha2.AggregatedStatusItem) ([]map[string]an
 // sumStatus is AggregateStatus for workloads: the named fields are added up
 // over clusters, and then finish (observedGeneration, or a Job's
 // conditions) completes the status.
-func sumStatus(finish func(template *unstructured.Unstructured, status map[string]any, statuses []map[string]any), fields ...string) func(*unstructured.Unstructured, []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+func sumStatus(finish func(template *unstructured.Unstructured, status map[string]any, statuses []map[string]any, clusters []string), fields ...string) func(*unstructured.Unstructured, []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
 	return func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
 		statuses, err := clusterStatuses(items)
 		if err != nil {
@@ -93,7 +94,11 @@ func sumStatus(finish func(template *unstructured.Unstructured, status map[strin
 			}
 			status[f] = sum
 		}
-		finish(out, status, statuses)
+		clusters := make([]string, len(items))
+		for i := range items {
+			clusters[i] = items[i].ClusterName
+		}
+		finish(out, status, statuses, clusters)
 		if err := unstructured.SetNestedMap(out.Object, status, "status"); err != nil {
 			return nil, err
 		}
@@ -104,14 +109,14 @@ func sumStatus(finish func(template *unstructured.Unstructured, status map[strin
 // observedGeneration becomes the template's generation only once every
 // cluster runs a copy of that generation and has observed it; until then it
 // keeps its previous value.
-func observedGeneration(template *unstructured.Unstructured, status map[string]any, statuses []map[string]any) {
+func observedGeneration(template *unstructured.Unstructured, status map[string]any, statuses []map[string]any, _ []string) {
 	if caughtUp(template.GetGeneration(), statuses) {
 		status["observedGeneration"] = template.GetGeneration()
 	}
 }
 
-// aggregateService sets a LoadBalancer Service's ingress from every
-// cluster's.
+// aggregateService sets a LoadBalancer Service's ingress points: every
+// cluster's, cluster by cluster, as Karmada lists them.
 func aggregateService(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
 	statuses, err := clusterStatuses(items)
 	if err != nil {
@@ -124,6 +129,41 @@ func aggregateService(template *unstructured.Unstructured, items []workv1alpha2.
 		}
 	}
 	return out, nil
+}
+
+// aggregateIngress sets an Ingress's load-balancer ingress points: every
+// cluster's, cluster by cluster, as Karmada lists them.
+func aggregateIngress(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	statuses, err := clusterStatuses(items)
+	if err != nil {
+		return nil, err
+	}
+	out := template.DeepCopy()
+	ingress := loadBalancerIngress(statuses)
+	if len(ingress) == 0 {
+		// As the Ingress API writes it: an empty load balancer.
+		unstructured.RemoveNestedField(out.Object, "status", "loadBalancer", "ingress")
+		return out, unstructured.SetNestedField(out.Object, map[string]any{}, "status", "loadBalancer")
+	}
+	return out, unstructured.SetNestedSlice(out.Object, ingress, "status", "loadBalancer", "ingress")
+}
+
+// disruptedPods gathers a PodDisruptionBudget's disrupted pods of every
+// cluster, each named <cluster>/<pod> (as Karmada names them), so that pods
+// of one name in two clusters stay apart.
+func disruptedPods(_ *unstructured.Unstructured, status map[string]any, statuses []map[string]any, clusters []string) {
+	pods := map[string]any{}
+	for i, s := range statuses {
+		d, _ := s["disruptedPods"].(map[string]any)
+		for pod, at := range d {
+			pods[clusters[i]+"/"+pod] = at
+		}
+	}
+	if len(pods) == 0 {
+		delete(status, "disruptedPods")
+		return
+	}
+	status["disruptedPods"] = pods
 }
 
 // aggregatePod sets a Pod's phase from every cluster's.
@@ -153,13 +193,30 @@ func caughtUp(generation int64, statuses []map[string]any) bool {
 	return true
 }
 
-// aggregateJob sets the Job's conditions and times: Complete once every
-// cluster completed, Failed once any failed; startTime is the earliest,
-// completionTime the latest when all completed.
-func aggregateJob(_ *unstructured.Unstructured, status map[string]any, statuses []map[string]any) {
-	complete, failed := len(statuses) > 0, false
-	var start, end string
-	for _, s := range statuses {
+// unlessFinished leaves a Job that is finished (Complete or Failed) as it
+// is, as Karmada does: its status is final.
+func unlessFinished(aggregate func(*unstructured.Unstructured, []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error)) func(*unstructured.Unstructured, []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	return func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+		conds, _, _ := unstructured.NestedSlice(template.Object, "status", "conditions")
+		for _, c := range conds {
+			cm, _ := c.(map[string]any)
+			if (cm["type"] == "Complete" || cm["type"] == "Failed") && cm["status"] == "True" {
+				return template, nil
+			}
+		}
+		return aggregate(template, items)
+	}
+}
+
+// aggregateJob sets the Job's conditions and times as Karmada does:
+// Complete once every cluster completed, Failed (naming the clusters) once
+// any failed; startTime is the earliest, completionTime the latest when all
+// completed.
+func aggregateJob(_ *unstructured.Unstructured, status map[string]any, statuses []map[string]any, clusters []string) {
+	complete := len(statuses) > 0
+	var failed []string
+	var start, end, failedAt string
+	for i, s := range statuses {
 		if s == nil {
 			complete = false
 			continue
@@ -181,7 +238,12 @@ func aggregateJob(_ *unstructured.Unstructured, status map[string]any, statuses 
 			case "Complete":
 				done = true
 			case "Failed":
-				failed = true
+				if !slices.Contains(failed, clusters[i]) {
+					failed = append(failed, clusters[i])
+				}
+				if at, _ := cm["lastTransitionTime"].(string); at > failedAt {
+					failedAt = at
+				}
 			}
 		}
 		complete = complete && done
@@ -189,15 +251,27 @@ func aggregateJob(_ *unstructured.Unstructured, status map[string]any, statuses 
 	if start != "" {
 		status["startTime"] = start
 	}
+	// The API server admits Complete only after SuccessCriteriaMet, and
+	// Failed only after FailureTarget (Kubernetes 1.31 and later).
+	// Their times are the members' (the last completion, the last
+	// failure), so that the same statuses always aggregate alike.
+	cond := func(typ, reason, msg, at string) map[string]any {
+		c := map[string]any{"type": typ, "status": "True", "reason": reason, "message": msg}
+		if at != "" {
+			c["lastProbeTime"], c["lastTransitionTime"] = at, at
+		}
+		return c
+	}
 	var conds []any
 	if complete {
-		conds = append(conds, map[string]any{"type": "Complete", "status": "True", "reason": "Completed", "message": "Job completed in every cluster"})
+		conds = append(conds, cond("SuccessCriteriaMet", "Completed", "Job completed", end), cond("Complete", "Completed", "Job completed", end))
 		if end != "" {
 			status["completionTime"] = end
 		}
 	}
-	if failed {
-		conds = append(conds, map[string]any{"type": "Failed", "status": "True", "reason": "JobFailed", "message": "Job failed in at least one cluster"})
+	if len(failed) > 0 {
+		msg := "Job executed failed in member clusters " + strings.Join(failed, ",")
+		conds = append(conds, cond("FailureTarget", "JobFailed", msg, failedAt), cond("Failed", "JobFailed", msg, failedAt))
 	}
 	if conds != nil {
 		status["conditions"] = conds
@@ -206,27 +280,14 @@ func aggregateJob(_ *unstructured.Unstructured, status map[string]any, statuses 
 	}
 }
 
+// loadBalancerIngress is every cluster's load-balancer ingress points,
+// cluster by cluster (the statuses come in the clusters' order).
 func loadBalancerIngress(statuses []map[string]any) []any {
-	seen := map[string]bool{}
-	var out []any
+	out := []any{}
 	for _, s := range statuses {
 		lb, _ := s["loadBalancer"].(map[string]any)
 		ing, _ := lb["ingress"].([]any)
-		for _, i := range ing {
-			raw, _ := json.Marshal(i)
-			if !seen[string(raw)] {
-				seen[string(raw)] = true
-				out = append(out, i)
-			}
-		}
-	}
-	sort.SliceStable(out, func(a, b int) bool {
-		ra, _ := json.Marshal(out[a])
-		rb, _ := json.Marshal(out[b])
-		return string(ra) < string(rb)
-	})
-	if out == nil {
-		out = []any{}
+		out = append(out, ing...)
 	}
 	return out
 }
@@ -332,6 +393,20 @@ func serviceHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
 	}
 	ing, _, _ := unstructured.NestedSlice(obj.Object, "status", "loadBalancer", "ingress")
 	return healthy(len(ing) > 0)
+}
+
+// ingressHealth: an Ingress is healthy once a load balancer serves it.
+func ingressHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	ing, _, _ := unstructured.NestedSlice(obj.Object, "status", "loadBalancer", "ingress")
+	return healthy(len(ing) > 0)
+}
+
+// pdbHealth: a PodDisruptionBudget is healthy while it has as many healthy
+// pods as it wants.
+func pdbHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	current, _, _ := nestedInt(obj.Object, "status", "currentHealthy")
+	desired, _, _ := nestedInt(obj.Object, "status", "desiredHealthy")
+	return healthy(current >= desired)
 }
 
 func pvcHealth(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {

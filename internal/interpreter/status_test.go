@@ -115,18 +115,44 @@ func TestAggregateJobServicePod(t *testing.T) {
 	}
 	got, _ = AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, complete)}})
 	conds, _ := got.Object["status"].(map[string]any)["conditions"].([]any)
-	if len(conds) != 1 || conds[0].(map[string]any)["type"] != "Complete" {
-		t.Errorf("job complete everywhere: conditions %v, want Complete", conds)
+	if len(conds) != 2 || conds[0].(map[string]any)["type"] != "SuccessCriteriaMet" || conds[1].(map[string]any)["type"] != "Complete" {
+		t.Errorf("job complete everywhere: conditions %v, want SuccessCriteriaMet and Complete", conds)
 	}
 
 	lb := func(ip string) map[string]any {
 		return map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": ip}}}}
 	}
 	svc := `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: LoadBalancer}}`
-	got, _ = AggregateStatus(obj(t, svc), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, lb("2.2.2.2"))}, {ClusterName: "b", Status: raw(t, lb("1.1.1.1"))}, {ClusterName: "c", Status: raw(t, lb("1.1.1.1"))}})
+	items := []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, lb("2.2.2.2"))}, {ClusterName: "b", Status: raw(t, lb("1.1.1.1"))}, {ClusterName: "c", Status: raw(t, lb("1.1.1.1"))}, {ClusterName: "d"}}
+	// Every cluster's ingress points, cluster by cluster, as Karmada lists them.
+	wantIngress := []any{map[string]any{"ip": "2.2.2.2"}, map[string]any{"ip": "1.1.1.1"}, map[string]any{"ip": "1.1.1.1"}}
+	got, _ = AggregateStatus(obj(t, svc), items)
 	ing, _, _ := unstructured.NestedSlice(got.Object, "status", "loadBalancer", "ingress")
-	if len(ing) != 2 {
-		t.Errorf("service ingress %v, want the two distinct addresses", ing)
+	if d := cmp.Diff(wantIngress, ing); d != "" {
+		t.Errorf("service ingress (-want,+got):\n%s", d)
+	}
+	got, _ = AggregateStatus(obj(t, `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}}`), items)
+	ing, _, _ = unstructured.NestedSlice(got.Object, "status", "loadBalancer", "ingress")
+	if d := cmp.Diff(wantIngress, ing); d != "" {
+		t.Errorf("ingress's ingress (-want,+got):\n%s", d)
+	}
+	got, _ = AggregateStatus(obj(t, `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}}`), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a"}})
+	if lb, found, _ := unstructured.NestedMap(got.Object, "status", "loadBalancer"); !found || len(lb) != 0 {
+		t.Errorf("ingress without points: status.loadBalancer %v (found %v), want {}", lb, found)
+	}
+
+	// A finished Job's status is final.
+	finished := `{apiVersion: batch/v1, kind: Job, metadata: {name: j}, status: {succeeded: 7, conditions: [{type: Complete, status: "True"}]}}`
+	got, _ = AggregateStatus(obj(t, finished), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, running)}})
+	if s, _, _ := nestedInt(got.Object, "status", "succeeded"); s != 7 {
+		t.Errorf("finished job's succeeded = %d, want it left at 7", s)
+	}
+	failed := map[string]any{"failed": 1, "conditions": []any{map[string]any{"type": "Failed", "status": "True"}}}
+	got, _ = AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, failed)}})
+	conds, _ = got.Object["status"].(map[string]any)["conditions"].([]any)
+	if len(conds) != 2 || conds[0].(map[string]any)["type"] != "FailureTarget" || conds[1].(map[string]any)["type"] != "Failed" ||
+		conds[1].(map[string]any)["message"] != "Job executed failed in member clusters b" {
+		t.Errorf("job failed in b: conditions %v, want FailureTarget and Failed naming b", conds)
 	}
 
 	for _, c := range []struct {
@@ -202,6 +228,45 @@ func TestUnobserved(t *testing.T) {
 	for _, c := range cases {
 		if got := Unobserved(c.obj); got != c.want {
 			t.Errorf("%s: Unobserved = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A PodDisruptionBudget's counts add up over clusters; its disrupted pods
+// are named by cluster; it is healthy while it has the healthy pods it wants.
+func TestAggregatePodDisruptionBudget(t *testing.T) {
+	pdb := `{apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: p}}`
+	st := func(current, desired, expected, allowed int, disrupted map[string]any) map[string]any {
+		s := map[string]any{"currentHealthy": current, "desiredHealthy": desired, "expectedPods": expected, "disruptionsAllowed": allowed}
+		if disrupted != nil {
+			s["disruptedPods"] = disrupted
+		}
+		return s
+	}
+	got, err := AggregateStatus(obj(t, pdb), []workv1alpha2.AggregatedStatusItem{
+		{ClusterName: "m1", Status: raw(t, st(2, 1, 2, 1, map[string]any{"web-1": "2026-11-26T00:00:00Z"}))},
+		{ClusterName: "m2", Status: raw(t, st(2, 1, 2, 1, map[string]any{"web-1": "2026-11-26T00:00:01Z"}))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]int64{"currentHealthy": 4, "desiredHealthy": 2, "expectedPods": 4, "disruptionsAllowed": 2} {
+		if v, _, _ := nestedInt(got.Object, "status", f); v != want {
+			t.Errorf("%s = %d, want %d", f, v, want)
+		}
+	}
+	d, _, _ := unstructured.NestedMap(got.Object, "status", "disruptedPods")
+	if len(d) != 2 || d["m1/web-1"] == nil || d["m2/web-1"] == nil {
+		t.Errorf("disruptedPods %v, want m1/web-1 and m2/web-1", d)
+	}
+	for _, c := range []struct {
+		status map[string]any
+		want   workv1alpha1.ResourceHealth
+	}{{st(2, 1, 2, 1, nil), workv1alpha1.ResourceHealthy}, {st(0, 1, 2, 0, nil), workv1alpha1.ResourceUnhealthy}} {
+		o := obj(t, pdb)
+		o.Object["status"] = c.status
+		if got := Health(o); got != c.want {
+			t.Errorf("health of %v = %s, want %s", c.status, got, c.want)
 		}
 	}
 }

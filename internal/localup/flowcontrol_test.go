@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/karmada-go/karmada/deploy"
-	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // The flow schema of deploy/flowcontrol covers every Karmada component's
@@ -45,7 +45,7 @@ func TestFlowSchemaCoversEveryComponent(t *testing.T) {
 	if schema.Spec.PriorityLevelConfiguration.Name != level.Name || level.Spec.Type != flowcontrolv1.PriorityLevelEnablementLimited {
 		t.Fatalf("flow schema points at %q; level %q is %s", schema.Spec.PriorityLevelConfiguration.Name, level.Name, level.Spec.Type)
 	}
-	want := map[string]bool{"Group/" + agentcsr.Group: true}
+	want := map[string]bool{"Group/" + names.AgentGroup: true}
 	for _, c := range karmadaComponents {
 		want["User/"+KarmadaUser(c)] = true
 	}

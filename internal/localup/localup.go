@@ -37,18 +37,26 @@ type stateRecord struct {
 	PullMembers []string `json:"pullMembers,omitempty"`
 	// Profiling is up's --profiling.
 	Profiling bool `json:"profiling,omitempty"`
+	// PropagateKinds and ClusterAdmin are what the members let Karmada
+	// write, as up was last given them: a later up (or a restart) without
+	// either flag keeps them rather than narrowing the members' grants
+	// back to the default. They may change while the fleet runs.
+	PropagateKinds []string `json:"propagateKinds,omitempty"`
+	ClusterAdmin   bool     `json:"clusterAdmin,omitempty"`
 }
 
 // recordOf is what up records of cfg.
 func recordOf(cfg Config) stateRecord {
 	return stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase,
-		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling}
+		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling,
+		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin}
 }
 
 // config is the configuration of the recorded fleet.
 func (r stateRecord) config(stateDir, binDir string) Config {
 	return Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
-		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling}
+		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling,
+		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin}
 }
 
 // sameFleet reports whether two records describe the same processes with
@@ -194,6 +202,10 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	running, err := runningProcesses(cfg.StateDir)
 	if err != nil {
 		return err
+	}
+	if rec != nil && len(cfg.PropagateKinds) == 0 && !cfg.ClusterAdmin {
+		// The grant up was last given stands until another is given.
+		cfg.PropagateKinds, cfg.ClusterAdmin = rec.PropagateKinds, rec.ClusterAdmin
 	}
 	if rec != nil && len(running) > 0 && !rec.sameFleet(recordOf(cfg)) {
 		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t; run `karmada-local down` before changing them",

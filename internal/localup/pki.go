@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 )
 
@@ -205,13 +206,29 @@ func EnsureServiceAccountKey(dir string) (privPath, pubPath string, err error) {
 }
 
 // EnsureEncryptionConfig returns the kube-apiserver encryption configuration
-// in dir, creating it with a new random AES key the first time: Secrets are
-// written to etcd encrypted (aescbc), and ones written before, in plain
-// text, are still read (identity).
+// in dir, creating it with a new random key the first time: Secrets are
+// written to etcd encrypted with XSalsa20-Poly1305 (secretbox, which
+// Kubernetes recommends over aescbc), and ones written before are still
+// read: with the aescbc key of a configuration an earlier version wrote
+// (kept, after secretbox), or in plain text (identity).
 func EnsureEncryptionConfig(dir string) (string, error) {
 	path := filepath.Join(dir, "encryption-config.yaml")
-	if data, err := os.ReadFile(path); err == nil && bytes.Contains(data, []byte("aescbc")) {
+	data, err := os.ReadFile(path)
+	if err == nil && bytes.Contains(data, []byte("secretbox")) {
 		return path, nil
+	}
+	legacy := ""
+	if err == nil && bytes.Contains(data, []byte("aescbc")) {
+		// An earlier version's: its key still reads what it wrote.
+		m := aescbcKey.FindSubmatch(data)
+		if m == nil {
+			return "", fmt.Errorf("%s: an aescbc configuration without a key this version can read; move it away to start with a new key (Secrets it encrypted are then unreadable)", path)
+		}
+		legacy = fmt.Sprintf(`  - aescbc:
+      keys:
+      - name: %s
+        secret: %s
+`, m[1], m[2])
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -222,20 +239,28 @@ kind: EncryptionConfiguration
 resources:
 - resources: [secrets]
   providers:
-  - aescbc:
+  - secretbox:
       keys:
-      - name: key1
+      - name: secretbox1
         secret: %s
-  - identity: {}
-`, base64.StdEncoding.EncodeToString(key))
+%s  - identity: {}
+`, base64.StdEncoding.EncodeToString(key), legacy)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+	// Written whole or not at all: a torn file would lose the key.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(config), 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	return path, nil
 }
+
+// aescbcKey finds the key of an aescbc provider as earlier versions wrote it.
+var aescbcKey = regexp.MustCompile(`(?s)- aescbc:\s*\n\s*keys:\s*\n\s*- name: (\S+)\s*\n\s*secret: (\S+)`)
 
 func writeKeyPair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) error {
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)

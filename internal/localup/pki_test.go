@@ -1,6 +1,7 @@
 package localup
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -12,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 )
 
 func TestCAIssuesVerifiableServingAndClientCerts(t *testing.T) {
@@ -174,8 +177,11 @@ func TestEncryptionConfigIsStable(t *testing.T) {
 	if key, err := base64.StdEncoding.DecodeString(string(m[1])); err != nil || len(key) != 32 {
 		t.Fatalf("key of %d bytes (%v), want 32", len(key), err)
 	}
-	if !strings.Contains(string(first), "aescbc") || !strings.Contains(string(first), "identity") {
-		t.Fatalf("want aescbc first and identity after it:\n%s", first)
+	if i, j := strings.Index(string(first), "secretbox"), strings.Index(string(first), "identity"); i < 0 || j < i || strings.Contains(string(first), "aescbc") {
+		t.Fatalf("want secretbox first and identity after it, no aescbc:\n%s", first)
+	}
+	if _, err := encryptionconfig.LoadEncryptionConfig(context.Background(), path, false, "test"); err != nil {
+		t.Fatalf("kube-apiserver would not load it: %v", err)
 	}
 	again, err := EnsureEncryptionConfig(dir)
 	if err != nil {
@@ -183,5 +189,45 @@ func TestEncryptionConfigIsStable(t *testing.T) {
 	}
 	if second, _ := os.ReadFile(again); string(second) != string(first) {
 		t.Fatal("the key changed: Secrets written before could not be read")
+	}
+}
+
+// A configuration an earlier version wrote (aescbc) gains secretbox first,
+// and keeps its aescbc key: what it encrypted stays readable.
+func TestEncryptionConfigMovesToSecretbox(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "encryption-config.yaml")
+	old := `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: [secrets]
+  providers:
+  - aescbc:
+      keys:
+      - name: key1
+        secret: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
+  - identity: {}
+`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureEncryptionConfig(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(got)
+	box, cbc, id := strings.Index(s, "secretbox:"), strings.Index(s, "aescbc:"), strings.Index(s, "identity")
+	if box < 0 || cbc < box || id < cbc || !strings.Contains(s, "name: key1\n        secret: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=") {
+		t.Fatalf("want secretbox, then the old aescbc key, then identity:\n%s", s)
+	}
+	if _, err := encryptionconfig.LoadEncryptionConfig(context.Background(), path, false, "test"); err != nil {
+		t.Fatalf("kube-apiserver would not load it: %v", err)
+	}
+	again, _ := EnsureEncryptionConfig(dir)
+	if second, _ := os.ReadFile(again); string(second) != s {
+		t.Fatal("the configuration changed again")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 )
 
 // Port layout: every cluster owns a block of ten ports starting at
@@ -70,10 +70,9 @@ type Config struct {
 }
 
 // DefaultPropagateKinds are what the fleet's members let Karmada write:
-// karmadactl join's default, and the kinds the e2e tests propagate besides
-// (CRDs, ClusterRoles, and the example.com group of their sample CRD).
-var DefaultPropagateKinds = append(slices.Clone(join.DefaultPropagateKinds),
-	"customresourcedefinitions.apiextensions.k8s.io", "clusterroles.rbac.authorization.k8s.io", "*.example.com")
+// karmadactl join's default, and the example.com group of the e2e tests'
+// sample CRD.
+var DefaultPropagateKinds = append(slices.Clone(memberrights.DefaultKinds), "*.example.com")
 
 // Validate rejects configurations that cannot work, naming the flag.
 func (c Config) Validate() error {
@@ -97,7 +96,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if !c.ClusterAdmin && len(c.PropagateKinds) > 0 {
-		if _, err := join.ParseKinds(c.PropagateKinds); err != nil {
+		if _, err := memberrights.ParseKinds(c.PropagateKinds); err != nil {
 			return err
 		}
 	}

@@ -1,16 +1,16 @@
 package localup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // pidRecord identifies a started process across invocations of karmada-local.
@@ -170,60 +170,32 @@ func procStartTime(pid int) (uint64, error) {
 	return st, err
 }
 
-// procStat returns the start time (field 22) and state (field 3) of a process.
+// procStat returns the start time (in clock ticks since boot) and the state
+// of a process.
 func procStat(pid int) (uint64, string, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0, "", err
 	}
-	// The command name (field 2) may hold spaces; fields after it follow the
-	// last closing parenthesis.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, "", fmt.Errorf("unexpected /proc/%d/stat", pid)
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 {
-		return 0, "", fmt.Errorf("unexpected /proc/%d/stat", pid)
-	}
-	st, err := strconv.ParseUint(fields[19], 10, 64)
+	st, err := p.Stat()
 	if err != nil {
-		return 0, "", fmt.Errorf("unexpected /proc/%d/stat: %w", pid, err)
+		return 0, "", err
 	}
-	return st, fields[0], nil
+	return st.Starttime, st.State, nil
 }
 
 // procMemory returns the resident set size of a process and its peak (VmRSS
 // and VmHWM), in bytes.
 func procMemory(pid int) (rss, peak int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		var target *int64
-		switch fields[0] {
-		case "VmRSS:":
-			target = &rss
-		case "VmHWM:":
-			target = &peak
-		default:
-			continue
-		}
-		kb, err := strconv.ParseInt(fields[1], 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("parsing /proc/%d/status: %w", pid, err)
-		}
-		*target = kb * 1024
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0, 0, err
 	}
-	return rss, peak, sc.Err()
+	return int64(st.VmRSS), int64(st.VmHWM), nil
 }
 
 // tailFile returns the last n lines of a file, for error messages.

@@ -80,7 +80,7 @@ func TestUpRefusesToChangeProfilingOfARunningFleet(t *testing.T) {
 func TestStateRecordKeepsTheFleet(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Config{StateDir: dir, BinDir: "/bin", Kubeconfig: filepath.Join(dir, "kc"), Members: 4, NodesPerMember: 7,
-		PortBase: 31000, PullMembers: []string{MemberName(3), MemberName(1)}, Profiling: true}
+		PortBase: 31000, PullMembers: []string{MemberName(3), MemberName(1)}, Profiling: true, PropagateKinds: []string{"deployments.apps", "pods"}}
 	if err := writeState(dir, recordOf(cfg)); err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +90,18 @@ func TestStateRecordKeepsTheFleet(t *testing.T) {
 	}
 	got := rec.config(dir, "/bin")
 	if got.Members != 4 || got.NodesPerMember != 7 || got.PortBase != 31000 || got.Kubeconfig != cfg.Kubeconfig ||
-		!slices.Equal(got.PullMembers, cfg.PullMembers) || !got.Profiling {
+		!slices.Equal(got.PullMembers, cfg.PullMembers) || !got.Profiling || !slices.Equal(got.PropagateKinds, cfg.PropagateKinds) {
 		t.Errorf("record gives %+v, want the fleet of %+v", got, cfg)
 	}
 	other := recordOf(cfg)
 	other.PullMembers = []string{MemberName(1), MemberName(3)}
 	if !rec.sameFleet(other) {
 		t.Error("the same pull members in another order were taken for another fleet")
+	}
+	// The grant may change while the fleet runs (join updates the members).
+	other.PropagateKinds, other.ClusterAdmin = nil, true
+	if !rec.sameFleet(other) {
+		t.Error("another --propagate-kinds was taken for another fleet")
 	}
 	other.Profiling = false
 	if rec.sameFleet(other) {

@@ -3,8 +3,6 @@ package localup
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -16,15 +14,13 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
-	"github.com/karmada-go/karmada/internal/agentcert"
-	"github.com/karmada-go/karmada/internal/karmadactl/register"
-	"github.com/karmada-go/karmada/internal/karmadactl/token"
+	"github.com/karmada-go/karmada/internal/registration/agentcert"
+	"github.com/karmada-go/karmada/internal/registration/register"
+	"github.com/karmada-go/karmada/internal/registration/token"
 )
 
 // Member slots of a pull-mode member's karmada-agent.
@@ -130,7 +126,7 @@ func (f *fleet) registerMember(c *cluster) func(ctx context.Context) error {
 		case cl.Spec.SyncMode != clusterv1alpha1.Pull:
 			return fmt.Errorf("cluster %s is joined in %s mode, and the fleet wants it in pull mode (--pull-members): run `karmadactl unjoin %s` (or `karmada-local down --purge`) first", c.name, cl.Spec.SyncMode, c.name)
 		}
-		kubeconfig, err := agentKubeconfig(ctx, mc, c.name)
+		kubeconfig, err := register.RegisteredKubeconfig(ctx, mc, c.name)
 		if err != nil {
 			return err
 		}
@@ -163,12 +159,12 @@ func (f *fleet) registerMember(c *cluster) func(ctx context.Context) error {
 		}
 		err = register.Run(ctx, memberCfg, register.Options{
 			Endpoint: strings.TrimPrefix(cp.apiURL(), "https://"), Token: tok, CACertHash: hash, ClusterName: c.name,
-			Timeout: 90 * time.Second, CertExpirationSeconds: 365 * 24 * 3600, Agent: agent,
+			Timeout: 90 * time.Second, CertExpirationSeconds: register.DefaultCertExpirationSeconds, Agent: agent,
 		}, io.Discard)
 		if err != nil {
 			return err
 		}
-		if kubeconfig, err = agentKubeconfig(ctx, mc, c.name); err != nil {
+		if kubeconfig, err = register.RegisteredKubeconfig(ctx, mc, c.name); err != nil {
 			return err
 		}
 		if kubeconfig == nil {
@@ -176,35 +172,6 @@ func (f *fleet) registerMember(c *cluster) func(ctx context.Context) error {
 		}
 		return writeAgentKubeconfig(c.agentKarmadaConfig, kubeconfig)
 	}
-}
-
-// agentKubeconfig reads the agent's kubeconfig from the member's Secret:
-// nil when there is none, or it holds a certificate already expired.
-func agentKubeconfig(ctx context.Context, mc kubernetes.Interface, cluster string) ([]byte, error) {
-	s, err := mc.CoreV1().Secrets(agentcert.Namespace).Get(ctx, agentcert.SecretName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading Secret %s/%s of %s: %w", agentcert.Namespace, agentcert.SecretName, cluster, err)
-	}
-	if s.Labels[agentcert.ClusterNameLabel] != cluster {
-		return nil, fmt.Errorf("Secret %s/%s of %s was not made by register for cluster %s", agentcert.Namespace, agentcert.SecretName, cluster, cluster)
-	}
-	data := s.Data[agentcert.SecretKey]
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("Secret %s/%s of %s: %w", agentcert.Namespace, agentcert.SecretName, cluster, err)
-	}
-	block, _ := pem.Decode(cfg.CertData)
-	if block == nil {
-		return nil, nil
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil || time.Now().After(cert.NotAfter) {
-		return nil, nil
-	}
-	return data, nil
 }
 
 // writeAgentKubeconfig writes the file the agent process starts from,

@@ -31,7 +31,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/config/crd"
 	"github.com/karmada-go/karmada/deploy"
-	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/webhook"
 )
@@ -114,7 +114,7 @@ func DefaultClusterTaintPolicy() *policyv1alpha1.ClusterTaintPolicy {
 		Spec: policyv1alpha1.ClusterTaintPolicySpec{
 			AddOnConditions:    []policyv1alpha1.MatchCondition{{ConditionType: clusterv1alpha1.ClusterConditionReady, Operator: policyv1alpha1.MatchConditionOpNotIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionTrue}}},
 			RemoveOnConditions: []policyv1alpha1.MatchCondition{{ConditionType: clusterv1alpha1.ClusterConditionReady, Operator: policyv1alpha1.MatchConditionOpIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionTrue}}},
-			Taints:             []policyv1alpha1.Taint{{Key: webhook.NotReadyTaintKey, Effect: corev1.TaintEffectNoExecute}},
+			Taints:             []policyv1alpha1.Taint{{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute}},
 		},
 	}
 }

@@ -78,25 +78,24 @@ func hash(s string) string {
 }
 
 // WorkName is the name of the Work that carries an object (a binding's
-// template, or a namespace) to one member: <name>-<suffix>, where <name> is
-// the object's name lower-cased with ':' replaced by '.', and <suffix>
-// encodes the FNV-32a hash of <namespace>-<name>-<kind> (lower-cased, and
-// without <namespace>- for cluster-scoped objects). Objects of different
-// namespaces or kinds with one name so get different Works.
+// template, or a namespace) to one member, as Karmada v1.19 names it:
+// <name>-<suffix>, where <name> is the object's name lower-cased with ':'
+// replaced by '.', and <suffix> is rand.SafeEncodeString of the decimal
+// FNV-32a hash of "<namespace>-<name>-<kind>" (without "<namespace>-" for
+// cluster-scoped objects), lower-cased, with the name as in <name>. Objects
+// of different namespaces or kinds with one name so get different Works.
 //
-// The hash is taken over what Karmada's hashing writes for a string: the
-// string prefixed with its type, "(string)". The prefix is shortened, if it
-// must be, to keep the name valid; Karmada does not shorten it and cannot
-// create such a Work at all.
+// The prefix is shortened, if it must be, to keep the name valid; Karmada
+// does not shorten it and cannot create such a Work at all.
 func WorkName(kind, name, namespace string) string {
-	id := name + "-" + kind
+	prefix := strings.ToLower(strings.ReplaceAll(name, ":", "."))
+	id := prefix + "-" + strings.ToLower(kind)
 	if namespace != "" {
-		id = namespace + "-" + id
+		id = strings.ToLower(namespace) + "-" + id
 	}
 	h := fnv.New32a()
-	h.Write([]byte("(string)" + strings.ToLower(id)))
+	h.Write([]byte(id))
 	suffix := rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
-	prefix := strings.ToLower(strings.ReplaceAll(name, ":", "."))
 	if n := maxNameLength - len(suffix) - 1; len(prefix) > n {
 		prefix = strings.TrimRight(prefix[:n], "-.")
 	}
@@ -109,8 +108,9 @@ func NamespaceWorkName(namespace string) string { return WorkName("Namespace", n
 // KeptWorkName is the name of the Work to write in an execution namespace,
 // given the Works already written there for the same object: want (Karmada's
 // name), unless only Works of other names are there, made by an earlier
-// version. Renaming one would mean deleting the member's copy and making it
-// again, so it keeps its name.
+// version (named <binding>-<hash>, or with the suffix hashed as older
+// Karmada releases did). Renaming one would mean deleting the member's copy
+// and making it again, so it keeps its name.
 func KeptWorkName(existing []workv1alpha1.Work, executionNamespace, want string) string {
 	kept := ""
 	for _, w := range existing {
@@ -129,3 +129,28 @@ func KeptWorkName(existing []workv1alpha1.Work, executionNamespace, want string)
 	}
 	return kept
 }
+
+// The pull agent's identity in the control plane, as Karmada names it: the
+// user of a cluster's agent is AgentUserPrefix+cluster, in AgentGroup.
+// AgentRegistrationGroupPrefix followed by a registration's id is the group
+// of the agent certificates of one registration of a cluster.
+const (
+	AgentUserPrefix              = "system:karmada:agent:"
+	AgentGroup                   = "system:karmada:agents"
+	AgentRegistrationGroupPrefix = "system:karmada:agent-registration:"
+)
+
+// The labels Karmada's tools put on what they create outside the API
+// objects Karmada owns: in a member (join's identity, register's agent)
+// and on a pull agent's rights in the control plane.
+const (
+	// ManagedByLabel, with the value ManagedByKarmadactl, marks what
+	// karmadactl join or register made, so that unjoin and unregister
+	// remove it and nothing else.
+	ManagedByLabel      = "karmada.io/managed-by"
+	ManagedByKarmadactl = "karmadactl"
+	// ClusterNameLabel names the Cluster an object belongs to.
+	ClusterNameLabel = "cluster.karmada.io/name"
+	// SystemLabel marks Karmada's own objects (value "true").
+	SystemLabel = "karmada.io/system"
+)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/davecgh/go-spew/spew"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -28,52 +27,63 @@ func TestBindingName(t *testing.T) {
 	}
 }
 
-// karmadaWorkName is the rule written out with the hashing Karmada uses
-// (go-spew's "%#v" of the string into FNV-32a), to check WorkName against it
-// independently.
-func karmadaWorkName(kind, name, namespace string) string {
-	id := strings.ToLower(name + "-" + kind)
-	if namespace != "" {
-		id = strings.ToLower(namespace + "-" + name + "-" + kind)
-	}
-	h := fnv.New32a()
-	printer := spew.ConfigState{Indent: " ", SortKeys: true, DisableMethods: true, SpewKeys: true}
-	printer.Fprintf(h, "%#v", id)
-	return strings.ToLower(strings.ReplaceAll(name, ":", ".")) + "-" + rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
-}
-
+// TestWorkName checks WorkName against names Karmada v1.19 gives (the first
+// five) and against the rule written out independently.
 func TestWorkName(t *testing.T) {
 	long := strings.Repeat("a", 253)
 	for _, c := range []struct{ kind, name, namespace, want string }{
-		{"Deployment", "nginx", "default", "nginx-6c47d997fc"},
-		{"Service", "nginx", "default", "nginx-5cc8c8f75c"},
-		{"Deployment", "nginx", "shop", "nginx-6c957ff6b4"},
-		// Cluster-scoped: no namespace in the hashed string.
-		{"ClusterRole", "system:test-role", "", "system.test-role-57bf8fbc66"},
-		{"Namespace", "default", "", "default-5748775fcb"},
+		// Karmada v1.19's own names.
+		{"Deployment", "nginx", "default", "nginx-687f7fb96f"},
+		{"ClusterRole", "system:aggregate-to-view", "", "system.aggregate-to-view-fc889dbfd"},
+		{"Namespace", "demo", "", "demo-6654f4c4f6"},
+		{"ConfigMap", "MyConfig", "team-a", "myconfig-7c6c596556"},
+		{"Service", "web", "prod", "web-bc7d89c89"},
 		// Upper case hashes as lower case; the prefix is lower-cased too.
-		{"Deployment", "Nginx", "Default", "nginx-6c47d997fc"},
-		{"ConfigMap", "a.b:c", "x", "a.b.c-5cd9956fff"},
+		{"Deployment", "Nginx", "Default", "nginx-687f7fb96f"},
+		{"deployment", "nginx", "default", "nginx-687f7fb96f"},
 	} {
 		got := WorkName(c.kind, c.name, c.namespace)
 		if got != c.want {
 			t.Errorf("WorkName(%q, %q, %q) = %q, want %q", c.kind, c.name, c.namespace, got, c.want)
 		}
-		if k := karmadaWorkName(c.kind, c.name, c.namespace); got != k {
-			t.Errorf("WorkName(%q, %q, %q) = %q, Karmada's rule gives %q", c.kind, c.name, c.namespace, got, k)
+		if r := ruleWorkName(c.kind, c.name, c.namespace); got != r {
+			t.Errorf("WorkName(%q, %q, %q) = %q, the rule gives %q", c.kind, c.name, c.namespace, got, r)
 		}
+	}
+	// Names that differ only by namespace, kind or scope get different Works.
+	seen := map[string]string{}
+	for _, k := range [][3]string{{"Deployment", "web", "a"}, {"Deployment", "web", "b"}, {"Service", "web", "a"}, {"Namespace", "web", ""}, {"ClusterRole", "web", ""}} {
+		n := WorkName(k[0], k[1], k[2])
+		if other, ok := seen[n]; ok {
+			t.Errorf("WorkName%v = %q, the same as for %s", k, n, other)
+		}
+		seen[n] = fmt.Sprint(k)
 	}
 	// A name as long as names go keeps the suffix and stays valid.
 	got := WorkName("ConfigMap", long, "default")
 	if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
 		t.Errorf("WorkName of a %d-character name = %q, invalid: %v", len(long), got, errs)
 	}
-	if k := karmadaWorkName("ConfigMap", long, "default"); !strings.HasSuffix(got, k[strings.LastIndex(k, "-"):]) {
-		t.Errorf("WorkName of a long name = %q, lost the suffix of %q", got, k)
+	if r := ruleWorkName("ConfigMap", long, "default"); !strings.HasSuffix(got, r[strings.LastIndex(r, "-"):]) {
+		t.Errorf("WorkName of a long name = %q, lost the suffix of %q", got, r)
 	}
-	if got := NamespaceWorkName("default"); got != "default-5748775fcb" {
-		t.Errorf("NamespaceWorkName(default) = %q, want default-5748775fcb", got)
+	if got := NamespaceWorkName("demo"); got != "demo-6654f4c4f6" {
+		t.Errorf("NamespaceWorkName(demo) = %q, want demo-6654f4c4f6", got)
 	}
+}
+
+// ruleWorkName is the rule as the issue states it, written out once more:
+// FNV-32a over the lower-cased "<namespace>-<name>-<kind>" with ':' in the
+// name replaced by '.'.
+func ruleWorkName(kind, name, namespace string) string {
+	n := strings.ReplaceAll(strings.ToLower(name), ":", ".")
+	s := n + "-" + kind
+	if namespace != "" {
+		s = namespace + "-" + s
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(strings.ToLower(s)))
+	return n + "-" + rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
 }
 
 func TestKeptWorkName(t *testing.T) {

@@ -11,12 +11,14 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
-// Namespace reports whether ns is the control plane's own: kube-* (Karmada's
-// default --skipped-propagating-namespaces) and karmada-* (Karmada's system
-// and cluster namespaces, and the execution namespaces). Nothing in them is
-// propagated.
+// Namespace reports whether ns is the control plane's own, as Karmada
+// decides it: kube-* (Karmada's default --skipped-propagating-namespaces)
+// and Karmada's reserved namespaces (karmada-system, karmada-cluster and
+// the execution namespaces karmada-es-*). Nothing in them is propagated.
+// Other namespaces whose names start with karmada- are users' (a namespace
+// karmada-demo reaches every member, as in Karmada).
 func Namespace(ns string) bool {
-	return strings.HasPrefix(ns, "kube-") || strings.HasPrefix(ns, "karmada-")
+	return strings.HasPrefix(ns, "kube-") || ControlPlaneNamespace(ns)
 }
 
 // EveryMemberHas reports whether every member cluster already has the

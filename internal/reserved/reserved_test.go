@@ -7,6 +7,8 @@ func TestNamespace(t *testing.T) {
 		"kube-system": true, "kube-public": true, "kube-node-lease": true, "kube-flannel": true,
 		"karmada-system": true, "karmada-cluster": true, "karmada-es-member1": true,
 		"default": false, "kubeflow": false, "team-a": false, "karmadafoo": false,
+		// Karmada reserves only its own namespaces of that prefix.
+		"karmada-demo": false, "karmada-es-": false, "karmada-systems": false,
 	}
 	for ns, want := range cases {
 		if got := Namespace(ns); got != want {

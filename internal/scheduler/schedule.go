@@ -54,9 +54,24 @@ type Result struct {
 // in order and the first that places the binding wins. The cycle has no side
 // effect, so it also serves dry runs (karmadactl plan).
 func Schedule(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) Result {
+	return ScheduleFrom(ctx, fw, spec, clusters, "")
+}
+
+// ScheduleFrom is Schedule starting at the clusterAffinities term named
+// from (the term the binding was last placed by), as Karmada does: a
+// binding that fell through to a later term stays there, or falls further,
+// and goes back to an earlier term only when scheduled afresh (from "").
+// A name the terms no longer hold starts at the first.
+func ScheduleFrom(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster, from string) Result {
 	terms := []policyv1alpha1.ClusterAffinityTerm{{}}
 	if spec.Placement != nil && len(spec.Placement.ClusterAffinities) > 0 {
 		terms = spec.Placement.ClusterAffinities
+		for i := range terms {
+			if from != "" && terms[i].AffinityName == from {
+				terms = terms[i:]
+				break
+			}
+		}
 	}
 	var failures []string
 	var last Result

@@ -87,23 +87,85 @@ func TestSchedule(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := Schedule(context.Background(), fw, c.spec, fleet)
-		if c.wantErr != "" {
-			if r.Err == nil || !strings.Contains(r.Err.Error(), c.wantErr) {
-				t.Errorf("%s: error %v, want %q", c.name, r.Err, c.wantErr)
-			}
-			if r.Explanation == nil || r.Explanation.Message != r.Err.Error() {
-				t.Errorf("%s: the explanation does not carry the error", c.name)
-			}
-			continue
-		}
-		if r.Err != nil {
-			t.Errorf("%s: %v", c.name, r.Err)
-			continue
-		}
-		if got := targets(r.Targets); got != c.want || r.AffinityName != c.wantAffinity {
-			t.Errorf("%s: %s (affinity %q), want %s (%q)", c.name, got, r.AffinityName, c.want, c.wantAffinity)
-		}
+		check(t, c.name, r, c.want, c.wantAffinity, c.wantErr)
 	}
+}
+
+// check compares a scheduling result with what is wanted: an error
+// containing wantErr (carried by the explanation too), or the targets and
+// affinity term.
+func check(t *testing.T, name string, r Result, want, wantAffinity, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if r.Err == nil || !strings.Contains(r.Err.Error(), wantErr) {
+			t.Errorf("%s: error %v, want %q", name, r.Err, wantErr)
+			return
+		}
+		if r.Explanation == nil || r.Explanation.Message != r.Err.Error() {
+			t.Errorf("%s: the explanation does not carry the error", name)
+		}
+		return
+	}
+	if r.Err != nil {
+		t.Errorf("%s: %v", name, r.Err)
+		return
+	}
+	if got := targets(r.Targets); got != want || r.AffinityName != wantAffinity {
+		t.Errorf("%s: %s (affinity %q), want %s (%q)", name, got, r.AffinityName, want, wantAffinity)
+	}
+}
+
+// With clusterAffinities, a binding placed by a later term is scheduled
+// from that term on (it stays, or falls further), as in Karmada; only a
+// fresh scheduling starts at the first term again.
+func TestScheduleFromTheObservedTerm(t *testing.T) {
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10), member("m2", "east", 10), member("m3", "west", 10)}
+	terms := &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+		{AffinityName: "primary", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1"}}},
+		{AffinityName: "backup", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m2"}}},
+		{AffinityName: "last", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m3"}}},
+	}}
+	for _, c := range []struct{ from, want, wantAffinity string }{
+		{"", "m1=2", "primary"},
+		{"backup", "m2=2", "backup"},
+		{"last", "m3=2", "last"},
+		{"gone", "m1=2", "primary"},
+	} {
+		check(t, "from "+c.from, ScheduleFrom(context.Background(), fw, spec(2, terms), fleet, c.from), c.want, c.wantAffinity, "")
+	}
+	// The observed term fits no more: the next one.
+	down := []clusterv1alpha1.Cluster{member("m1", "east", 10), member("m3", "west", 10)}
+	check(t, "backup gone", ScheduleFrom(context.Background(), fw, spec(2, terms), down, "backup"), "m3=2", "last", "")
+}
+
+// Spread constraints as Karmada's own checks use them: clusters of which
+// two have a region, a Duplicated workload spread over exactly two regions
+// and exactly one cluster goes to both regions (a cluster constraint never
+// leaves a chosen group without a cluster); over one region, to one cluster.
+func TestScheduleSpreadByRegionAndCluster(t *testing.T) {
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet := []clusterv1alpha1.Cluster{member("member1", "2", 10), member("member2", "1", 10), member("member3", "", 10)}
+	spread := func(clusters, regions int) *policyv1alpha1.Placement {
+		return &policyv1alpha1.Placement{
+			ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated},
+			SpreadConstraints: []policyv1alpha1.SpreadConstraint{
+				{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: clusters, MaxGroups: clusters},
+				{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: regions, MaxGroups: regions},
+			}}
+	}
+	check(t, "two regions, one cluster", Schedule(context.Background(), fw, spec(2, spread(1, 2)), fleet), "member1=2,member2=2", "", "")
+	r := Schedule(context.Background(), fw, spec(2, spread(1, 1)), fleet)
+	if r.Err != nil || len(r.Targets) != 1 || r.Targets[0].Name == "member3" {
+		t.Errorf("one region, one cluster: %s (%v), want one cluster with a region", targets(r.Targets), r.Err)
+	}
+	check(t, "three regions", Schedule(context.Background(), fw, spec(2, spread(1, 3)), fleet), "", "", "at least 3 groups")
 }
 
 func TestScheduleExplains(t *testing.T) {
@@ -141,38 +203,6 @@ func TestScheduleExplains(t *testing.T) {
 	r = Schedule(context.Background(), fw, spec(1, nil), many)
 	if len(r.Explanation.Clusters) != MaxExplained || r.Explanation.Omitted != 10 {
 		t.Errorf("%d explained, %d omitted; want %d and 10", len(r.Explanation.Clusters), r.Explanation.Omitted, MaxExplained)
-	}
-}
-
-func TestClusterChangeMatters(t *testing.T) {
-	base := member("m1", "east", 10)
-	base.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue}}
-	change := func(f func(c *clusterv1alpha1.Cluster)) *clusterv1alpha1.Cluster {
-		c := base.DeepCopy()
-		f(c)
-		return c
-	}
-	cases := []struct {
-		name string
-		new  *clusterv1alpha1.Cluster
-		want bool
-	}{
-		{"resource summary only", change(func(c *clusterv1alpha1.Cluster) {
-			c.Status.ResourceSummary.Allocated = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
-		}), false},
-		{"node summary only", change(func(c *clusterv1alpha1.Cluster) { c.Status.NodeSummary = &clusterv1alpha1.NodeSummary{TotalNum: 3} }), false},
-		{"taint", change(func(c *clusterv1alpha1.Cluster) {
-			c.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
-		}), true},
-		{"label", change(func(c *clusterv1alpha1.Cluster) { c.Labels = map[string]string{"tier": "gold"} }), true},
-		{"not ready", change(func(c *clusterv1alpha1.Cluster) { c.Status.Conditions[0].Status = metav1.ConditionFalse }), true},
-		{"APIs", change(func(c *clusterv1alpha1.Cluster) { c.Status.APIEnablements = nil }), true},
-		{"first summary", change(func(c *clusterv1alpha1.Cluster) { c.Status.ResourceSummary = nil }), true},
-	}
-	for _, c := range cases {
-		if got := ClusterChangeMatters(&base, c.new); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,9 +34,11 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
+	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/eviction"
+	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
@@ -58,7 +61,7 @@ type Scheduler struct {
 	// scheduled here.
 	SchedulerName string
 	Workers       int
-	Now           func() time.Time
+	Clock         clock.PassiveClock
 	// Recorder records events on bindings and templates; nil records none.
 	Recorder record.EventRecorder
 	// DirectNarrowing removes a dropped cluster's copy at once (the
@@ -83,8 +86,8 @@ type ownWrite struct {
 
 // SetupWithManager registers one controller per binding kind.
 func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
-	if s.Now == nil {
-		s.Now = time.Now
+	if s.Clock == nil {
+		s.Clock = clock.RealClock{}
 	}
 	if s.SchedulerName == "" {
 		s.SchedulerName = DefaultSchedulerName
@@ -154,17 +157,19 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 	// times have whole seconds: a trigger in the second of the last
 	// scheduling counts, and costs at most one more, identical, pass.)
 	fresh := spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || !spec.RescheduleTriggeredAt.Before(status.LastScheduledTime))
+	effective := EffectiveSpec(spec, status.SchedulerObservingAffinityName)
 	if !fresh && status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
-		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, EffectiveSpec(spec, status.SchedulerObservingAffinityName), clusters.Items) {
+		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, effective, clusters.Items) && len(Deselected(effective, clusters.Items)) == 0 {
 		return 0, nil
 	}
-	in := spec
+	in, from := spec, status.SchedulerObservingAffinityName
 	if fresh {
 		in = spec.DeepCopy()
 		in.Clusters = nil
+		from = ""
 		log.Info("Scheduling binding afresh", "binding", klog.KObj(obj), "rescheduleTriggeredAt", spec.RescheduleTriggeredAt)
 	}
-	res := Schedule(ctx, s.Framework, in, clusters.Items)
+	res := ScheduleFrom(ctx, s.Framework, in, clusters.Items, from)
 	var pluginErr *PluginError
 	if errors.As(res.Err, &pluginErr) {
 		// No verdict: the placement stays as it is, the condition says why,
@@ -202,7 +207,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	if res.Err == nil {
-		now := metav1.NewTime(s.Now())
+		now := metav1.NewTime(s.Clock.Now())
 		status.LastScheduledTime = &now
 		status.SchedulerObservingAffinityName = res.AffinityName
 	}
@@ -248,7 +253,7 @@ func (s *Scheduler) narrow(obj client.Object, spec *workv1alpha2.ResourceBinding
 	for _, t := range spec.Clusters {
 		before = append(before, t.Name)
 	}
-	now := s.Now()
+	now := s.Clock.Now()
 	for _, t := range spec.Clusters {
 		if kept[t.Name] || !live[t.Name] {
 			continue
@@ -284,25 +289,8 @@ var placementRelevant = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		return ClusterChangeMatters(o, n)
+		return clusterready.PlacementChanged(o, n)
 	},
-}
-
-// ClusterChangeMatters reports whether a Cluster update may change where
-// bindings can go.
-func ClusterChangeMatters(o, n *clusterv1alpha1.Cluster) bool {
-	ready := func(c *clusterv1alpha1.Cluster) metav1.ConditionStatus {
-		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
-			return cond.Status
-		}
-		return metav1.ConditionUnknown
-	}
-	return !equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
-		!equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
-		!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
-		ready(o) != ready(n) ||
-		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements) ||
-		(o.Status.ResourceSummary == nil) != (n.Status.ResourceSummary == nil)
 }
 
 // EffectiveSpec is the binding spec as scheduled under the named
@@ -344,6 +332,28 @@ func (s *Scheduler) newlyFeasible(ctx context.Context, spec *workv1alpha2.Resour
 		}
 	}
 	return false
+}
+
+// Deselected names the clusters the binding is placed on that its cluster
+// affinity no longer selects (their labels or topology changed): the user's
+// selection changed, which is not an eviction, so the binding is scheduled
+// again and leaves them, as in Karmada. Taints, readiness and capacity are
+// not looked at: those never move a placed workload by themselves.
+func Deselected(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) []string {
+	if spec.Placement == nil || spec.Placement.ClusterAffinity == nil || len(spec.Clusters) == 0 {
+		return nil
+	}
+	byName := make(map[string]*clusterv1alpha1.Cluster, len(clusters))
+	for i := range clusters {
+		byName[clusters[i].Name] = &clusters[i]
+	}
+	var out []string
+	for _, t := range spec.Clusters {
+		if c, ok := byName[t.Name]; ok && c.DeletionTimestamp.IsZero() && !clusteraffinity.Matches(spec.Placement.ClusterAffinity, c) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
 // placedOnLeavingCluster reports whether the binding is placed on a cluster
@@ -394,7 +404,9 @@ func targetNames(ts []workv1alpha2.TargetCluster) []string {
 
 // unscheduledBindings maps a Cluster change to the bindings that did not fit
 // last time or are not placed on it (a new or changed cluster may take them
-// now) and, when the cluster is leaving, to the bindings placed on it.
+// now), and to the bindings placed on it (it may be leaving, or no longer
+// selected by their affinity). The binding's own reconcile decides cheaply
+// whether anything changes.
 func (s *Scheduler) unscheduledBindings(k bindings.Kind) handler.MapFunc {
 	return func(ctx context.Context, cl client.Object) []reconcile.Request {
 		list, err := k.List(ctx, s.Client)
@@ -402,19 +414,9 @@ func (s *Scheduler) unscheduledBindings(k bindings.Kind) handler.MapFunc {
 			klog.FromContext(ctx).Error(err, "Listing bindings", "kind", k.Name)
 			return nil
 		}
-		leaving := !cl.GetDeletionTimestamp().IsZero()
-		var out []reconcile.Request
+		out := make([]reconcile.Request, 0, len(list))
 		for _, b := range list {
-			c := meta.FindStatusCondition(b.Status.Conditions, workv1alpha2.Scheduled)
-			placedThere := false
-			for _, t := range b.Spec.Clusters {
-				placedThere = placedThere || t.Name == cl.GetName()
-			}
-			// Every binding not placed there may fit it now; the binding's own
-			// reconcile decides cheaply whether anything changes.
-			if c == nil || c.Status != metav1.ConditionTrue || (leaving && placedThere) || !placedThere {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.Object)})
-			}
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.Object)})
 		}
 		return out
 	}

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -15,7 +16,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -48,7 +49,7 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 			},
 		}).Build()
-	s := &Scheduler{Client: c, Framework: fw, Now: time.Now,
+	s := &Scheduler{Client: c, Framework: fw, Clock: clock.RealClock{},
 		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)}
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rb)}
 	if _, err := s.reconcilerFor(bindings.Kinds[0]).Reconcile(ctx, req); err != nil {
@@ -112,7 +113,7 @@ func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
 	rb.Status = workv1alpha2.ResourceBindingStatus{SchedulerObservedGeneration: 1, LastScheduledTime: &last,
 		Conditions: []metav1.Condition{{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, LastTransitionTime: last}}}
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(rb, &m1, &m2).WithStatusSubresource(&workv1alpha2.ResourceBinding{}).Build()
-	s := &Scheduler{Client: c, Framework: fw, Now: time.Now,
+	s := &Scheduler{Client: c, Framework: fw, Clock: clock.RealClock{},
 		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)}
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rb)}
 	schedule := func() *workv1alpha2.ResourceBinding {

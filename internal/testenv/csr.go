@@ -30,6 +30,22 @@ func CertificateRequest(t testing.TB, cn string, orgs []string, dns ...string) [
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 }
 
+// KeyedCertificateRequest is a PEM certificate request for a subject whose
+// organizations depend on the new key that signs it (an agent's
+// registration id is derived from its key).
+func KeyedCertificateRequest(t testing.TB, cn string, orgs func(pub any) []string) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs(key.Public())}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+}
+
 // SelfSignedCA is the PEM certificate of a new self-signed CA.
 func SelfSignedCA(t testing.TB) []byte {
 	t.Helper()

@@ -24,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -173,23 +175,25 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func(ctx
 // happen (a move, a deletion) within a period.
 func Consistently(t testing.TB, period time.Duration, what string, check func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), period)
-	defer cancel()
+	start := time.Now()
 	for {
-		if err := check(ctx); err != nil && ctx.Err() == nil {
-			t.Fatalf("%s: not so after %s: %v", what, period-time.Until(deadlineOf(ctx)), err)
+		// Each check gets its own time, not what is left of the period: a
+		// client call near its end must not fail for the period's sake.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := check(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: not so after %s: %v", what, time.Since(start).Round(time.Millisecond), err)
+		}
+		if time.Since(start) >= period {
+			return
 		}
 		select {
-		case <-ctx.Done():
-			return
 		case <-time.After(100 * time.Millisecond):
+		case <-t.Context().Done():
+			return
 		}
 	}
-}
-
-func deadlineOf(ctx context.Context) time.Time {
-	d, _ := ctx.Deadline()
-	return d
 }
 
 // MemberCredentials makes, in a member started by StartMember, a service
@@ -217,10 +221,27 @@ func MemberCredentials(ctx context.Context, t testing.TB, member *Env) (token st
 	return tr.Status.Token, member.Config.CAData
 }
 
+// writeKubeconfig writes env's administrator credentials as a kubeconfig
+// file at path and returns path.
+func (e *Env) writeKubeconfig(t testing.TB, path string) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["env"] = &clientcmdapi.Cluster{Server: e.Config.Host, CertificateAuthorityData: e.Config.CAData}
+	kc.AuthInfos["env"] = &clientcmdapi.AuthInfo{ClientCertificateData: e.Config.CertData, ClientKeyData: e.Config.KeyData, Token: e.Config.BearerToken}
+	kc.Contexts["env"] = &clientcmdapi.Context{Cluster: "env", AuthInfo: "env"}
+	kc.CurrentContext = "env"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // StartWebhook runs karmada-webhook in this process (the command's own Run)
 // with a certificate from a CA made for the test, registers it with env's
 // API server as karmada-local does (admission, and the bindings' CRD
-// conversion), and waits until the API server calls it. It stops when the
+// conversion), and waits until the API server calls it. It uses env's
+// administrator credentials as its --kubeconfig (its Cluster lookups and
+// SubjectAccessReviews). It stops when the
 // test ends.
 func (e *Env) StartWebhook(t testing.TB) {
 	t.Helper()
@@ -235,7 +256,8 @@ func (e *Env) StartWebhook(t testing.TB) {
 	_ = l.Close()
 	opts := &webhookapp.Options{BindAddress: "127.0.0.1", SecurePort: port, CertDir: filepath.Dir(cert), CertName: filepath.Base(cert), KeyName: filepath.Base(key),
 		TLSMinVersion: "1.3", Metrics: cli.MetricsFlags{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		DefaultNotReadyTolerationSeconds: webhook.DefaultTolerationSeconds, DefaultUnreachableTolerationSeconds: webhook.DefaultTolerationSeconds}
+		DefaultNotReadyTolerationSeconds: webhook.DefaultTolerationSeconds, DefaultUnreachableTolerationSeconds: webhook.DefaultTolerationSeconds,
+		Kubeconfig: e.writeKubeconfig(t, filepath.Join(dir, "webhook.kubeconfig"))}
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}

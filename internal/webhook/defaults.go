@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 )
 
@@ -46,16 +47,13 @@ func defaultPropagation(spec *policyv1alpha1.PropagationSpec, ns string, o Optio
 	}
 }
 
-// The taints a ClusterTaintPolicy puts on a failing cluster, which
-// placements tolerate for a while by default (as Karmada's webhook does).
-const (
-	NotReadyTaintKey    = "cluster.karmada.io/not-ready"
-	UnreachableTaintKey = "cluster.karmada.io/unreachable"
-	// DefaultTolerationSeconds is the default of
-	// --default-not-ready-toleration-seconds and
-	// --default-unreachable-toleration-seconds.
-	DefaultTolerationSeconds = 300
-)
+// DefaultTolerationSeconds is how long placements tolerate, by default (as
+// Karmada's webhook does), the taints a ClusterTaintPolicy puts on a failing
+// cluster (clusterv1alpha1.TaintClusterNotReady and
+// TaintClusterUnreachable): the default of
+// --default-not-ready-toleration-seconds and
+// --default-unreachable-toleration-seconds.
+const DefaultTolerationSeconds = 300
 
 // addDefaultTolerations gives a placement NoExecute tolerations of the
 // not-ready and unreachable taints for the configured seconds, unless it
@@ -65,7 +63,7 @@ func addDefaultTolerations(p *policyv1alpha1.Placement, o Options) {
 	for _, d := range []struct {
 		key     string
 		seconds *int64
-	}{{NotReadyTaintKey, o.DefaultNotReadyTolerationSeconds}, {UnreachableTaintKey, o.DefaultUnreachableTolerationSeconds}} {
+	}{{clusterv1alpha1.TaintClusterNotReady, o.DefaultNotReadyTolerationSeconds}, {clusterv1alpha1.TaintClusterUnreachable, o.DefaultUnreachableTolerationSeconds}} {
 		if d.seconds == nil {
 			continue
 		}

@@ -8,10 +8,12 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
-	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 )
 
 // mutate sends raw (a create, or an update when old is set) to the mutating
@@ -155,8 +157,8 @@ func TestDefaultTolerations(t *testing.T) {
 		have []corev1.Toleration
 		want []corev1.Toleration
 	}{
-		{"none", nil, []corev1.Toleration{exists(NotReadyTaintKey, &five), exists(UnreachableTaintKey, &five)}},
-		{"one of its own kept", []corev1.Toleration{exists(UnreachableTaintKey, nil)}, []corev1.Toleration{exists(UnreachableTaintKey, nil), exists(NotReadyTaintKey, &five)}},
+		{"none", nil, []corev1.Toleration{exists(clusterv1alpha1.TaintClusterNotReady, &five), exists(clusterv1alpha1.TaintClusterUnreachable, &five)}},
+		{"one of its own kept", []corev1.Toleration{exists(clusterv1alpha1.TaintClusterUnreachable, nil)}, []corev1.Toleration{exists(clusterv1alpha1.TaintClusterUnreachable, nil), exists(clusterv1alpha1.TaintClusterNotReady, &five)}},
 		{"tolerating everything", []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
 	}
 	for _, c := range cases {

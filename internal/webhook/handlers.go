@@ -11,6 +11,8 @@ import (
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,12 +53,21 @@ type Options struct {
 	// AllowNoExecuteTaintPolicy admits ClusterTaintPolicies with NoExecute
 	// taints (--allow-no-execute-taint-policy).
 	AllowNoExecuteTaintPolicy bool
+	// Authorizer, when set, asks the API server whether a user may do
+	// something (a SubjectAccessReview): conflictResolution Overwrite needs
+	// the author's adopt right. Without it such policies are refused.
+	Authorizer Authorizer
 	// DefaultNotReadyTolerationSeconds and
 	// DefaultUnreachableTolerationSeconds, when set, are the seconds of the
 	// NoExecute tolerations of the not-ready and unreachable taints given to
 	// policies that have none.
 	DefaultNotReadyTolerationSeconds    *int64
 	DefaultUnreachableTolerationSeconds *int64
+}
+
+// Authorizer answers whether a user may do something.
+type Authorizer interface {
+	Allowed(ctx context.Context, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (bool, error)
 }
 
 // Endpoints are every admission path, mutating ones first, with the
@@ -122,6 +133,13 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 						return errs
 					}
 					return append(errs, validatePropagation(&p.Spec, p.Namespace, &old.Spec)...)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, p, old *policyv1alpha1.PropagationPolicy) (field.ErrorList, error) {
+					var before *policyv1alpha1.PropagationSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					return o.policyAdoption(ctx, user, "propagationpolicies", p.Namespace, &p.Spec, before)
 				}}},
 		{Path: "/validate-clusterpropagationpolicy", GVR: pp("clusterpropagationpolicies"), Kind: "ClusterPropagationPolicy",
 			handler: &validating[*policyv1alpha1.ClusterPropagationPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterPropagationPolicy { return &policyv1alpha1.ClusterPropagationPolicy{} },
@@ -134,6 +152,13 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 						return errs
 					}
 					return append(errs, validatePropagation(&p.Spec, "", &old.Spec)...)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, p, old *policyv1alpha1.ClusterPropagationPolicy) (field.ErrorList, error) {
+					var before *policyv1alpha1.PropagationSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					return o.policyAdoption(ctx, user, "clusterpropagationpolicies", "", &p.Spec, before)
 				}}},
 		{Path: "/validate-overridepolicy", GVR: pp("overridepolicies"), Kind: "OverridePolicy", Namespaced: true,
 			handler: &validating[*policyv1alpha1.OverridePolicy]{dec: dec, new: func() *policyv1alpha1.OverridePolicy { return &policyv1alpha1.OverridePolicy{} },
@@ -166,6 +191,13 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 						return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, nil, nil, workv1alpha2.ResourceBindingPermanentIDLabel)
 					}
 					return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, &old.ObjectMeta, &old.Spec, workv1alpha2.ResourceBindingPermanentIDLabel)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, b, old *workv1alpha2.ResourceBinding) (field.ErrorList, error) {
+					var before *workv1alpha2.ResourceBindingSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					return o.bindingAdoption(ctx, user, "resourcebindings", b.Namespace, &b.Spec, before)
 				}}},
 		{Path: "/validate-clusterresourcebinding", GVR: w2("clusterresourcebindings"), Kind: "ClusterResourceBinding",
 			handler: &validating[*workv1alpha2.ClusterResourceBinding]{dec: dec, new: func() *workv1alpha2.ClusterResourceBinding { return &workv1alpha2.ClusterResourceBinding{} },
@@ -174,6 +206,13 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 						return validateBinding(&b.ObjectMeta, &b.Spec, "", nil, nil, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
 					}
 					return validateBinding(&b.ObjectMeta, &b.Spec, "", &old.ObjectMeta, &old.Spec, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, b, old *workv1alpha2.ClusterResourceBinding) (field.ErrorList, error) {
+					var before *workv1alpha2.ResourceBindingSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					return o.bindingAdoption(ctx, user, "clusterresourcebindings", "", &b.Spec, before)
 				}}},
 		{Path: "/validate-work", GVR: w1("works"), Kind: "Work", Namespaced: true,
 			handler: &validating[*workv1alpha1.Work]{dec: dec, new: func() *workv1alpha1.Work { return &workv1alpha1.Work{} },
@@ -194,6 +233,9 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 						errs = append(errs, uniqueClusterID(clusters, c)...)
 					}
 					return errs
+				},
+				authorize: func(_ context.Context, user authenticationv1.UserInfo, c, old *clusterv1alpha1.Cluster) (field.ErrorList, error) {
+					return agentClusterChange(user, c, old), nil
 				}}},
 		{Path: "/validate-clustertaintpolicy", GVR: pp("clustertaintpolicies"), Kind: "ClusterTaintPolicy",
 			handler: &validating[*policyv1alpha1.ClusterTaintPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterTaintPolicy { return &policyv1alpha1.ClusterTaintPolicy{} },
@@ -237,9 +279,12 @@ type validating[T client.Object] struct {
 	new func() T
 	// validate gets old nil on create.
 	validate func(obj, old T) field.ErrorList
+	// authorize, when set, checks what depends on who asks (old nil on
+	// create); an error is the check failing, not a denial.
+	authorize func(ctx context.Context, user authenticationv1.UserInfo, obj, old T) (field.ErrorList, error)
 }
 
-func (v *validating[T]) Handle(_ context.Context, req admission.Request) admission.Response {
+func (v *validating[T]) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
@@ -255,6 +300,13 @@ func (v *validating[T]) Handle(_ context.Context, req admission.Request) admissi
 		}
 	}
 	errs := v.validate(obj, old)
+	if v.authorize != nil {
+		more, err := v.authorize(ctx, req.UserInfo, obj, old)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		errs = append(errs, more...)
+	}
 	if len(errs) == 0 {
 		return admission.Allowed("")
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
-	"github.com/karmada-go/karmada/internal/overridemanager"
+	"github.com/karmada-go/karmada/internal/propagation/overridemanager"
 )
 
 // validateOverride checks an OverridePolicy (ns: its namespace) or a

@@ -18,21 +18,16 @@ import (
 	"github.com/karmada-go/karmada/internal/reserved"
 )
 
-// policyNameMaxLength: a policy's name is a label value on what it claims.
-const policyNameMaxLength = validation.LabelValueMaxLength
-
 // validatePolicyMeta checks what every policy kind shares: its name, its
 // namespace, and its permanent id label (idLabel; "" for override policies,
 // which have none).
 func validatePolicyMeta(meta, old *metav1.ObjectMeta, idLabel string) field.ErrorList {
 	var errs field.ErrorList
 	path := field.NewPath("metadata")
-	// Name and namespace are checked on create only: they cannot change, and
-	// an object made before the webhook existed must stay updatable (to
-	// remove a finalizer, say).
-	if old == nil && len(meta.Name) > policyNameMaxLength {
-		errs = append(errs, field.Invalid(path.Child("name"), meta.Name, fmt.Sprintf("must be no more than %d characters (the name is a label value on the templates the policy claims)", policyNameMaxLength)))
-	}
+	// The namespace is checked on create only: it cannot change, and an
+	// object made before the webhook existed must stay updatable (to remove
+	// a finalizer, say). Any valid object name is a policy's name, as in
+	// Karmada: it goes into annotations, never into a label value.
 	if old == nil && reserved.ControlPlaneNamespace(meta.Namespace) {
 		errs = append(errs, field.Forbidden(path.Child("namespace"),
 			fmt.Sprintf("%q holds the control plane's own objects and member credentials: policies may not be created in karmada-system, karmada-cluster or karmada-es-*", meta.Namespace)))

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/testenv"
 )
 
 func karmadaClient(t *testing.T) client.Client {
@@ -92,12 +94,14 @@ func testJoinedClusters(ctx context.Context, t *testing.T) {
 	for _, name := range []string{"member1", "member2", "member3"} {
 		cl := waitClusterReady(ctx, t, c, name, metav1.ConditionTrue, 30*time.Second)
 		// Ready is written first; the summaries follow once the member's
-		// node and pod informers have synced.
+		// node and pod informers have synced (and a member restarted by an
+		// earlier test may count a node NotReady for a moment).
 		_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
 				return false, nil
 			}
-			return cl.Status.NodeSummary != nil && cl.Status.ResourceSummary != nil, nil
+			ns := cl.Status.NodeSummary
+			return ns != nil && ns.ReadyNum == ns.TotalNum && cl.Status.ResourceSummary != nil, nil
 		})
 		ks, err := kube(t, name).CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
 		if err != nil {
@@ -204,13 +208,15 @@ func testNamespacePropagation(ctx context.Context, t *testing.T) {
 	for _, ns := range []*corev1.Namespace{
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-propagated"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-doomed"}},
+		// Karmada reserves only its own karmada- namespaces.
+		{ObjectMeta: metav1.ObjectMeta{Name: "karmada-e2e-demo"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-private", Labels: map[string]string{"namespace.karmada.io/skip-auto-propagation": "true"}}},
 	} {
 		createNamespaceUntilCleanup(ctx, t, c, ns)
 	}
 	members := []string{"member1", "member2", "member3"}
 	for _, m := range members {
-		for _, name := range []string{"e2e-propagated", "e2e-doomed"} {
+		for _, name := range []string{"e2e-propagated", "e2e-doomed", "karmada-e2e-demo"} {
 			waitNamespace(ctx, t, m, name, true)
 		}
 	}
@@ -342,15 +348,17 @@ func testMemberReadyAgain(ctx context.Context, t *testing.T) {
 	cl := waitClusterReady(ctx, t, c, "member2", metav1.ConditionTrue, 90*time.Second)
 	since := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady).LastTransitionTime
 	// No flapping: it stays Ready through more than one probe period.
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		cl = getCluster(ctx, t, c, "member2")
-		cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		if cond.Status != metav1.ConditionTrue || !cond.LastTransitionTime.Equal(&since) {
-			t.Fatalf("member2 flapped after coming back: %+v", cond)
+	testenv.Consistently(t, 15*time.Second, "member2 Ready without flapping after coming back", func(ctx context.Context) error {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, cl); err != nil {
+			return err
 		}
-		time.Sleep(time.Second)
-	}
+		cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		if cond == nil || cond.Status != metav1.ConditionTrue || !cond.LastTransitionTime.Equal(&since) {
+			return fmt.Errorf("condition %+v", cond)
+		}
+		return nil
+	})
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
 		return len(taintKeys(getCluster(ctx, t, c, "member2"))) == 0, nil
 	})

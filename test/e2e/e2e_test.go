@@ -27,6 +27,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -401,12 +403,10 @@ func pids(t *testing.T) []int {
 }
 
 func processAlive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return false
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	fields := strings.Fields(s[i+1:])
-	return len(fields) > 0 && fields[0] != "Z"
+	st, err := p.Stat()
+	return err == nil && st.State != "Z"
 }

@@ -20,14 +20,82 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/testenv"
 )
 
 func notReadyToleration(seconds int64) corev1.Toleration {
 	return corev1.Toleration{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds}
+}
+
+// stopMember stops a member's processes (karmada-local member stop) and
+// returns what starts it again; the test's clean-up starts it if the test
+// did not.
+func stopMember(t *testing.T, name string) (start func()) {
+	t.Helper()
+	if out, err := karmadaLocal("member", "stop", name); err != nil {
+		t.Fatalf("member stop %s: %v\n%s", name, err, out)
+	}
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			if out, err := karmadaLocal("member", "start", name); err != nil {
+				t.Errorf("member start %s in clean-up: %v\n%s", name, err, out)
+			}
+		}
+		// The next test gets the member as the fleet started it.
+		waitMemberHealthy(t, name)
+	})
+	return func() {
+		t.Helper()
+		started = true
+		if out, err := karmadaLocal("member", "start", name); err != nil {
+			t.Fatalf("member start %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// waitMemberHealthy waits until a member that was stopped is whole again:
+// every node Ready in the member, its Cluster Ready, untainted, and its
+// nodeSummary counting every node ready. After a long outage the member's
+// node controller may mark kwok's nodes NotReady for a moment on restart.
+func waitMemberHealthy(t *testing.T, name string) {
+	t.Helper()
+	c := karmadaClient(t)
+	kc := kube(t, name)
+	testenv.Eventually(t, 3*time.Minute, name+" healthy again", func(ctx context.Context) error {
+		nodes, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			ready := false
+			for _, cond := range n.Status.Conditions {
+				ready = ready || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+			}
+			if !ready {
+				return fmt.Errorf("node %s not Ready", n.Name)
+			}
+		}
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+			return fmt.Errorf("cluster not Ready: %+v", cl.Status.Conditions)
+		}
+		if len(cl.Spec.Taints) > 0 {
+			return fmt.Errorf("cluster taints %+v", cl.Spec.Taints)
+		}
+		if ns := cl.Status.NodeSummary; ns == nil || ns.ReadyNum != int32(len(nodes.Items)) || ns.TotalNum != int32(len(nodes.Items)) {
+			return fmt.Errorf("nodeSummary %+v, %d nodes", ns, len(nodes.Items))
+		}
+		return nil
+	})
 }
 
 func getBinding(ctx context.Context, c client.Client, name string) (*workv1alpha2.ResourceBinding, error) {
@@ -101,33 +169,27 @@ func TestClusterFailover(t *testing.T) {
 	if out, err := karmadactl("cordon", "member2"); err != nil {
 		t.Fatalf("cordon: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(4 * time.Second)
-	for time.Now().Before(deadline) {
+	// Whatever fails below, the next test gets member2 uncordoned.
+	t.Cleanup(func() { _, _ = karmadactl("uncordon", "member2") })
+	testenv.Consistently(t, 4*time.Second, "nothing moved after member2 was cordoned", func(ctx context.Context) error {
 		for _, name := range []string{"failover-move", "failover-stay", "failover-only"} {
 			rb, err := getBinding(ctx, c, name)
-			if err != nil || placementOf(rb) != fmt.Sprintf("member2=%d", rb.Spec.Replicas) {
-				t.Fatalf("%s moved after member2 was cordoned: %v %v", name, placementOf(rb), err)
+			if err != nil {
+				return err
+			}
+			if placementOf(rb) != fmt.Sprintf("member2=%d", rb.Spec.Replicas) {
+				return fmt.Errorf("%s moved: %s", name, placementOf(rb))
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	if out, err := karmadactl("uncordon", "member2"); err != nil {
 		t.Fatalf("uncordon: %v\n%s", err, out)
 	}
 
 	// member2 fails.
 	stopped := time.Now()
-	if out, err := karmadaLocal("member", "stop", "member2"); err != nil {
-		t.Fatalf("member stop: %v\n%s", err, out)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			if out, err := karmadaLocal("member", "start", "member2"); err != nil {
-				t.Errorf("member start in clean-up: %v\n%s", err, out)
-			}
-		}
-	})
+	startMember2 := stopMember(t, "member2")
 	// Sample every 200 ms: member2's Work of failover-move must outlive the
 	// moment member3 has the workload available.
 	var (
@@ -197,10 +259,7 @@ func TestClusterFailover(t *testing.T) {
 
 	// member2 returns: untainted, failover-only placed back with its copy
 	// untouched, failover-move's old copy deleted.
-	restarted = true
-	if out, err := karmadaLocal("member", "start", "member2"); err != nil {
-		t.Fatalf("member start: %v\n%s", err, out)
-	}
+	startMember2()
 	kc2 := kube(t, "member2")
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -87,12 +87,12 @@ func testSeedsExampleAsKarmada(ctx context.Context, t *testing.T) {
 
 	// The Work has Karmada's name, computed by hand from Karmada's rule.
 	workName := names.WorkName("Deployment", "nginx", "default")
-	if workName != "nginx-6c47d997fc" {
-		t.Errorf("Karmada names the Work of Deployment default/nginx nginx-6c47d997fc; ours is %s", workName)
+	if workName != "nginx-687f7fb96f" {
+		t.Errorf("Karmada names the Work of Deployment default/nginx nginx-687f7fb96f; ours is %s", workName)
 	}
 	w := &workv1alpha1.Work{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-es-member1", Name: "nginx-6c47d997fc"}, w); err != nil {
-		t.Fatalf("no Work karmada-es-member1/nginx-6c47d997fc: %v", err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-es-member1", Name: "nginx-687f7fb96f"}, w); err != nil {
+		t.Fatalf("no Work karmada-es-member1/nginx-687f7fb96f: %v", err)
 	}
 	waitEvents(ctx, t, "Work", "karmada-es-member1", w.Name, "SyncSucceed", "ReflectStatusSucceed", "InterpretHealthSucceed")
 

@@ -7,17 +7,22 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/karmada-go/karmada/internal/controllers/tokenrenewal"
+	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
 )
 
-// The identity Karmada acts as in a member (joined without --cluster-admin)
-// cannot read the member's Secrets, kube-system's included, and holds an
-// expiring token; it can do what propagation needs.
+// The identity Karmada acts as in a member (joined with the default kinds,
+// not --cluster-admin) holds an expiring token and can do what propagation
+// needs, Secrets and RBAC included, but cannot make itself an administrator
+// of the member: no escalation, no binding of cluster-admin, no nodes,
+// webhook configurations or impersonation.
 func TestMemberIdentityHasLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
 	secret, err := kube(t, "karmada-apiserver").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1", metav1.GetOptions{})
@@ -35,11 +40,23 @@ func TestMemberIdentityHasLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kc.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("listing Secrets in member1's kube-system: want Forbidden, got %v", err)
+	forbidden := map[string]error{}
+	_, forbidden["creating a ClusterRole granting every right"] = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-everything"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, forbidden["binding cluster-admin"] = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-mine"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "karmada-cluster", Name: "karmada-member1"}}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, forbidden["labelling a node"] = kc.CoreV1().Nodes().Patch(ctx, "member1-node1", types.MergePatchType, []byte(`{"metadata":{"labels":{"e2e":"x"}}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+	_, forbidden["creating a mutating webhook configuration"] = kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx,
+		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "e2e-w"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	for what, err := range forbidden {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s in member1: want Forbidden, got %v", what, err)
+		}
 	}
-	if _, err := kc.CoreV1().Secrets("karmada-cluster").Get(ctx, "karmada-member1-token", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("reading a Secret in member1's karmada-cluster: want Forbidden, got %v", err)
+	// Secrets are among the default kinds (pull secrets, TLS).
+	if _, err := kc.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("listing Secrets (a default kind): %v", err)
 	}
 	if _, err := kc.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("listing Deployments: %v", err)

@@ -30,7 +30,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/agentcert"
+	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -267,8 +267,13 @@ func TestAgentRotatesItsCertificate(t *testing.T) {
 	if after.Subject.CommonName != "system:karmada:agent:"+pullMember || !contains(after.Subject.Organization, "system:karmada:agents") {
 		t.Errorf("renewed certificate for %s %v", after.Subject.CommonName, after.Subject.Organization)
 	}
-	if d := after.NotAfter.Sub(after.NotBefore); d < 300*24*time.Hour {
-		t.Errorf("renewed certificate lives %s, want as long as the one it replaced (a year)", d)
+	// As long as the one it replaced: register's 7 days, the control
+	// plane's longest (issue 39; Karmada's is a year).
+	if d, was := after.NotAfter.Sub(after.NotBefore), before.NotAfter.Sub(before.NotBefore); d < was-time.Minute || d > 7*24*time.Hour+10*time.Minute {
+		t.Errorf("renewed certificate lives %s, want as long as the one it replaced (%s), at most 7 days", d, was)
+	}
+	if reg := registrationGroups(before.Subject.Organization); len(reg) != 1 || !contains(after.Subject.Organization, reg[0]) {
+		t.Errorf("renewed certificate's groups %v, want the registration group of the one it replaced (%v)", after.Subject.Organization, before.Subject.Organization)
 	}
 	// The lease is renewed with the new certificate: the old connections
 	// were closed, and new ones present the renewed certificate.
@@ -488,4 +493,16 @@ func stopAgentUntilCleanup(t *testing.T, c client.Client) {
 	if out, err := karmadaLocal("agent", "stop", pullMember); err != nil {
 		t.Fatalf("agent stop: %v\n%s", err, out)
 	}
+}
+
+// registrationGroups are the system:karmada:agent-registration:<id> groups
+// among a certificate's organizations.
+func registrationGroups(orgs []string) []string {
+	var out []string
+	for _, o := range orgs {
+		if strings.HasPrefix(o, "system:karmada:agent-registration:") {
+			out = append(out, o)
+		}
+	}
+	return out
 }

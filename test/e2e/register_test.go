@@ -20,7 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
-	"github.com/karmada-go/karmada/internal/karmadactl/register"
+	"github.com/karmada-go/karmada/internal/clusters/memberrights"
+	"github.com/karmada-go/karmada/internal/registration/agentcsr"
+	"github.com/karmada-go/karmada/internal/registration/register"
 )
 
 // karmadactl register, with the line token create prints, trusts the
@@ -59,8 +61,10 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 		})
 	})
 	// karmadactl's --kubeconfig is the member's for register.
+	// A narrow grant, so that what the agent may not do stays checkable
+	// (the default kinds include Secrets).
 	registerAs := func(name string) (string, error) {
-		args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s")
+		args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s", "--propagate-kinds", "deployments.apps,configmaps")
 		return runKarmadactl(append(args, "--kubeconfig", fleet.kubeconfig, "--context", "member2")...)
 	}
 	// member1 is registered (joined): a token holder may not take it over.
@@ -116,6 +120,20 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	}
 	if _, err := mc.CoreV1().ServiceAccounts(register.AgentNamespace).Get(ctx, register.AgentName, metav1.GetOptions{}); err != nil {
 		t.Errorf("the agent's ServiceAccount in member2: %v", err)
+	}
+	// register run again from the member, without a token, keeps the
+	// registration and updates only the agent's rights there.
+	registration := getCluster(ctx, t, c, "e2e-pull").Annotations[agentcsr.RegistrationAnnotation]
+	again, err := runKarmadactl("register", f[2], "--cluster-name", "e2e-pull", "--propagate-kinds", "deployments.apps,configmaps,secrets",
+		"--kubeconfig", fleet.kubeconfig, "--context", "member2")
+	if err != nil || !strings.Contains(again, "cluster(e2e-pull) is registered already; its registration is kept") {
+		t.Errorf("register again: %v\n%s", err, again)
+	}
+	if role, err := mc.RbacV1().ClusterRoles().Get(ctx, register.AgentName, metav1.GetOptions{}); err != nil || role.Annotations[memberrights.GrantAnnotation] != "deployments.apps,configmaps,secrets" {
+		t.Errorf("the agent's ClusterRole after register again: %v %v", err, role.Annotations)
+	}
+	if got := getCluster(ctx, t, c, "e2e-pull").Annotations[agentcsr.RegistrationAnnotation]; registration == "" || got != registration {
+		t.Errorf("register again changed the Cluster's registration: %q, was %q", got, registration)
 	}
 	// member2 is cluster member2 already: its agent may not claim it as
 	// e2e-pull.

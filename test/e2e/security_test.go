@@ -56,7 +56,8 @@ func etcdGet(t *testing.T, cert, key string) ([][]byte, error) {
 }
 
 // Secrets are encrypted in etcd: member1's credentials in the control
-// plane, read straight from etcd, are AES-CBC ciphertext, not the token.
+// plane, read straight from etcd, are secretbox (XSalsa20-Poly1305)
+// ciphertext, not the token.
 func TestSecretsEncryptedAtRest(t *testing.T) {
 	key := "/registry-karmada/secrets/karmada-cluster/member1"
 	values, err := etcdGet(t, "root-client", key)
@@ -64,8 +65,8 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 		t.Fatalf("etcd answered %d values (%v): want the one key %s", len(values), err, key)
 	}
 	stored := values[0]
-	if !bytes.HasPrefix(stored, []byte("k8s:enc:aescbc:v1:key1:")) {
-		t.Fatalf("member1's credentials are stored as %q..., want AES-CBC ciphertext", stored[:min(len(stored), 40)])
+	if !bytes.HasPrefix(stored, []byte("k8s:enc:secretbox:v1:secretbox1:")) {
+		t.Fatalf("member1's credentials are stored as %q..., want secretbox ciphertext", stored[:min(len(stored), 40)])
 	}
 	if strings.Contains(string(stored), "token") || strings.Contains(string(stored), "caBundle") {
 		t.Fatal("the stored Secret shows its keys in plain text")

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/karmada-go/karmada/internal/karmadactl/token"
+	"github.com/karmada-go/karmada/internal/registration/token"
 )
 
 // karmadactl token create prints a register command whose token

@@ -18,8 +18,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/agent"
-	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
-	"github.com/karmada-go/karmada/internal/controllers/execution"
+	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -31,9 +30,9 @@ func TestAgent(t *testing.T) {
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	kc := startAgentApprover(ctx, t, cp)
-	registerAgent(ctx, t, kc, cp, "edge")
+	identity := registerAgent(ctx, t, kc, cp, "edge")
 	asAgent := rest.CopyConfig(cp.Config)
-	asAgent.Impersonate = rest.ImpersonationConfig{UserName: agentcsr.UserPrefix + "edge", Groups: []string{agentcsr.Group, "system:authenticated"}}
+	asAgent.Impersonate = identity
 	start := func() context.CancelFunc {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

@@ -20,7 +20,6 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/agent"
-	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -48,9 +47,9 @@ func TestAgentHonoursStatusAndLeaseFrequencies(t *testing.T) {
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	kc := startAgentApprover(ctx, t, cp)
-	registerAgent(ctx, t, kc, cp, "tempo")
+	identity := registerAgent(ctx, t, kc, cp, "tempo")
 	asAgent := rest.CopyConfig(cp.Config)
-	asAgent.Impersonate = rest.ImpersonationConfig{UserName: agentcsr.UserPrefix + "tempo", Groups: []string{agentcsr.Group, "system:authenticated"}}
+	asAgent.Impersonate = identity
 	var probes atomic.Int32
 	mcfg := rest.CopyConfig(member.Config)
 	mcfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {

@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/karmada-go/karmada/internal/agentcert"
-	"github.com/karmada-go/karmada/internal/karmadactl/register"
+	"github.com/karmada-go/karmada/internal/registration/agentcert"
+	"github.com/karmada-go/karmada/internal/registration/register"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 

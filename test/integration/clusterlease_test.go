@@ -17,9 +17,9 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
-	"github.com/karmada-go/karmada/internal/controllers/cluster"
-	"github.com/karmada-go/karmada/internal/controllers/clusterlease"
-	"github.com/karmada-go/karmada/internal/controllers/execution"
+	"github.com/karmada-go/karmada/internal/clusters/cluster"
+	"github.com/karmada-go/karmada/internal/clusters/clusterlease"
+	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -97,13 +97,14 @@ func TestPullClusterLeaseMonitor(t *testing.T) {
 	})
 	// Renewed every half second for longer than the grace period, it
 	// stays Ready.
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+	renewals := time.NewTicker(500 * time.Millisecond) // the agent's renewal interval
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); <-renewals.C {
 		renew()
 		if s, _, _ := state("edge"); s != metav1.ConditionTrue {
 			t.Fatalf("a cluster renewing its lease was marked %s", s)
 		}
-		time.Sleep(500 * time.Millisecond) // the agent's renewal interval, not synchronisation
 	}
+	renewals.Stop()
 	silent("marked silent again when the lease lapses")
 	if s, _, tainted := state("pushed"); s != metav1.ConditionTrue || tainted {
 		t.Errorf("the push-mode cluster was touched: Ready %s, unreachable taint %t", s, tainted)

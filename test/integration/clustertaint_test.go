@@ -15,7 +15,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
-	"github.com/karmada-go/karmada/internal/controllers/clustertaint"
+	"github.com/karmada-go/karmada/internal/clusters/clustertaint"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 

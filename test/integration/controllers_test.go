@@ -12,6 +12,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,14 +32,14 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/bindings"
-	"github.com/karmada-go/karmada/internal/controllers/binding"
-	"github.com/karmada-go/karmada/internal/controllers/bindingstatus"
-	"github.com/karmada-go/karmada/internal/controllers/cluster"
-	"github.com/karmada-go/karmada/internal/controllers/namespace"
-	"github.com/karmada-go/karmada/internal/detector"
+	"github.com/karmada-go/karmada/internal/cache/templatecache"
+	"github.com/karmada-go/karmada/internal/clusters/cluster"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/templatecache"
+	"github.com/karmada-go/karmada/internal/propagation/binding"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
+	"github.com/karmada-go/karmada/internal/propagation/detector"
+	"github.com/karmada-go/karmada/internal/propagation/namespace"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -538,6 +539,9 @@ func TestBindingController(t *testing.T) {
 		t.Fatal(err)
 	}
 	rb := webBinding(web, 4)
+	// Divided: each copy runs its share (a duplicated one runs the
+	// template's replicas, see TestDuplicatedCopiesKeepTheTemplate).
+	rb.Spec.Placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
 	if err := c.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
@@ -801,10 +805,10 @@ func templateStore(mgr manager.Manager) (*templatecache.Store, error) {
 	return s, mgr.Add(s)
 }
 
-func startBindingController(t *testing.T, clusters ...string) client.Client {
+// runBindingController runs the binding controller on env, as the
+// controller manager wires it.
+func runBindingController(t *testing.T, env *testenv.Env) {
 	t.Helper()
-	env := testenv.Start(t)
-	c := env.Client
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
 		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
@@ -815,6 +819,13 @@ func startBindingController(t *testing.T, clusters ...string) client.Client {
 		}
 		return (&binding.Reconciler{Client: mgr.GetClient(), Templates: templates, Workers: 2}).SetupWithManager(mgr)
 	})
+}
+
+func startBindingController(t *testing.T, clusters ...string) client.Client {
+	t.Helper()
+	env := testenv.Start(t)
+	c := env.Client
+	runBindingController(t, env)
 	ctx := context.Background()
 	for _, n := range clusters {
 		if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"name": n}}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
@@ -884,6 +895,61 @@ func TestBindingRefusesIdentityOverride(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A duplicated placement's copies are the template as it is, as in
+// Karmada: a Job keeps its parallelism and completions in every cluster;
+// divided, each cluster runs its share of the parallelism and completes its
+// share of the completions.
+func TestDuplicatedCopiesKeepTheTemplate(t *testing.T) {
+	c := startBindingController(t, "member1", "member2")
+	ctx := context.Background()
+	for _, divide := range []bool{false, true} {
+		name := "duplicated"
+		placement := &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated}}
+		targets := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 4}, {Name: "member2", Replicas: 4}}
+		want := map[string][2]int64{"member1": {4, 10}, "member2": {4, 10}}
+		if divide {
+			name = "divided"
+			placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
+			targets = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 3}}
+			want = map[string][2]int64{"member1": {1, 2}, "member2": {3, 8}}
+		}
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+			Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](10), Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		if err := c.Create(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		rb := &workv1alpha2.ResourceBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: names.BindingName("Job", name)},
+			Spec: workv1alpha2.ResourceBindingSpec{
+				Resource: workv1alpha2.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: "shop", Name: name, UID: job.UID},
+				Replicas: 4, Placement: placement, Clusters: targets,
+			},
+		}
+		if err := c.Create(ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+		for cluster, w := range want {
+			testenv.Eventually(t, deadline, name+" Job's Work in "+cluster, func(ctx context.Context) error {
+				work := &workv1alpha1.Work{}
+				if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace(cluster), Name: names.WorkName("Job", name, "shop")}, work); err != nil {
+					return err
+				}
+				m := &unstructured.Unstructured{}
+				if err := m.UnmarshalJSON(work.Spec.Workload.Manifests[0].Raw); err != nil {
+					return err
+				}
+				p, _, _ := unstructured.NestedInt64(m.Object, "spec", "parallelism")
+				n, _, _ := unstructured.NestedInt64(m.Object, "spec", "completions")
+				if p != w[0] || n != w[1] {
+					return fmt.Errorf("parallelism %d completions %d, want %d and %d", p, n, w[0], w[1])
+				}
+				return nil
+			})
+		}
+	}
 }
 
 // webBinding is the ResourceBinding of Deployment shop/web (not created).

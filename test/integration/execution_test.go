@@ -27,10 +27,10 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/bench"
-	"github.com/karmada-go/karmada/internal/clusterclient"
-	"github.com/karmada-go/karmada/internal/controllers/execution"
-	"github.com/karmada-go/karmada/internal/controllers/orphans"
-	"github.com/karmada-go/karmada/internal/controllers/workstatus"
+	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
+	"github.com/karmada-go/karmada/internal/propagation/execution"
+	"github.com/karmada-go/karmada/internal/propagation/orphans"
+	"github.com/karmada-go/karmada/internal/propagation/workstatus"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -61,7 +61,8 @@ func pushMember(ctx context.Context, t *testing.T, plane *testenv.Env) *testenv.
 }
 
 // runMemberControllers runs the execution and workStatus controllers as the
-// controller manager does, and stops their member informers at the end.
+// controller manager does (the execution controller recording events), and
+// stops their member informers at the end.
 func runMemberControllers(t *testing.T, plane *testenv.Env) {
 	t.Helper()
 	var members *clusterclient.Cache
@@ -73,7 +74,8 @@ func runMemberControllers(t *testing.T, plane *testenv.Env) {
 	})
 	plane.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
 		members = clusterclient.NewCache(mgr.GetAPIReader(), clusterclient.Options{QPS: 50, Burst: 100})
-		if err := (&execution.Reconciler{Client: mgr.GetClient(), Members: members, Workers: 2, StatusWritesApplied: true}).SetupWithManager(mgr); err != nil {
+		if err := (&execution.Reconciler{Client: mgr.GetClient(), Members: members, Workers: 2, StatusWritesApplied: true,
+			Recorder: mgr.GetEventRecorderFor("execution-controller")}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		return (&workstatus.Reconciler{Client: mgr.GetClient(), Members: members, Workers: 2}).SetupWithManager(mgr)
@@ -514,7 +516,10 @@ func TestNewConnectionsCheckTheClusterIdentity(t *testing.T) {
 }
 
 // A Work that preserves its resources on deletion leaves its copies in the
-// member as the member's own: present, without Karmada's marks.
+// member as the member's own: present, without Karmada's marks. Deleted
+// while its cluster is not Ready, it waits for the cluster to release them
+// (let go at once, it would leave Karmada's marks on them, and the orphan
+// sweep would delete them).
 func TestPreservedCopiesAreReleased(t *testing.T) {
 	plane := testenv.Start(t)
 	ctx := context.Background()
@@ -536,9 +541,31 @@ func TestPreservedCopiesAreReleased(t *testing.T) {
 		}
 		return nil
 	})
+	setReady(ctx, t, plane.Client, "member1", metav1.ConditionFalse)
 	if err := plane.Client.Delete(ctx, work); err != nil {
 		t.Fatal(err)
 	}
+	// Deleted while the cluster is not Ready: held, as long as it is not.
+	// (Watched through the controller's own progress: the Work's deletion
+	// is seen, and the copy still marked.)
+	testenv.Eventually(t, 20*time.Second, "the Work deleting", func(ctx context.Context) error {
+		w := &workv1alpha1.Work{}
+		if err := plane.Client.Get(ctx, client.ObjectKeyFromObject(work), w); err != nil {
+			return fmt.Errorf("the Work was let go while its cluster is not Ready: %v", err)
+		}
+		if w.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("not deleting yet")
+		}
+		return nil
+	})
+	for range 3 {
+		// Any change of the Cluster brings the Work back to the controller.
+		setReady(ctx, t, plane.Client, "member1", metav1.ConditionFalse)
+	}
+	if err := plane.Client.Get(ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); err != nil {
+		t.Fatalf("the Work was let go while its cluster is not Ready: %v", err)
+	}
+	setReady(ctx, t, plane.Client, "member1", metav1.ConditionTrue)
 	testenv.Eventually(t, 20*time.Second, "the Work gone and its copy released", func(ctx context.Context) error {
 		if err := plane.Client.Get(ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the Work is still there (err %v)", err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,17 +22,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
-	"github.com/karmada-go/karmada/internal/clusterclient"
-	"github.com/karmada-go/karmada/internal/controllers/execution"
-	"github.com/karmada-go/karmada/internal/controllers/tokenrenewal"
-	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
+	"github.com/karmada-go/karmada/internal/clusters/join"
+	"github.com/karmada-go/karmada/internal/clusters/memberrights"
+	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
+	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -83,16 +86,34 @@ func TestJoinGrantsLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
+	// The default kinds: what Karmada users propagate (Secrets, Pods, RBAC)...
 	_, err := kc.CoreV1().Secrets("kube-system").Get(ctx, "member-own", metav1.GetOptions{})
-	forbidden("reading a Secret in kube-system", err)
-	_, err = kc.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
-	forbidden("listing Secrets", err)
+	allowed("reading a Secret (Secrets are propagated by default)", err)
 	_, err = kc.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
-	forbidden("creating a Secret", err)
-	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, metav1.CreateOptions{})
-	forbidden("creating a ClusterRole", err)
+	allowed("creating a Secret", err)
 	_, err = kc.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}, metav1.CreateOptions{})
-	forbidden("creating a Pod", err)
+	allowed("creating a Pod", err)
+	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list"}}}}, metav1.CreateOptions{})
+	allowed("creating a ClusterRole granting rights it holds", err)
+	_, err = kc.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "team-edit"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"}, Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "team-a"}}}, metav1.CreateOptions{})
+	allowed("binding edit to a team", err)
+	// ... and no more: no escalation, no cluster-admin, no nodes, webhooks
+	// or impersonation.
+	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "everything"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}, metav1.CreateOptions{})
+	forbidden("creating a ClusterRole granting every right", err)
+	if escalation, ok := memberrights.Refused(err); !ok || !escalation {
+		t.Errorf("the member's refusal %v is not told apart as an escalation", err)
+	}
+	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mine"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: join.MemberNamespace, Name: join.ServiceAccountName("member1")}}}, metav1.CreateOptions{})
+	forbidden("binding cluster-admin to itself", err)
+	_, err = kc.CoreV1().Nodes().Patch(ctx, "any", types.MergePatchType, []byte(`{"metadata":{"labels":{"a":"b"}}}`), metav1.PatchOptions{})
+	forbidden("patching a node", err)
+	_, err = kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "w"}}, metav1.CreateOptions{})
+	forbidden("creating a mutating webhook configuration", err)
 	_, err = kc.CoreV1().ServiceAccounts("kube-system").CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	forbidden("a token for another ServiceAccount", err)
 	_, err = kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -139,7 +160,8 @@ func TestJoinGrantsLeastPrivilege(t *testing.T) {
 	if !strings.Contains(out.String(), "keeping --cluster-admin from the earlier join") {
 		t.Errorf("joining again did not say it keeps --cluster-admin: %q", out.String())
 	}
-	opts.PropagateKinds = join.DefaultPropagateKinds
+	narrow := []string{"deployments.apps", "configmaps"}
+	opts.PropagateKinds = narrow
 	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +170,7 @@ func TestJoinGrantsLeastPrivilege(t *testing.T) {
 	if err := join.Run(ctx, cp.Client, member.Config, opts, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "keeping --propagate-kinds="+strings.Join(join.DefaultPropagateKinds, ",")) {
+	if !strings.Contains(out.String(), "keeping --propagate-kinds="+strings.Join(narrow, ",")) {
 		t.Errorf("joining again did not say it keeps the kinds: %q", out.String())
 	}
 	testenv.Eventually(t, 10*time.Second, "Secrets unreadable again", func(ctx context.Context) error {
@@ -157,6 +179,19 @@ func TestJoinGrantsLeastPrivilege(t *testing.T) {
 		}
 		return nil
 	})
+	// Narrowed to Deployments and ConfigMaps: no Secrets, Pods or RBAC.
+	_, err = kc.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+	forbidden("listing Secrets, narrowed", err)
+	_, err = kc.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p2"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}, metav1.CreateOptions{})
+	forbidden("creating a Pod, narrowed", err)
+	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "r2"}}, metav1.CreateOptions{})
+	forbidden("creating a ClusterRole, narrowed", err)
+	if escalation, ok := memberrights.Refused(err); !ok || escalation {
+		t.Errorf("the member's refusal %v is not told apart as a kind not granted", err)
+	}
+	_, err = kc.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "team-view"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}, Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "team-a"}}}, metav1.CreateOptions{})
+	forbidden("binding view, narrowed", err)
 
 	// unjoin removes the identity: its tokens stop working at once.
 	if err := unjoin.Run(ctx, cp.Client, member.Config, unjoin.Options{ClusterName: "member1"}, io.Discard); err != nil {
@@ -195,7 +230,7 @@ func TestTokenRenewal(t *testing.T) {
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "member1"}}
 
 	// Before 80% of its lifetime: nothing, and a look again later.
-	r.Now = func() time.Time { return issued.Add(7 * time.Minute) }
+	r.Clock = clocktesting.NewFakePassiveClock(issued.Add(7 * time.Minute))
 	res, err := r.Reconcile(ctx, req)
 	if err != nil || res.RequeueAfter <= 0 || memberToken(ctx, t, cp, "member1") != old {
 		t.Fatalf("before the renewal time: result %+v, err %v, token changed %t", res, err, memberToken(ctx, t, cp, "member1") != old)
@@ -206,7 +241,7 @@ func TestTokenRenewal(t *testing.T) {
 	}
 
 	// Past it: renewed, for the same lifetime.
-	r.Now = func() time.Time { return issued.Add(9 * time.Minute) }
+	r.Clock = clocktesting.NewFakePassiveClock(issued.Add(9 * time.Minute))
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +259,7 @@ func TestTokenRenewal(t *testing.T) {
 	}
 
 	// Expired: it cannot renew itself; nothing is written.
-	r.Now = func() time.Time { return time.Unix(claims.Expiry+1, 0) }
+	r.Clock = clocktesting.NewFakePassiveClock(time.Unix(claims.Expiry+1, 0))
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
@@ -242,16 +277,18 @@ func mustCluster(ctx context.Context, t *testing.T, cp *testenv.Env, name string
 	return c
 }
 
-// With the rights join gives, Karmada may not list Secrets in a member: a
-// namespace it created is deleted only once the member's quota controller
-// counted none there; one holding a Secret of the member's is released.
+// Granted kinds without Secrets (--propagate-kinds), Karmada may not list
+// Secrets in a member: a namespace it created is deleted only once the
+// member's quota controller counted none there; one holding a Secret of the
+// member's is released.
 // (This test's member runs no kube-controller-manager: the test writes the
 // quota's status as the quota controller would. The e2e suite runs the
 // real one.)
 func TestNamespaceDeletionCountsUnlistedKinds(t *testing.T) {
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
-	if err := join.Run(ctx, cp.Client, member.Config, join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace}, io.Discard); err != nil {
+	if err := join.Run(ctx, cp.Client, member.Config, join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace,
+		PropagateKinds: []string{"deployments.apps", "configmaps"}}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	setReady(ctx, t, cp.Client, "member1", metav1.ConditionTrue)
@@ -327,5 +364,60 @@ func TestNamespaceDeletionCountsUnlistedKinds(t *testing.T) {
 	}
 	if _, err := admin.CoreV1().ResourceQuotas("holding-secret").Get(ctx, execution.CountQuotaName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the count quota was left in the released namespace (err %v)", err)
+	}
+}
+
+// A kind the member does not let Karmada write is reported on the Work
+// (Applied False) with the command that grants it, the kinds granted
+// already included; granting it (joining again with the kind added) lets
+// the same Work apply, with nothing written to it.
+func TestRefusedKindNamesTheGrant(t *testing.T) {
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	ctx := context.Background()
+	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, PropagateKinds: []string{"deployments.apps", "configmaps"}}
+	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	setReady(ctx, t, cp.Client, "member1", metav1.ConditionTrue)
+	createNamespace(ctx, t, cp.Client, workv1alpha1.ExecutionNamespace("member1"))
+	runMemberControllers(t, cp)
+	admin := kubernetes.NewForConfigOrDie(member.Config)
+
+	raw, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"namespace": "default", "name": "probe-pod"},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}})
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: "probe-pod-work"},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}}}}
+	if err := cp.Client.Create(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	want := "karmadactl join member1 --cluster-kubeconfig <kubeconfig of member1> --propagate-kinds=deployments.apps,configmaps,pods"
+	testenv.Eventually(t, 20*time.Second, "Applied False naming the grant", func(ctx context.Context) error {
+		_, cond, err := appliedCondition(ctx, cp.Client, client.ObjectKeyFromObject(work))
+		if err != nil {
+			return err
+		}
+		if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, want) || !strings.Contains(cond.Message, `cannot patch resource "pods"`) {
+			return fmt.Errorf("condition %+v", cond)
+		}
+		return nil
+	})
+	before := &workv1alpha1.Work{}
+	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(work), before); err != nil {
+		t.Fatal(err)
+	}
+	opts.PropagateKinds = append(opts.PropagateKinds, "pods")
+	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the Pod in the member once granted", func(ctx context.Context) error {
+		_, err := admin.CoreV1().Pods("default").Get(ctx, "probe-pod", metav1.GetOptions{})
+		return err
+	})
+	after := &workv1alpha1.Work{}
+	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(work), after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Generation != before.Generation {
+		t.Errorf("the Work's spec was written (generation %d, was %d): the grant alone should let it apply", after.Generation, before.Generation)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
-	"github.com/karmada-go/karmada/internal/templatecache"
+	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 

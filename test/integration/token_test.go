@@ -10,8 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/karmada-go/karmada/internal/karmadactl/token"
+	"github.com/karmada-go/karmada/internal/registration/token"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ func TestBootstrapTokens(t *testing.T) {
 	ctx := context.Background()
 	kc := kubernetes.NewForConfigOrDie(env.Config)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	o := token.CreateOptions{TTL: 2 * time.Hour, Description: "edge site", Groups: []string{token.DefaultGroup}, Usages: []string{"signing", "authentication"}, Now: func() time.Time { return now }}
+	o := token.CreateOptions{TTL: 2 * time.Hour, Description: "edge site", Groups: []string{token.DefaultGroup}, Usages: []string{"signing", "authentication"}, Clock: clocktesting.NewFakePassiveClock(now)}
 	tok, err := token.Create(ctx, kc, o)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 	appsv1alpha1 "github.com/karmada-go/karmada/api/apps/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/controllers/workloadrebalancer"
+	"github.com/karmada-go/karmada/internal/failover/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -58,12 +58,13 @@ func TestWorkloadRebalancer(t *testing.T) {
 			return err
 		}
 		ws := got.Status.ObservedWorkloads
-		if len(ws) != 2 || ws[0].Result != appsv1alpha1.RebalanceSuccessful || ws[1].Result != appsv1alpha1.RebalanceFailed ||
-			ws[1].Reason != appsv1alpha1.RebalanceObjectNotFound || got.Status.FinishTime == nil || got.Status.ObservedGeneration != got.Generation {
-			return fmt.Errorf("status %+v", got.Status)
+		// Karmada's order (apiVersion, kind, namespace, name), not the spec's.
+		if len(ws) != 2 || ws[0].Workload.Name != "missing" || ws[1].Workload.Name != "web" {
+			return fmt.Errorf("workloads %+v, want missing then web", ws)
 		}
-		if ws[0].Workload.Name != "web" || ws[1].Workload.Name != "missing" {
-			return fmt.Errorf("workloads out of the spec's order: %+v", ws)
+		if ws[1].Result != appsv1alpha1.RebalanceSuccessful || ws[0].Result != appsv1alpha1.RebalanceFailed ||
+			ws[0].Reason != appsv1alpha1.RebalanceObjectNotFound || got.Status.FinishTime == nil || got.Status.ObservedGeneration != got.Generation {
+			return fmt.Errorf("status %+v", got.Status)
 		}
 		finished = got.Status.FinishTime
 		wr = got

@@ -90,3 +90,12 @@ func ExtensionAnnotations(a map[string]string) map[string]string {
 	}
 	return out
 }
+
+// ClusterTaintPolicyTaintsAnnotation, on a Cluster, lists the taints that
+// ClusterTaintPolicies added to it and have not removed since, as
+// comma-separated key:effect pairs (an addition of this project): a policy
+// removes only those, so that a taint an administrator added by hand stays
+// until it is removed by hand. A Cluster without it (made by an earlier
+// version) is treated once as before, every taint a policy names being the
+// policy's.
+const ClusterTaintPolicyTaintsAnnotation = "policy.karmada-go.io/cluster-taint-policy-taints"

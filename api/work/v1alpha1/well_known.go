@@ -77,3 +77,27 @@ func ClusterOfExecutionNamespace(namespace string) (string, bool) {
 	}
 	return strings.TrimPrefix(namespace, ExecutionNamespacePrefix), true
 }
+
+// controllerMarkPrefixes are the label and annotation keys (by prefix) that
+// Karmada's controllers write on Works and member copies and then trust:
+// which Work a copy comes from, whether it was adopted and what it was
+// before, which binding and template generation made it.
+var controllerMarkPrefixes = []string{"work.karmada.io/", "resourcebinding.karmada.io/", "clusterresourcebinding.karmada.io/",
+	"resourcetemplate.karmada.io/", "resourcebinding.karmada-go.io/"}
+
+// IsControllerMark reports whether a label or annotation key is one the
+// controllers write and trust (the prefixes above, and ManagedLabel). A
+// template's own labels and annotations of these keys never reach a member:
+// a tenant could otherwise plant, say, a pre-adoption record an
+// administrator would restore.
+func IsControllerMark(key string) bool {
+	if key == ManagedLabel {
+		return true
+	}
+	for _, p := range controllerMarkPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/karmada-go/karmada/internal/agent"
 	"github.com/karmada-go/karmada/internal/cli"
-	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/names"
 )
 
@@ -93,7 +92,7 @@ once, and keeps it in the member's Secret karmada-system/karmada-kubeconfig
 				return err
 			}
 			ctrl.SetLogger(klog.NewKlogr())
-			karmada, err := options.LoadConfig(o.KarmadaKubeconfig, o.KarmadaContext)
+			karmada, err := cli.LoadConfig(o.KarmadaKubeconfig, o.KarmadaContext)
 			if err != nil {
 				return fmt.Errorf("--karmada-kubeconfig %s: %w", o.KarmadaKubeconfig, err)
 			}
@@ -103,7 +102,7 @@ once, and keeps it in the member's Secret karmada-system/karmada-kubeconfig
 			}
 			var member *rest.Config
 			if o.Kubeconfig != "" {
-				member, err = options.LoadConfig(o.Kubeconfig, "")
+				member, err = cli.LoadConfig(o.Kubeconfig, "")
 			} else {
 				member, err = ctrl.GetConfig()
 			}

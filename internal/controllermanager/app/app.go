@@ -22,29 +22,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
-	"github.com/karmada-go/karmada/internal/bindings"
+	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/cli"
-	"github.com/karmada-go/karmada/internal/clusterclient"
-	"github.com/karmada-go/karmada/internal/controllers/agentcsr"
-	"github.com/karmada-go/karmada/internal/controllers/applicationfailover"
-	"github.com/karmada-go/karmada/internal/controllers/binding"
-	"github.com/karmada-go/karmada/internal/controllers/bindingstatus"
-	"github.com/karmada-go/karmada/internal/controllers/cluster"
-	"github.com/karmada-go/karmada/internal/controllers/clusterlease"
-	"github.com/karmada-go/karmada/internal/controllers/clusterstatus"
-	"github.com/karmada-go/karmada/internal/controllers/clustertaint"
-	"github.com/karmada-go/karmada/internal/controllers/execution"
-	"github.com/karmada-go/karmada/internal/controllers/gracefuleviction"
-	"github.com/karmada-go/karmada/internal/controllers/namespace"
-	"github.com/karmada-go/karmada/internal/controllers/orphans"
-	"github.com/karmada-go/karmada/internal/controllers/taintmanager"
-	"github.com/karmada-go/karmada/internal/controllers/tokenrenewal"
-	"github.com/karmada-go/karmada/internal/controllers/workloadrebalancer"
-	"github.com/karmada-go/karmada/internal/controllers/workstatus"
-	"github.com/karmada-go/karmada/internal/detector"
+	"github.com/karmada-go/karmada/internal/clusters/cluster"
+	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
+	"github.com/karmada-go/karmada/internal/clusters/clusterlease"
+	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
+	"github.com/karmada-go/karmada/internal/clusters/clustertaint"
+	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/failover/applicationfailover"
+	"github.com/karmada-go/karmada/internal/failover/gracefuleviction"
+	"github.com/karmada-go/karmada/internal/failover/taintmanager"
+	"github.com/karmada-go/karmada/internal/failover/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/features"
-	"github.com/karmada-go/karmada/internal/templatecache"
+	"github.com/karmada-go/karmada/internal/propagation/binding"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
+	"github.com/karmada-go/karmada/internal/propagation/detector"
+	"github.com/karmada-go/karmada/internal/propagation/execution"
+	"github.com/karmada-go/karmada/internal/propagation/namespace"
+	"github.com/karmada-go/karmada/internal/propagation/orphans"
+	"github.com/karmada-go/karmada/internal/propagation/workstatus"
+	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 )
 
 // Options are the flags of karmada-controller-manager.
@@ -63,9 +63,12 @@ type Options struct {
 	ClusterStartupGracePeriod time.Duration
 	// PullWorkReleaseGrace: how long a pull-mode cluster's agent may be
 	// silent before deleted Works of the cluster are let go (0: never).
-	PullWorkReleaseGrace    time.Duration
-	ClusterFailureThreshold time.Duration
-	ClusterSuccessThreshold time.Duration
+	PullWorkReleaseGrace time.Duration
+	// AgentCertificateMaxLifetime is the longest lifetime an agent's
+	// certificate is approved for.
+	AgentCertificateMaxLifetime time.Duration
+	ClusterFailureThreshold     time.Duration
+	ClusterSuccessThreshold     time.Duration
 
 	ConcurrentClusterSyncs   int
 	ConcurrentWorkSyncs      int
@@ -105,6 +108,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.ClusterMonitorPeriod, "cluster-monitor-period", 5*time.Second, "how often a pull-mode cluster whose agent went silent is looked at again")
 	f.DurationVar(&o.ClusterMonitorGracePeriod, "cluster-monitor-grace-period", 40*time.Second, "how long a pull-mode cluster's lease may go unrenewed before it is marked Ready=Unknown (and tainted unreachable)")
 	f.DurationVar(&o.ClusterStartupGracePeriod, "cluster-startup-grace-period", 60*time.Second, "how long a new pull-mode cluster's agent has to renew its lease first")
+	f.DurationVar(&o.AgentCertificateMaxLifetime, "agent-certificate-max-lifetime", agentcsr.DefaultMaxLifetime, "the longest lifetime a pull-mode agent's client certificate is approved for (agentcsrapproving); the agent renews it at 80% of it, so a short one limits how long a copied certificate works")
 	f.DurationVar(&o.PullWorkReleaseGrace, "pull-work-release-grace", 0, "how long a pull-mode cluster may be Ready=Unknown (its agent silent) before the Works deleted for it are let go without their copies being removed (they stay in the member); 0 keeps them until the agent is back or the cluster is unregistered")
 	f.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a cluster must keep failing its probe before it is marked NotReady")
 	f.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a NotReady cluster must keep passing its probe before it is marked Ready")
@@ -193,6 +197,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.ClusterMonitorPeriod <= 0 || o.ClusterMonitorGracePeriod <= 0 || o.ClusterStartupGracePeriod <= 0:
 		return fmt.Errorf("--cluster-monitor-period=%s, --cluster-monitor-grace-period=%s, --cluster-startup-grace-period=%s: must be positive", o.ClusterMonitorPeriod, o.ClusterMonitorGracePeriod, o.ClusterStartupGracePeriod)
+	case o.AgentCertificateMaxLifetime < 10*time.Minute:
+		return fmt.Errorf("--agent-certificate-max-lifetime=%s: must be at least 10m (the signer's shortest lifetime)", o.AgentCertificateMaxLifetime)
 	case o.PullWorkReleaseGrace < 0:
 		return fmt.Errorf("--pull-work-release-grace=%s: must not be negative (0: never)", o.PullWorkReleaseGrace)
 	case o.ClusterStatusUpdateFrequency <= 0:
@@ -303,7 +309,8 @@ var controllers = map[string]func(c setupContext) error{
 		if err != nil {
 			return err
 		}
-		return (&agentcsr.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Kube: kc, Recorder: c.events.RecorderFor(events.SourceAgentCSRApproving)}).SetupWithManager(c.mgr)
+		return (&agentcsr.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Kube: kc, Recorder: c.events.RecorderFor(events.SourceAgentCSRApproving),
+			MaxLifetime: c.opts.AgentCertificateMaxLifetime}).SetupWithManager(c.mgr)
 	},
 	tokenrenewal.ControllerName: func(c setupContext) error {
 		return (&tokenrenewal.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Members: c.members,
@@ -338,7 +345,7 @@ func controllerNames() []string {
 // enabledControllers resolves --controllers: '*' enables all, 'name' one,
 // '-name' disables one (which wins over '*').
 func enabledControllers(spec []string) ([]string, error) {
-	return cli.Enabled("--controllers", "controller", controllerNames(), spec)
+	return features.Enabled("--controllers", "controller", controllerNames(), spec)
 }
 
 // NewCommand returns the karmada-controller-manager command.

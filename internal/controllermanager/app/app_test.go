@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/spf13/cobra"
+
+	"github.com/karmada-go/karmada/internal/cli"
 )
 
 func TestEnabledControllers(t *testing.T) {
@@ -62,7 +63,7 @@ func TestGCPercent(t *testing.T) {
 	}
 
 	o := &Options{Controllers: []string{"*"}, GCPercent: 0, ClusterStatusUpdateFrequency: time.Second,
-		ClusterMonitorPeriod: time.Second, ClusterMonitorGracePeriod: time.Second, ClusterStartupGracePeriod: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1}
+		ClusterMonitorPeriod: time.Second, ClusterMonitorGracePeriod: time.Second, ClusterStartupGracePeriod: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1, AgentCertificateMaxLifetime: time.Hour}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--gc-percent") {
 		t.Fatalf("--gc-percent=0: %v, want an error naming the flag", err)
 	}
@@ -105,7 +106,7 @@ func TestMemoryLimit(t *testing.T) {
 	for _, bad := range []string{"lots", "-1Gi", "1.5"} {
 		o := &Options{Controllers: []string{"*"}, GCPercent: 50, MemoryLimit: bad, ClusterStatusUpdateFrequency: time.Second,
 			ClusterMonitorPeriod: time.Second, ClusterMonitorGracePeriod: time.Second, ClusterStartupGracePeriod: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1,
-			NoExecuteTaintEvictionPurgeMode: "Gracefully", ResourceEvictionRate: 1, GracefulEvictionTimeout: time.Second}
+			NoExecuteTaintEvictionPurgeMode: "Gracefully", ResourceEvictionRate: 1, GracefulEvictionTimeout: time.Second, AgentCertificateMaxLifetime: time.Hour}
 		err := o.Validate()
 		if err == nil || !strings.Contains(err.Error(), "--memory-limit") || !strings.Contains(err.Error(), bad) {
 			t.Errorf("--memory-limit=%s: %v, want an error naming the flag and the value", bad, err)

@@ -24,7 +24,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/policymatch"
+	"github.com/karmada-go/karmada/internal/propagation/policymatch"
 	"github.com/karmada-go/karmada/internal/reserved"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
@@ -278,11 +278,11 @@ func bindingSpec(ctx context.Context, c client.Client, t *unstructured.Unstructu
 	if err != nil {
 		return nil, err
 	}
-	placement := spec.Placement
 	out := &workv1alpha2.ResourceBindingSpec{
 		Resource: workv1alpha2.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Namespace: t.GetNamespace(), Name: t.GetName(), UID: t.GetUID()},
-		Replicas: replicas, ReplicaRequirements: req, Placement: &placement,
+		Replicas: replicas, ReplicaRequirements: req,
 	}
+	policymatch.ApplyToBinding(out, spec)
 	name := names.BindingName(t.GetKind(), t.GetName())
 	var current []workv1alpha2.TargetCluster
 	if t.GetNamespace() != "" {

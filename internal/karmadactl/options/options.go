@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -29,7 +29,7 @@ func (g *Global) AddFlags(fs *pflag.FlagSet) {
 
 // KarmadaConfig returns the control plane's REST configuration.
 func (g *Global) KarmadaConfig() (*rest.Config, error) {
-	cfg, err := LoadConfig(g.Kubeconfig, g.KarmadaContext)
+	cfg, err := cli.LoadConfig(g.Kubeconfig, g.KarmadaContext)
 	if err != nil {
 		return nil, fmt.Errorf("reaching the Karmada control plane (--kubeconfig, --karmada-context): %w", err)
 	}
@@ -43,19 +43,4 @@ func (g *Global) KarmadaClient() (client.Client, error) {
 		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
-}
-
-// LoadConfig loads a context of a kubeconfig file; an empty path follows the
-// usual rules ($KUBECONFIG, then ~/.kube/config).
-func LoadConfig(path, context string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 50, 100
-	return cfg, nil
 }

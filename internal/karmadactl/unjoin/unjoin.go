@@ -20,8 +20,9 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/cli"
-	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Options is what unjoin needs.
@@ -117,7 +118,7 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 	ns := join.MemberNamespace
 	ours := func(obj metav1.Object) bool {
 		l := obj.GetLabels()
-		return l[join.ManagedByLabel] == "karmadactl" && l[join.ClusterNameLabel] == name
+		return l[names.ManagedByLabel] == "karmadactl" && l[names.ClusterNameLabel] == name
 	}
 	// remove deletes what get finds, when it is ours, with its UID as a
 	// precondition.
@@ -175,13 +176,13 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 	}
 	// Another registration of the same member (after a rename) may still use
 	// the namespace; only remove it once no Karmada identity is left there.
-	left, err := mc.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{join.ManagedByLabel: "karmadactl"}).String()})
+	left, err := mc.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{names.ManagedByLabel: "karmadactl"}).String()})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("listing ServiceAccounts in the member: %w", err)
 	}
 	if err == nil && len(left.Items) == 0 {
 		n, err := mc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if err == nil && n.Labels[join.ManagedByLabel] == "karmadactl" {
+		if err == nil && n.Labels[names.ManagedByLabel] == "karmadactl" {
 			uid := n.UID
 			err := mc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) {
@@ -215,7 +216,7 @@ removes it from Karmada and leaves its credentials in the member.`,
 			var member *rest.Config
 			if clusterKubeconfig != "" {
 				var err error
-				if member, err = options.LoadConfig(clusterKubeconfig, clusterContext); err != nil {
+				if member, err = cli.LoadConfig(clusterKubeconfig, clusterContext); err != nil {
 					return fmt.Errorf("loading the member cluster's kubeconfig (--cluster-kubeconfig %s, --cluster-context %q): %w", clusterKubeconfig, clusterContext, err)
 				}
 				member.Timeout = 5 * time.Second

@@ -22,7 +22,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
-	"github.com/karmada-go/karmada/internal/karmadactl/register"
+	"github.com/karmada-go/karmada/internal/registration/register"
 )
 
 // Options is what unregister needs.
@@ -132,7 +132,7 @@ still has Works of workloads (namespaces' own Works aside) unless --force
 			}
 			var member *rest.Config
 			if memberKubeconfig != "" {
-				if member, err = options.LoadConfig(memberKubeconfig, memberContext); err != nil {
+				if member, err = cli.LoadConfig(memberKubeconfig, memberContext); err != nil {
 					return fmt.Errorf("loading the member's kubeconfig (--cluster-kubeconfig %s, --cluster-context %q): %w", memberKubeconfig, memberContext, err)
 				}
 			} else if memberContext != "" {

@@ -11,7 +11,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/clusteraffinity"
+	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
 )
 
 // WeightedCluster is a feasible cluster with its weight for division.

@@ -67,7 +67,9 @@ func better(a, b Candidate) bool {
 // label (in order) it keeps the best groups, at most maxGroups, and fails
 // when fewer than minGroups groups are feasible; a constraint by cluster
 // then bounds how many clusters are kept, keeping one cluster of every group
-// chosen before when it can. Groups rank by their best cluster's score, then
+// chosen before. As in Karmada, the groups win over the cluster bound: a
+// maxGroups by cluster below the number of groups chosen keeps one cluster
+// per group (two regions with at most one cluster: two clusters). Groups rank by their best cluster's score, then
 // their total available replicas, then name. needed is the number of
 // replicas a divided workload must fit (0 for duplicated ones): groups are
 // added beyond the best ones until they hold it, when maxGroups allows. The
@@ -88,6 +90,7 @@ func SelectBySpread(constraints []policyv1alpha1.SpreadConstraint, cands []Candi
 		}
 		groupBy = append(groupBy, sc)
 	}
+	chosen := 0 // the most groups a constraint chose
 	for _, sc := range groupBy {
 		groups := groupsOf(sc, selected)
 		if len(groups) < sc.MinGroups {
@@ -113,6 +116,7 @@ func SelectBySpread(constraints []policyv1alpha1.SpreadConstraint, cands []Candi
 			fits += groups[take].available
 			take++
 		}
+		chosen = max(chosen, take)
 		selected = selected[:0]
 		for i, g := range groups {
 			if i < take {
@@ -129,8 +133,8 @@ func SelectBySpread(constraints []policyv1alpha1.SpreadConstraint, cands []Candi
 		if len(selected) < sc.MinGroups {
 			return nil, dropped, fmt.Errorf("spread constraint by cluster needs at least %d clusters but %d are feasible", sc.MinGroups, len(selected))
 		}
-		if sc.MaxGroups > 0 && len(selected) > sc.MaxGroups {
-			selected = pickClusters(selected, sc.MaxGroups, groupBy, dropped)
+		if n := max(sc.MaxGroups, chosen); sc.MaxGroups > 0 && len(selected) > n {
+			selected = pickClusters(selected, n, groupBy, dropped)
 		}
 	}
 	sort.Slice(selected, func(i, j int) bool { return selected[i].Name() < selected[j].Name() })

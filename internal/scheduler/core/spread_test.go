@@ -50,6 +50,8 @@ func TestSelectBySpread(t *testing.T) {
 		{"too few regions", []policyv1alpha1.SpreadConstraint{region(4, 4)}, 0, "", "at least 4 groups but the feasible clusters are in 3 (east, north, west)"},
 		{"two clusters at most: best score, then room", []policyv1alpha1.SpreadConstraint{clusterSC(1, 2)}, 0, "a2,b1", ""},
 		{"two regions and two clusters: one per region", []policyv1alpha1.SpreadConstraint{region(2, 2), clusterSC(2, 2)}, 0, "a2,b1", ""},
+		{"two regions and one cluster: one per region, as in Karmada", []policyv1alpha1.SpreadConstraint{region(2, 2), clusterSC(1, 1)}, 0, "a2,b1", ""},
+		{"one region and one cluster", []policyv1alpha1.SpreadConstraint{region(1, 1), clusterSC(1, 1)}, 0, "a2", ""},
 		{"too few clusters", []policyv1alpha1.SpreadConstraint{clusterSC(5, 5)}, 0, "", "at least 5 clusters"},
 		{"by label", []policyv1alpha1.SpreadConstraint{{SpreadByLabel: "tier", MinGroups: 1, MaxGroups: 1}}, 0, "", "feasible clusters are in 0"},
 	}

@@ -10,7 +10,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/features"
 )
 
 // Code is the outcome of a plugin call.
@@ -155,7 +155,7 @@ func Enabled(r Registry, spec []string) ([]string, error) {
 	for n := range r {
 		known = append(known, n)
 	}
-	return cli.Enabled("--plugins", "plugin", known, spec)
+	return features.Enabled("--plugins", "plugin", known, spec)
 }
 
 // RunFilters returns nil when every filter passes the cluster, else the

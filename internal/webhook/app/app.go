@@ -16,6 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -101,8 +105,12 @@ may live in karmada-system, karmada-cluster or karmada-es-*.
 
 Admission needs almost no credentials: with --kubeconfig it lists
 Clusters when a Cluster's spec.id changes (refusing one member under two
-names), and has the API server review requests to /metrics (and
-/debug/pprof with --enable-pprof); nothing else. It serves HTTPS only,
+names), asks the API server (SubjectAccessReview) whether the author of a
+policy or binding with conflictResolution: Overwrite holds the "adopt" verb
+on it (without --kubeconfig such policies are refused), and has the API
+server review requests to /metrics (and /debug/pprof with --enable-pprof);
+nothing else. A pull-mode cluster's agent may change of its Cluster only
+what it sets when it claims it. It serves HTTPS only,
 with the certificate in --cert-dir (reloaded when the files change), and
 /healthz and /readyz on the same port.`,
 		Example:       `  karmada-webhook --cert-dir /var/serving-cert --secure-port 8443 --kubeconfig /etc/karmada/webhook.kubeconfig`,
@@ -117,14 +125,14 @@ with the certificate in --cert-dir (reloaded when the files change), and
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.BindAddress, "bind-address", "0.0.0.0", "IP address the webhook server listens on")
+	f.StringVar(&o.BindAddress, "bind-address", "127.0.0.1", "IP address the webhook server listens on (loopback by default; 0.0.0.0 for every interface, as a pod serving the API server needs)")
 	f.IntVar(&o.SecurePort, "secure-port", 8443, "port of the webhook server (HTTPS)")
 	f.StringVar(&o.CertDir, "cert-dir", "/var/serving-cert", "directory of the serving certificate and key")
 	f.StringVar(&o.CertName, "tls-cert-file-name", "tls.crt", "serving certificate file in --cert-dir")
 	f.StringVar(&o.KeyName, "tls-private-key-file-name", "tls.key", "serving key file in --cert-dir")
 	f.StringVar(&o.TLSMinVersion, "tls-min-version", "1.3", "lowest TLS version accepted: 1.2 or 1.3")
 	o.Metrics.AddFlags(f)
-	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to list Clusters when one's spec.id changes and to review /metrics requests (TokenReview, SubjectAccessReview); required while metrics are served with --metrics-secure")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to list Clusters when one's spec.id changes, to check the adopt right of Overwrite policies' authors, and to review /metrics requests (TokenReview, SubjectAccessReview); required while metrics are served with --metrics-secure")
 	f.BoolVar(&o.AllowNoExecuteTaintPolicy, "allow-no-execute-taint-policy", false, "admit ClusterTaintPolicies with NoExecute taints, which evict every workload not tolerating them from the clusters they taint")
 	f.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", webhook.DefaultTolerationSeconds, "tolerationSeconds of the toleration of cluster.karmada.io/not-ready:NoExecute given to every (Cluster)PropagationPolicy that has none: how long its workloads stay on a NotReady cluster before the taint manager evicts them")
 	f.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", webhook.DefaultTolerationSeconds, "tolerationSeconds of the toleration of cluster.karmada.io/unreachable:NoExecute given to every (Cluster)PropagationPolicy that has none")
@@ -133,6 +141,24 @@ with the certificate in --cert-dir (reloaded when the files change), and
 	klog.InitFlags(gofs)
 	f.AddGoFlagSet(gofs)
 	return cmd
+}
+
+// reviews asks the API server, with a SubjectAccessReview, whether a user
+// may do something.
+type reviews struct{ kc kubernetes.Interface }
+
+func (r reviews) Allowed(ctx context.Context, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (bool, error) {
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range user.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra, ResourceAttributes: &attrs}}
+	res, err := r.kc.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return res.Status.Allowed, nil
 }
 
 // Run serves the webhook, metrics and health until ctx ends.
@@ -157,7 +183,17 @@ func Run(ctx context.Context, o *Options) error {
 	} else {
 		log.Info("No --kubeconfig: a Cluster taking another Cluster's spec.id (one member under two names) is not refused")
 	}
-	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy,
+	var authorizer webhook.Authorizer
+	if cfg != nil {
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		authorizer = reviews{kc}
+	} else {
+		log.Info("No --kubeconfig: policies with conflictResolution: Overwrite are refused (their author's adopt right cannot be checked)")
+	}
+	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, Authorizer: authorizer, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy,
 		DefaultNotReadyTolerationSeconds: &o.DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds: &o.DefaultUnreachableTolerationSeconds}) {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}

@@ -1,0 +1,39 @@
+package features
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEnabled(t *testing.T) {
+	known := []string{"b", "a", "c"}
+	for _, c := range []struct {
+		spec    []string
+		want    []string
+		wantErr string
+	}{
+		{spec: []string{"*"}, want: []string{"a", "b", "c"}},
+		{spec: []string{"*", "-b"}, want: []string{"a", "c"}},
+		{spec: []string{"-b", "*"}, want: []string{"a", "c"}},
+		{spec: []string{"c", " a"}, want: []string{"a", "c"}},
+		{spec: nil, want: nil},
+		{spec: []string{"*", "z"}, wantErr: `--things: unknown thing "z"; known: a, b, c`},
+		{spec: []string{"-z"}, wantErr: `unknown thing "z"`},
+	} {
+		got, err := Enabled("--things", "thing", known, c.spec)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%v: error %v, want one containing %q", c.spec, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.spec, err)
+		}
+		if d := cmp.Diff(c.want, got); d != "" {
+			t.Errorf("%v (-want,+got):\n%s", c.spec, d)
+		}
+	}
+}

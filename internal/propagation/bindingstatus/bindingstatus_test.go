@@ -1,0 +1,53 @@
+package bindingstatus
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+)
+
+// work builds a Work for a cluster with one manifest; applied is "" for no
+// Applied condition, "True" or "False"; health "" for no manifest status.
+func work(cluster string, generation int64, applied metav1.ConditionStatus, observed int64, health workv1alpha1.ResourceHealth) workv1alpha1.Work {
+	w := workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(cluster), Name: "w", Generation: generation}}
+	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(`{}`)}}}
+	if applied != "" {
+		w.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: applied, ObservedGeneration: observed}}
+	}
+	if health != "" {
+		w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{Health: health}}
+	}
+	return w
+}
+
+func TestInProgress(t *testing.T) {
+	targets := []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}}
+	healthy := func(c string) workv1alpha1.Work {
+		return work(c, 1, metav1.ConditionTrue, 1, workv1alpha1.ResourceHealthy)
+	}
+	cases := []struct {
+		name  string
+		works []workv1alpha1.Work
+		want  bool
+	}{
+		{"every Work applied and healthy", []workv1alpha1.Work{healthy("m1"), healthy("m2")}, false},
+		{"a target's Work missing", []workv1alpha1.Work{healthy("m1")}, true},
+		{"a Work not applied yet", []workv1alpha1.Work{healthy("m1"), work("m2", 1, "", 0, "")}, true},
+		{"a Work applied, its state not reported yet", []workv1alpha1.Work{healthy("m1"), work("m2", 1, metav1.ConditionTrue, 1, "")}, true},
+		{"a workload not healthy yet", []workv1alpha1.Work{healthy("m1"), work("m2", 1, metav1.ConditionTrue, 1, workv1alpha1.ResourceUnhealthy)}, true},
+		{"a new generation not applied yet", []workv1alpha1.Work{healthy("m1"), work("m2", 2, metav1.ConditionTrue, 1, workv1alpha1.ResourceHealthy)}, true},
+		{"a condition without observedGeneration", []workv1alpha1.Work{healthy("m1"), work("m2", 2, metav1.ConditionTrue, 0, workv1alpha1.ResourceHealthy)}, false},
+		{"a kind of unknown health", []workv1alpha1.Work{healthy("m1"), work("m2", 1, metav1.ConditionTrue, 1, workv1alpha1.ResourceUnknownHealth)}, false},
+		{"a failure is written at once", []workv1alpha1.Work{work("m1", 1, metav1.ConditionFalse, 1, ""), work("m2", 1, "", 0, "")}, false},
+		{"a Work of a cluster not targeted", []workv1alpha1.Work{healthy("m1"), healthy("m2"), work("m3", 1, "", 0, "")}, false},
+	}
+	for _, c := range cases {
+		if got := inProgress(targets, c.works); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

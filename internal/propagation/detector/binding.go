@@ -1,0 +1,159 @@
+package detector
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/propagation/policymatch"
+)
+
+// ensureBinding creates or updates the template's binding from the policy,
+// and says on the template what changed.
+func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate) error {
+	replicas, requirements, err := interpreter.Replicas(obj)
+	if err != nil {
+		events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the replicas of the template: %v", err)
+		return fmt.Errorf("reading replicas of %s: %w", obj.GetName(), err)
+	}
+	op, err := d.writeBinding(ctx, obj, c, replicas, requirements)
+	if err != nil {
+		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Failed to apply policy %s: %v", c.Key(), err)
+		return err
+	}
+	if op == controllerutil.OperationResultNone {
+		return nil
+	}
+	klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KRef(obj.GetNamespace(), names.BindingName(obj.GetKind(), obj.GetName())), "policy", c.Key(), "operation", op)
+	events.Normal(d.Recorder, obj, events.ApplyPolicySucceed, "Applied policy %s", c.Key())
+	if interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
+		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d replicas of the template", replicas)
+	}
+	return nil
+}
+
+// writeBinding creates or patches the binding.
+func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate, replicas int32, requirements *workv1alpha2.ReplicaRequirements) (controllerutil.OperationResult, error) {
+	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	wantA, wantL := policymatch.ClaimChanges(&c)
+	idLabel := workv1alpha2.ResourceBindingPermanentIDLabel
+	if obj.GetNamespace() == "" {
+		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
+	hash, err := templateHash(obj)
+	if err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	fill := func(om *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) {
+		if om.CreationTimestamp.IsZero() {
+			// The binding controller's finalizer from the start saves it a
+			// write per binding.
+			om.Finalizers = append(om.Finalizers, workv1alpha2.BindingControllerFinalizer)
+		}
+		if om.Labels[idLabel] == "" {
+			om.Labels = applyChanges(om.Labels, map[string]*string{idLabel: ptr.To(string(uuid.NewUUID()))})
+		}
+		om.OwnerReferences = []metav1.OwnerReference{owner}
+		om.Annotations = applyChanges(om.Annotations, wantA)
+		// The policy's availability budget and narrowing mode go with its
+		// bindings.
+		copied := map[string]*string{}
+		for _, k := range policyv1alpha1.CopiedAnnotations {
+			copied[k] = nil
+			if v, ok := c.Annotations[k]; ok {
+				copied[k] = ptr.To(v)
+			}
+		}
+		om.Annotations = applyChanges(om.Annotations, copied)
+		om.Labels = applyChanges(om.Labels, wantL)
+		ref := workv1alpha2.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(),
+			Name: obj.GetName(), UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}
+		if om.Annotations[workv1alpha2.TemplateHashAnnotation] == hash {
+			// Only the template's status (or nothing) changed since the
+			// binding was written: its resourceVersion is not news.
+			kept := spec.Resource
+			kept.ResourceVersion = ref.ResourceVersion
+			if kept == ref {
+				ref.ResourceVersion = spec.Resource.ResourceVersion
+			}
+		}
+		spec.Resource = ref
+		om.Annotations = applyChanges(om.Annotations, map[string]*string{workv1alpha2.TemplateHashAnnotation: &hash})
+		spec.Replicas = replicas
+		spec.ReplicaRequirements = requirements
+		policymatch.ApplyToBinding(spec, c.Spec)
+	}
+	name := names.BindingName(obj.GetKind(), obj.GetName())
+	if obj.GetNamespace() == "" {
+		crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		return controllerutil.CreateOrPatch(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
+	}
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: name}}
+	return controllerutil.CreateOrPatch(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
+}
+
+// applyChanges sets or (for nil values) removes keys of m.
+func applyChanges(m map[string]string, changes map[string]*string) map[string]string {
+	for k, v := range changes {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = *v
+	}
+	return m
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// templateHash is the TemplateHashAnnotation of a binding of obj: a digest of
+// the template without what moves when nothing a binding is made from does.
+func templateHash(obj *unstructured.Unstructured) (string, error) {
+	c := make(map[string]any, len(obj.Object))
+	for k, v := range obj.Object {
+		if k != "status" {
+			c[k] = v
+		}
+	}
+	if m, ok := obj.Object["metadata"].(map[string]any); ok {
+		md := make(map[string]any, len(m))
+		for k, v := range m {
+			switch k {
+			case "resourceVersion", "generation", "managedFields":
+			default:
+				md[k] = v
+			}
+		}
+		c["metadata"] = md
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("digesting %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16]), nil
+}

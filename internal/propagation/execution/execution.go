@@ -1,0 +1,756 @@
+// Package execution applies the manifests of Works to push-mode member
+// clusters, and removes them from the member when the Work is deleted.
+package execution
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
+	"github.com/karmada-go/karmada/internal/clusters/clusterready"
+	"github.com/karmada-go/karmada/internal/clusters/memberrights"
+	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
+)
+
+// ControllerName is the name of this controller in --controllers.
+const ControllerName = "execution"
+
+// Finalizer holds a Work until its resources are removed from the member.
+const Finalizer = workv1alpha1.ExecutionFinalizer
+
+// FieldManager owns the fields Karmada applies in members.
+const FieldManager = workv1alpha1.ExecutionFieldManager
+
+// Reasons of the WorkDispatching condition.
+const (
+	ReasonDispatching        = "Dispatching"
+	ReasonSuspendDispatching = "SuspendDispatching"
+)
+
+// Reconciler reconciles Works.
+type Reconciler struct {
+	// Recorder records events; nil records none.
+	Recorder record.EventRecorder
+	Client   client.Client
+	Members  *clusterclient.Cache
+	Workers  int
+	// Agent runs it in a karmada-agent, for its own pull-mode cluster.
+	Agent bool
+	// PullReleaseGrace (control plane; 0: never) lets go of a deleted Work
+	// of a pull-mode cluster whose Ready condition has been Unknown for
+	// that long (its agent is gone): its copies stay in the member.
+	PullReleaseGrace time.Duration
+	// StatusWritesApplied says the workStatus controller runs beside this
+	// one and writes the Applied condition of a successful apply, together
+	// with the first status of what was applied (one write of the Work
+	// instead of two): it knows the apply succeeded from the member's copies,
+	// which carry the Work generation they were applied from. This controller
+	// then writes only failures. Without it, this controller writes every
+	// outcome.
+	StatusWritesApplied bool
+	// Clock is the clock (the real one when nil); tests pass a fake.
+	Clock clock.PassiveClock
+
+	// done remembers the generation of each Work this process applied.
+	done appliedGenerations
+	// waiting holds the Works waiting for a type or namespace their member
+	// does not have yet, and their backoff.
+	waiting waitingWorks
+	// clusters reads Clusters without copying them.
+	clusters *clusterready.Clusters
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	var err error
+	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&workv1alpha1.Work{}).
+		// A cluster turning Ready (or going away) may unblock its Works.
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterready.WorksOf(r.Client)), builder.WithPredicates(clusterready.Changed)).
+		// A member serving new APIs may unblock the Works waiting for one.
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn), builder.WithPredicates(apiEnablementsChanged)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		Complete(r)
+}
+
+// Reconcile applies or removes one Work.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	clusterName, ok := workv1alpha1.ClusterOfExecutionNamespace(req.Namespace)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	work := &workv1alpha1.Work{}
+	if err := r.Client.Get(ctx, req.NamespacedName, work); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// The informer's own Cluster: read, never modified.
+	cluster, err := r.clusters.Get(ctx, clusterName)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		cluster = nil
+	}
+	if !work.DeletionTimestamp.IsZero() {
+		return r.remove(ctx, work, cluster)
+	}
+	if cluster == nil || !clusterclient.Serves(r.Agent, cluster) {
+		// Nothing to apply here: unknown cluster, or the agent of a
+		// pull-mode one applies (or, in an agent, a push-mode one).
+		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(work, Finalizer) {
+		if err := r.Client.Update(ctx, work); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	if work.Spec.SuspendDispatching != nil && *work.Spec.SuspendDispatching {
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, r.setDispatching(ctx, work, false)
+	}
+	if meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkDispatching) != nil {
+		// Dispatching resumed. A Work never suspended carries no
+		// condition, which saves a write per Work.
+		if err := r.setDispatching(ctx, work, true); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if !clusterready.IsReady(cluster) {
+		// The Cluster watch brings the Work back when the cluster is Ready.
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, r.setCondition(ctx, work, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonAppliedFailed, Message: fmt.Sprintf("cluster %s is not ready", cluster.Name)})
+	}
+	member, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	sent, applyErr := r.apply(ctx, member, work)
+	if applyErr != nil {
+		events.Warning(r.Recorder, work, events.SyncFailed, "Failed to sync the work to cluster %s: %v", cluster.Name, applyErr)
+	} else if sent > 0 {
+		events.Normal(r.Recorder, work, events.SyncSucceed, "Synced %d manifests to cluster %s", sent, cluster.Name)
+	}
+	if applyErr == nil || !soonResolved(applyErr) {
+		r.waiting.clear(req.NamespacedName)
+	}
+	if applyErr == nil {
+		r.done.record(work)
+	} else {
+		r.done.forget(req.NamespacedName)
+	}
+	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied}
+	if applyErr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha1.ReasonAppliedFailed, applyErr.Error()
+	} else if r.StatusWritesApplied {
+		// workStatus writes it, with the first status of the copies.
+		return ctrl.Result{}, nil
+	}
+	if err := r.setCondition(ctx, work, cond); err != nil {
+		return ctrl.Result{}, err
+	}
+	if applyErr != nil {
+		if soonResolved(applyErr) {
+			// The type or namespace may be on its way (a CRD or namespace
+			// propagating alongside), or the right to write the kind (an
+			// administrator granting it): retry soon, then less and less often
+			// (every second five times, then 2 s doubling to 5 min), each
+			// retry reading the member's
+			// discovery again; a change of the Cluster's API enablements
+			// brings the Work back at once.
+			return ctrl.Result{RequeueAfter: r.waiting.next(req.NamespacedName, clusterName)}, nil
+		}
+		if onlyInvalid(applyErr) {
+			// Applying the same manifests again cannot succeed: the
+			// condition says why, and a new generation of the Work brings
+			// it back.
+			return ctrl.Result{}, reconcile.TerminalError(applyErr)
+		}
+		return ctrl.Result{}, applyErr
+	}
+	return ctrl.Result{}, nil
+}
+
+// forget drops what this process knows of the Work's applies: its copies
+// are compared and applied afresh next time.
+func (r *Reconciler) forget(work types.NamespacedName) {
+	r.done.forget(work)
+	r.waiting.clear(work)
+}
+
+// notServedError says a member does not serve a manifest's type (yet).
+type notServedError struct{ err error }
+
+func (e *notServedError) Error() string { return e.err.Error() }
+func (e *notServedError) Unwrap() error { return e.err }
+
+// invalidManifestError is a manifest that is not an object: no retry can
+// apply it.
+type invalidManifestError struct{ err error }
+
+func (e *invalidManifestError) Error() string { return e.err.Error() }
+func (e *invalidManifestError) Unwrap() error { return e.err }
+
+// onlyInvalid reports whether every apply error is an invalid manifest.
+func onlyInvalid(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var im *invalidManifestError
+		if !errors.As(e, &im) {
+			return false
+		}
+	}
+	return len(errs) > 0
+}
+
+// soonResolved reports whether every apply error is of the kind that goes
+// away without a new Work: a type not served yet, a namespace not created
+// yet, or a kind the member refuses until an administrator grants it.
+func soonResolved(err error) bool {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		var ns *notServedError
+		var refused *memberrights.Refusal
+		if !errors.As(e, &ns) && !errors.As(e, &refused) && !apierrors.IsNotFound(e) {
+			return false
+		}
+	}
+	return len(errs) > 0
+}
+
+// apply server-side applies every manifest, marked as coming from the Work.
+// A manifest whose member copy already holds it (seen in the member's cache
+// of managed objects), for a generation of the Work applied before, is not
+// sent again: restarts and status updates cost the member nothing.
+// It returns how many manifests it sent.
+func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *workv1alpha1.Work) (int, error) {
+	var errs []error
+	sent := 0
+	workKey := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
+	applied := appliedAtGeneration(work) || r.done.has(work)
+	// After a failed apply (something in the way, say), the member is read
+	// first rather than refusing the same create-only apply on every retry.
+	failedBefore := meta.IsStatusConditionFalse(work.Status.Conditions, workv1alpha1.WorkApplied)
+	for i, manifest := range work.Spec.Workload.Manifests {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
+			errs = append(errs, &invalidManifestError{fmt.Errorf("manifest %d is not a valid object: %w", i, err)})
+			continue
+		}
+		overwrite := obj.GetAnnotations()[workv1alpha1.ConflictResolutionAnnotation] == workv1alpha1.ConflictOverwrite
+		markFromWork(obj, work)
+		ri, mapping, err := resourceFor(m, obj)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		// What the member has in the way: a managed copy (from the cache),
+		// nothing (the cache has no managed copy: sent as a create-only
+		// apply, which a member object of that name refuses), or unknown
+		// (the cache cannot answer: the member is asked).
+		ours, absent := false, false
+		if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
+			// An adopted copy stays marked as adopted.
+			keepAdoption(obj, cur)
+			if holds(cur, obj, work, applied) {
+				continue
+			}
+			// A generation applied before whose copy the cache does not
+			// show may be the cache lagging behind that very apply: the
+			// member is asked before writing again.
+			ours = !applied
+		} else if ok && !found && !failedBefore && !applied {
+			// (A generation applied before, not in the cache: the cache
+			// may lag behind that apply, and the read below tells.)
+			absent = true
+		}
+		// resolve reads the member's object of that name and decides: with
+		// Abort, what is there decides whether to apply; with Overwrite,
+		// whether the object was there before Karmada, and so is adopted
+		// rather than created (and released, not deleted, with the Work).
+		// It returns whether to send the manifest.
+		resolve := func() (bool, error) {
+			cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return false, r.refusal(ctx, m, mapping, fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err))
+			}
+			if err == nil && !overwrite && !fromWork(cur, work) {
+				return false, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name)
+			}
+			if err == nil {
+				if fromWork(cur, work) {
+					keepAdoption(obj, cur)
+				} else {
+					adopt(obj, cur, work)
+				}
+			}
+			// The cache could not answer (a member's informer still
+			// syncing after a restart, or lagging): the copy just read
+			// tells as well whether it already holds the manifest.
+			return err != nil || !holds(cur, obj, work, applied), nil
+		}
+		if !ours && !absent {
+			send, err := resolve()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if !send {
+				continue
+			}
+		}
+		ctrl.LoggerFrom(ctx).V(4).Info("Applying manifest", "work", klog.KObj(work), "generation", work.Generation, "appliedBefore", applied, "object", objectName(obj), "createOnly", absent)
+		err = r.send(ctx, ri, obj, absent)
+		if absent && apierrors.IsConflict(err) {
+			// Something of that name is there after all (not Karmada's, or a
+			// copy the cache has not shown yet): untouched; decide as above.
+			send, rerr := resolve()
+			if rerr != nil {
+				errs = append(errs, rerr)
+			}
+			if !send {
+				continue
+			}
+			err = r.send(ctx, ri, obj, false)
+		}
+		if err != nil {
+			errs = append(errs, r.refusal(ctx, m, mapping, fmt.Errorf("applying %s %s: %w", obj.GetKind(), objectName(obj), err)))
+			continue
+		}
+		sent++
+	}
+	return sent, errors.Join(errs...)
+}
+
+// refusal explains a refusal of the member's authorizer (Karmada's identity
+// there may not write that kind, or not grant those rights) with the flag
+// or command that grants it, read from the record of the identity's grant
+// on its ClusterRole; any other error is returned as it is.
+func (r *Reconciler) refusal(ctx context.Context, m *clusterclient.Member, mapping *meta.RESTMapping, err error) error {
+	escalation, ok := memberrights.Refused(err)
+	if !ok {
+		return err
+	}
+	refusal := &memberrights.Refusal{Cluster: m.Name, Pull: r.Agent, Escalation: escalation, Err: err,
+		Kind: memberrights.Kind{Group: mapping.Resource.Group, Resource: mapping.Resource.Resource}}
+	role := memberrights.PushClusterRole(m.Name)
+	if r.Agent {
+		role = memberrights.PullClusterRole
+	}
+	// Read on failures only; without it the hint names the kind alone.
+	if cr, gerr := m.Kube.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{}); gerr == nil {
+		refusal.Granted = cr.Annotations[memberrights.GrantAnnotation]
+	}
+	return refusal
+}
+
+// absentResourceVersion makes a server-side apply create-only: as a
+// precondition no live object can meet (no etcd revision reaches it), it has
+// the member refuse the apply with a conflict when an object of that name
+// exists, and is ignored when the apply creates the object. One request
+// instead of a read and an apply, and what is in the way is never touched.
+const absentResourceVersion = "9223372036854775807"
+
+// send server-side applies the manifest, create-only when absent.
+func (r *Reconciler) send(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, createOnly bool) error {
+	body := obj
+	if createOnly {
+		body = obj.DeepCopy()
+		body.SetResourceVersion(absentResourceVersion)
+	}
+	data, err := json.Marshal(body.Object)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: FieldManager, Force: ptrTrue()})
+	return err
+}
+
+// agentGone reports whether a pull-mode cluster's agent has been silent
+// (Ready Unknown) for longer than PullReleaseGrace, or else how long to
+// wait before looking again (0: only an event brings the Work back).
+func (r *Reconciler) agentGone(cluster *clusterv1alpha1.Cluster) (time.Duration, bool) {
+	if r.PullReleaseGrace <= 0 {
+		return 0, false
+	}
+	ready := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionUnknown {
+		return 0, false
+	}
+	left := r.PullReleaseGrace - r.now().Sub(ready.LastTransitionTime.Time)
+	if left > 0 {
+		return left + time.Second, false
+	}
+	return 0, true
+}
+
+// remove deletes the Work's resources from the member, when the member can be
+// reached and the Work does not ask to preserve them, then lets the Work go.
+func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
+	r.forget(client.ObjectKeyFromObject(work))
+	if !controllerutil.ContainsFinalizer(work, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	preserve := work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion
+	// pull: another process (the cluster's agent) removes what it applied.
+	pull := cluster != nil && !clusterclient.Serves(r.Agent, cluster)
+	if pull && cluster.DeletionTimestamp.IsZero() {
+		// The agent removes the Work's copies and then its finalizer; only
+		// a cluster being removed, or (with PullReleaseGrace) one whose
+		// agent has been silent for that long, has its Works let go here.
+		if wait, gone := r.agentGone(cluster); !gone {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+		ctrl.LoggerFrom(ctx).Info("Releasing the Work of a pull-mode cluster whose agent is gone; its copies stay in the member", "work", klog.KObj(work), "cluster", cluster.Name, "grace", r.PullReleaseGrace)
+		events.Warning(r.Recorder, work, events.ReleaseWork, "Released without removing its copies from cluster %s: its agent has been silent for over %s", cluster.Name, r.PullReleaseGrace)
+	}
+	leaving := cluster == nil || !cluster.DeletionTimestamp.IsZero()
+	if !pull && !leaving && !clusterready.IsReady(cluster) {
+		// Deleting the copies now is impossible, and letting the Work go
+		// without releasing preserved ones would leave Karmada's marks on
+		// them (the orphan sweep would take them for Karmada's and delete
+		// them): wait for the cluster (the Cluster watch brings the Work
+		// back when it is Ready). A cluster that is gone or being removed
+		// cannot be waited for.
+		ctrl.LoggerFrom(ctx).Info("Waiting for cluster to be Ready to remove work resources", "work", klog.KObj(work), "cluster", cluster.Name, "preserve", preserve)
+		return ctrl.Result{}, nil
+	}
+	if preserve && !pull && clusterready.IsReady(cluster) {
+		// The copies stay, as the member's own: Karmada's marks go, so that
+		// nothing later takes them for Karmada's.
+		if err := r.releaseCopies(ctx, work, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if pull {
+		// The cluster's agent removes what it applied.
+		preserve = true
+	}
+	if !preserve && clusterready.IsReady(cluster) && work.Annotations[eviction.EvictedAnnotation] == "true" {
+		// An evicted copy goes only if, now, the workload is healthy where
+		// it went.
+		verdict, why, err := r.evictedCopy(ctx, work, cluster)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		switch verdict {
+		case holdCopy:
+			ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
+			events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
+			return ctrl.Result{RequeueAfter: evictedRecheck}, nil
+		case keepCopy:
+			ctrl.LoggerFrom(ctx).Info("An evicted copy is placed again: kept for its new Work", "work", klog.KObj(work), "cluster", cluster.Name)
+			preserve = true
+		}
+	}
+	if !preserve && clusterready.IsReady(cluster) {
+		member, err := r.Members.Get(ctx, cluster)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		for _, manifest := range work.Spec.Workload.Manifests {
+			obj := &unstructured.Unstructured{}
+			if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
+				continue
+			}
+			if err := r.deleteIfOurs(ctx, member, obj, work); errors.Is(err, errCounting) {
+				ctrl.LoggerFrom(ctx).V(2).Info("Waiting for the member to count objects before deleting a namespace", "work", klog.KObj(work), "cluster", cluster.Name)
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			} else if err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	controllerutil.RemoveFinalizer(work, Finalizer)
+	if err := r.Client.Update(ctx, work); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// evictedRecheck is how often a held evicted copy is looked at again.
+const evictedRecheck = 10 * time.Second
+
+type evictedVerdict int
+
+const (
+	deleteCopy evictedVerdict = iota
+	holdCopy
+	keepCopy
+)
+
+// evictedCopy decides what becomes of the copy of a deleted Work that
+// eviction.EvictedAnnotation marks: deleted when its binding is gone or
+// runs the workload healthy in every cluster of its placement (now, with
+// the clusters' readiness now), kept for the Work that replaces it when its
+// cluster is placed again, held otherwise (why says what is not healthy).
+func (r *Reconciler) evictedCopy(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (evictedVerdict, string, error) {
+	for _, k := range bindings.Kinds {
+		key, ok := k.OfWork(work)
+		if !ok {
+			continue
+		}
+		b, err := k.Get(ctx, r.Client, key)
+		if apierrors.IsNotFound(err) {
+			return deleteCopy, "", nil
+		}
+		if err != nil {
+			return 0, "", err
+		}
+		if !b.Object.GetDeletionTimestamp().IsZero() {
+			return deleteCopy, "", nil
+		}
+		if slices.ContainsFunc(b.Spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == cluster.Name }) {
+			return keepCopy, "", nil
+		}
+		// The placement's clusters, read from the informer without copies.
+		ready := func(c string) bool {
+			cl, err := r.clusters.Get(ctx, c)
+			return err == nil && clusterready.IsReady(cl)
+		}
+		healthy, not := eviction.PlacementHealthy(b.Spec, b.Status, ready)
+		if healthy {
+			return deleteCopy, "", nil
+		}
+		if len(not) == 0 {
+			return holdCopy, "the workload is placed nowhere", nil
+		}
+		return holdCopy, "the workload is not healthy in " + strings.Join(not, ", "), nil
+	}
+	return deleteCopy, "", nil
+}
+
+// releaseCopies removes Karmada's marks from the member's copies of the
+// Work's manifests that carry its mark, and leaves them there.
+func (r *Reconciler) releaseCopies(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) error {
+	member, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	for _, manifest := range work.Spec.Workload.Manifests {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(manifest.Raw); err != nil {
+			continue
+		}
+		ri, _, err := resourceFor(member, obj)
+		if err != nil {
+			if meta.IsNoMatchError(err) || errors.As(err, new(*notServedError)) {
+				continue
+			}
+			return err
+		}
+		cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
+		}
+		if fromWork(cur, work) {
+			if err := clusterclient.Release(ctx, ri, cur); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deleteIfOurs deletes the member's copy only when it carries this Work's
+// mark: nothing Karmada did not put there is deleted.
+func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, obj *unstructured.Unstructured, work *workv1alpha1.Work) error {
+	ri, _, err := resourceFor(m, obj)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil
+		}
+		return err
+	}
+	cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
+	}
+	if !fromWork(cur, work) {
+		return nil
+	}
+	if cur.GetAnnotations()[workv1alpha1.AdoptedAnnotation] != "" {
+		return clusterclient.Release(ctx, ri, cur)
+	}
+	if cur.GetAPIVersion() == "v1" && cur.GetKind() == "Namespace" {
+		// Deleting a namespace deletes everything in it: a namespace
+		// Karmada created that also holds the member's own objects (or
+		// objects Karmada adopted) is released instead. What it holds is
+		// looked at once it is frozen (no object can be created in it any
+		// more), so nothing created after the look is deleted with it.
+		ns := cur.GetName()
+		frozen, err := freezeNamespace(ctx, m, work, ns, r.now())
+		if errors.Is(err, errCounting) {
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("freezing namespace %s in cluster %s before deleting it: %w", ns, m.Name, err)
+		}
+		foreign, unlisted, err := foreignObjects(ctx, m, ns)
+		if err != nil {
+			return fmt.Errorf("checking what namespace %s holds in cluster %s: %w", ns, m.Name, err)
+		}
+		var unknown []string
+		if len(foreign) == 0 && len(unlisted) > 0 {
+			// Kinds Karmada may not list are counted by the member's
+			// quota controller.
+			foreign, unknown = countUnlisted(frozen, unlisted)
+		}
+		if len(foreign) > 0 || len(unknown) > 0 {
+			why := "it holds objects Karmada did not put there (or adopted): " + strings.Join(foreign, ", ")
+			if len(foreign) == 0 {
+				why = "Karmada may not list, and could not count, its " + strings.Join(unknown, ", ") + " objects"
+			}
+			if err := removeCountQuota(ctx, m, work, ns); err != nil {
+				return err
+			}
+			events.Warning(r.Recorder, work, events.ReleaseNamespace,
+				"Namespace %s is left in cluster %s, released, because %s", ns, m.Name, why)
+			return clusterclient.Release(ctx, ri, cur)
+		}
+		if frozen == nil {
+			ctrl.LoggerFrom(ctx).Info("Deleting a member namespace that could not be frozen (the member's quota controller did not answer): an object created in it from now on is deleted with it",
+				"cluster", m.Name, "namespace", ns)
+		}
+	}
+	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), objectName(obj), err)
+	}
+	return nil
+}
+
+// fromWork reports whether a member object carries this Work's mark.
+func fromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) bool {
+	a := obj.GetAnnotations()
+	return a[workv1alpha1.WorkNamespaceAnnotation] == work.Namespace && a[workv1alpha1.WorkNameAnnotation] == work.Name
+}
+
+func markFromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[workv1alpha1.WorkNamespaceAnnotation] = work.Namespace
+	a[workv1alpha1.WorkNameAnnotation] = work.Name
+	a[workv1alpha1.WorkGenerationAnnotation] = strconv.FormatInt(work.Generation, 10)
+	obj.SetAnnotations(a)
+	l := obj.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[workv1alpha1.ManagedLabel] = "true"
+	obj.SetLabels(l)
+}
+
+func resourceFor(m *clusterclient.Member, obj *unstructured.Unstructured) (dynamic.ResourceInterface, *meta.RESTMapping, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		// The member may have gained the API since discovery was cached:
+		// read it again, unless another Work just did.
+		if !m.RefreshDiscovery() {
+			return nil, nil, &notServedError{fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)}
+		}
+		if mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			return nil, nil, &notServedError{fmt.Errorf("cluster %s does not serve %s: %w", m.Name, gvk, err)}
+		}
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return m.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), mapping, nil
+	}
+	return m.Dynamic.Resource(mapping.Resource), mapping, nil
+}
+
+// setDispatching writes the WorkDispatching condition and, when it flips,
+// records the WorkDispatching event saying whether dispatching is suspended.
+func (r *Reconciler) setDispatching(ctx context.Context, work *workv1alpha1.Work, on bool) error {
+	cond := metav1.Condition{Type: workv1alpha1.WorkDispatching, Status: metav1.ConditionTrue, Reason: ReasonDispatching, Message: events.MessageDispatching}
+	if !on {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonSuspendDispatching, events.MessageDispatchingSuspended
+	}
+	flips := !meta.IsStatusConditionPresentAndEqual(work.Status.Conditions, workv1alpha1.WorkDispatching, cond.Status)
+	if err := r.setCondition(ctx, work, cond); err != nil {
+		return err
+	}
+	if flips {
+		events.Normal(r.Recorder, work, events.WorkDispatching, "%s", cond.Message)
+	}
+	return nil
+}
+
+func (r *Reconciler) setCondition(ctx context.Context, work *workv1alpha1.Work, cond metav1.Condition) error {
+	cond.ObservedGeneration = work.Generation
+	patch := client.MergeFrom(work.DeepCopy())
+	if !meta.SetStatusCondition(&work.Status.Conditions, cond) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, work, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return nil
+}
+
+func objectName(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return ns + "/" + obj.GetName()
+	}
+	return obj.GetName()
+}
+
+func ptrTrue() *bool                { b := true; return &b }
+func ptrUID(u types.UID) *types.UID { return &u }

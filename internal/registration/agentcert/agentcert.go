@@ -1,0 +1,171 @@
+// Package agentcert is what karmadactl register and karmada-agent share
+// about the agent's control plane identity: requesting its client
+// certificate, the kubeconfig that carries it, and the member Secret that
+// keeps it.
+package agentcert
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"strings"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/karmada-go/karmada/internal/names"
+)
+
+// Where the agent's kubeconfig is kept in the member, as Karmada keeps it,
+// and the labels that say register made it.
+const (
+	Namespace   = "karmada-system"
+	SecretName  = "karmada-kubeconfig"
+	SecretKey   = "karmada-kubeconfig"
+	contextName = "karmada-apiserver"
+)
+
+// RequestCertificate submits, with cfg's identity (a bootstrap token, or
+// the agent's current certificate when it renews), a CSR for the agent of
+// cluster, and waits up to timeout for the signed certificate. The request
+// carries the group of a registration: registration, when renewing within
+// it; a new one made from the request's own key when registration is ""
+// (registering, or renewing a certificate of an earlier version, which has
+// none). A positive expirationSeconds asks the signer for that lifetime.
+func RequestCertificate(ctx context.Context, cfg *rest.Config, cluster, registration string, timeout time.Duration, expirationSeconds int32) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	if registration == "" {
+		if registration, err = RegistrationID(key.Public()); err != nil {
+			return nil, nil, err
+		}
+	}
+	subject := pkix.Name{CommonName: names.AgentUserPrefix + cluster, Organization: []string{names.AgentGroup, names.AgentRegistrationGroupPrefix + registration}}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject}, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	csr := &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%s-%s", cluster, utilrand.String(5))},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName: certificatesv1.KubeAPIServerClientSignerName,
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+		},
+	}
+	if expirationSeconds > 0 {
+		csr.Spec.ExpirationSeconds = &expirationSeconds
+	}
+	if _, err := kc.CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{}); err != nil {
+		return nil, nil, fmt.Errorf("requesting the agent's certificate: %w", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		got, err := kc.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == certificatesv1.CertificateDenied || c.Type == certificatesv1.CertificateFailed {
+				return false, fmt.Errorf("the control plane %s the agent's certificate request %s: %s: %s", strings.ToLower(string(c.Type)), csr.Name, c.Reason, c.Message)
+			}
+		}
+		certPEM = got.Status.Certificate
+		return len(certPEM) > 0, nil
+	})
+	if err != nil && len(certPEM) == 0 {
+		if wait.Interrupted(err) {
+			return nil, nil, fmt.Errorf("the agent's certificate request %s was not signed within %s (is the control plane's karmada-controller-manager running its agentcsrapproving controller, and its kube-controller-manager the CSR signer?)", csr.Name, timeout)
+		}
+		return nil, nil, err
+	}
+	return certPEM, keyPEM, nil
+}
+
+// Kubeconfig is the agent's kubeconfig of the control plane at server
+// (https://host:port).
+func Kubeconfig(server string, ca, cert, key []byte) ([]byte, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	kc.AuthInfos["karmada-agent"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	kc.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: "karmada-agent"}
+	kc.CurrentContext = contextName
+	return clientcmd.Write(*kc)
+}
+
+// WriteSecret stores the agent's kubeconfig in the member's Secret
+// karmada-system/karmada-kubeconfig; a Secret of that name that register
+// did not make is not taken over. With createNamespace, karmada-system is
+// created first.
+func WriteSecret(ctx context.Context, mc kubernetes.Interface, cluster string, kubeconfig []byte, createNamespace bool) error {
+	if createNamespace {
+		if _, err := mc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s in the member: %w", Namespace, err)
+		}
+	}
+	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: cluster}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName, Labels: labels}, Data: map[string][]byte{SecretKey: kubeconfig}}
+	cur, err := mc.CoreV1().Secrets(Namespace).Get(ctx, SecretName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = mc.CoreV1().Secrets(Namespace).Create(ctx, s, metav1.CreateOptions{})
+	case err != nil:
+	case cur.Labels[names.ManagedByLabel] != names.ManagedByKarmadactl || (cur.Labels[names.ClusterNameLabel] != "" && cur.Labels[names.ClusterNameLabel] != cluster):
+		return fmt.Errorf("the Secret %s/%s already exists in the member and was not made by karmadactl register for cluster %s: refusing to replace it", Namespace, SecretName, cluster)
+	default:
+		cur.Labels, cur.Data = labels, s.Data
+		_, err = mc.CoreV1().Secrets(Namespace).Update(ctx, cur, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("writing Secret %s/%s in the member: %w", Namespace, SecretName, err)
+	}
+	return nil
+}
+
+// RegistrationID is the id of the registration that a key's request makes:
+// the first 16 bytes of the SHA-256 of its public key (PKIX DER), in hex.
+func RegistrationID(pub any) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// RegistrationOf is the registration id an agent's subject organizations
+// carry ("" when none: a certificate of an earlier version).
+func RegistrationOf(orgs []string) string {
+	for _, o := range orgs {
+		if id, ok := strings.CutPrefix(o, names.AgentRegistrationGroupPrefix); ok {
+			return id
+		}
+	}
+	return ""
+}

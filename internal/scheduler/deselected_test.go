@@ -1,0 +1,48 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+)
+
+func TestDeselected(t *testing.T) {
+	cluster := func(name string, labels map[string]string, taints ...corev1.Taint) clusterv1alpha1.Cluster {
+		return clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: clusterv1alpha1.ClusterSpec{Region: "eu", Taints: taints}}
+	}
+	leaving := cluster("m4", nil)
+	now := metav1.Now()
+	leaving.DeletionTimestamp = &now
+	clusters := []clusterv1alpha1.Cluster{
+		cluster("m1", map[string]string{"env": "prod"}),
+		cluster("m2", map[string]string{"env": "test"}),
+		// A taint does not deselect: it is not the user's selection.
+		cluster("m3", map[string]string{"env": "prod"}, corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}),
+		leaving,
+	}
+	placed := []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}, {Name: "m3"}, {Name: "m4"}, {Name: "gone"}}
+	prod := &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}
+	for _, c := range []struct {
+		name      string
+		placement *policyv1alpha1.Placement
+		want      []string
+	}{
+		{"no placement", nil, nil},
+		{"no affinity", &policyv1alpha1.Placement{}, nil},
+		{"labels", &policyv1alpha1.Placement{ClusterAffinity: prod}, []string{"m2"}},
+		{"names", &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m2", "m3"}}}, []string{"m1"}},
+		{"exclude", &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{Exclude: []string{"m3"}}}, []string{"m3"}},
+		{"every cluster still selected", &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{Exclude: []string{"other"}}}, nil},
+	} {
+		spec := &workv1alpha2.ResourceBindingSpec{Placement: c.placement, Clusters: placed}
+		if d := cmp.Diff(c.want, Deselected(spec, clusters)); d != "" {
+			t.Errorf("%s (-want,+got):\n%s", c.name, d)
+		}
+	}
+}

@@ -1,0 +1,650 @@
+//go:build e2e
+
+package e2e
+
+// The adversarial suite: each test acts as an attacker with the attacker's
+// own credentials (a bootstrap token, an agent's kubeconfig, a tenant's
+// namespaced rights) and asserts that the boundary docs/security.md
+// promises holds and that nothing was changed or deleted.
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/registration/agentcert"
+	"github.com/karmada-go/karmada/internal/registration/agentcsr"
+	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// bootstrapToken creates a bootstrap token (as an administrator would hand
+// one out) and returns a client configuration acting with it.
+func bootstrapToken(t *testing.T) *rest.Config {
+	t.Helper()
+	out, err := karmadactl("token", "create", "--ttl", "10m", "--print-register-command")
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, out)
+	}
+	f := strings.Fields(out)
+	if len(f) < 5 {
+		t.Fatalf("token create printed %q", out)
+	}
+	tok := f[4]
+	id, _, _ := strings.Cut(tok, ".")
+	t.Cleanup(func() { _, _ = karmadactl("token", "delete", id) })
+	cfg := restConfig(t, "karmada-apiserver")
+	return &rest.Config{Host: cfg.Host, BearerToken: tok, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}, Timeout: 10 * time.Second}
+}
+
+// agentCSR is a certificate request for an agent identity, made with a
+// fresh key: the subject's organizations as given.
+func agentCSR(t *testing.T, name, cn string, orgs ...string) *certificatesv1.CertificateSigningRequest {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: certificatesv1.CertificateSigningRequestSpec{
+		Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+		SignerName: certificatesv1.KubeAPIServerClientSignerName,
+		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+	}}
+}
+
+// neverIssued waits until the request is decided and fails the test unless
+// it was denied without a certificate.
+func neverIssued(ctx context.Context, t *testing.T, admin kubernetes.Interface, name string) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, "request "+name+" decided", func(ctx context.Context) error {
+		got, err := admin.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(got.Status.Certificate) > 0 {
+			t.Fatalf("request %s was issued a certificate: %+v", name, got.Status.Conditions)
+		}
+		for _, c := range got.Status.Conditions {
+			switch c.Type {
+			case certificatesv1.CertificateApproved:
+				t.Fatalf("request %s was approved: %s", name, c.Message)
+			case certificatesv1.CertificateDenied:
+				return nil
+			}
+		}
+		return fmt.Errorf("undecided: %+v", got.Status.Conditions)
+	})
+}
+
+// A bootstrap token holder cannot get a certificate for a registered pull
+// cluster: not by reusing the name of the request that registered it (as if
+// it had been garbage-collected), not with the registration's group, not
+// with a group of its own key.
+func TestBootstrapTokenCannotTakeOverARegisteredCluster(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	admin := kube(t, "karmada-apiserver")
+	token, err := kubernetes.NewForConfig(bootstrapToken(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := getCluster(ctx, t, c, "member3")
+	recorded := cl.Annotations[agentcsr.RegistrationAnnotation]
+	// The request that registered member3, as the CSR garbage collector
+	// would leave it an hour later: gone.
+	if recorded != "" {
+		if err := admin.CertificatesV1().CertificateSigningRequests().Delete(ctx, recorded, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	cn := names.AgentUserPrefix + "member3"
+	var attempts []*certificatesv1.CertificateSigningRequest
+	if recorded != "" && !strings.HasPrefix(recorded, "sha256:") {
+		attempts = append(attempts, agentCSR(t, recorded, cn, names.AgentGroup))
+	}
+	attempts = append(attempts, agentCSR(t, "e2e-takeover-"+utilrand.String(5), cn, names.AgentGroup))
+	if id := strings.TrimPrefix(recorded, "sha256:"); id != recorded {
+		attempts = append(attempts, agentCSR(t, "e2e-takeover-"+utilrand.String(5), cn, names.AgentGroup, names.AgentRegistrationGroupPrefix+id))
+	}
+	for _, csr := range attempts {
+		if _, err := token.CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating request %s with the token: %v", csr.Name, err)
+		}
+		name := csr.Name
+		t.Cleanup(func() {
+			_ = admin.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+		neverIssued(ctx, t, admin, csr.Name)
+	}
+	if after := getCluster(ctx, t, c, "member3"); after.UID != cl.UID || after.Annotations[agentcsr.RegistrationAnnotation] != recorded {
+		t.Errorf("member3's Cluster changed: uid %s (was %s), registration %q (was %q)", after.UID, cl.UID, after.Annotations[agentcsr.RegistrationAnnotation], recorded)
+	}
+}
+
+// agentClient is a client of the control plane acting with an agent's
+// kubeconfig.
+func agentClient(t *testing.T, kubeconfig []byte) (client.Client, *rest.Config) {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Timeout = 10 * time.Second
+	ac, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ac, cfg
+}
+
+// registerFromMember2 registers member2 as cluster name in pull mode with a
+// fresh token and returns the agent's kubeconfig register stored.
+func registerFromMember2(t *testing.T, name string) []byte {
+	t.Helper()
+	line, err := karmadactl("token", "create", "--ttl", "10m", "--print-register-command")
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, line)
+	}
+	f := strings.Fields(line)
+	id, _, _ := strings.Cut(f[4], ".")
+	t.Cleanup(func() { _, _ = karmadactl("token", "delete", id) })
+	args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s", "--propagate-kinds", "configmaps")
+	if out, err := runKarmadactl(append(args, "--kubeconfig", fleet.kubeconfig, "--context", "member2")...); err != nil {
+		t.Fatalf("register %s: %v\n%s", name, err, out)
+	}
+	s, err := kube(t, "member2").CoreV1().Secrets(agentcert.Namespace).Get(context.Background(), agentcert.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Data[agentcert.SecretKey]
+}
+
+// An agent certificate has a short lifetime, and one issued before an
+// unregister, or before the name was registered again, has no rights
+// afterwards: it reads no Cluster or Work and renews nothing.
+func TestAgentCertificateDiesWithItsRegistration(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const name = "e2e-rereg"
+	mc := kube(t, "member2")
+	t.Cleanup(func() {
+		_, _ = karmadactl("unregister", name, "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2", "--force")
+		_ = mc.CoreV1().Secrets(agentcert.Namespace).Delete(context.Background(), agentcert.SecretName, metav1.DeleteOptions{})
+	})
+	first := registerFromMember2(t, name)
+	old, oldCfg := agentClient(t, first)
+	if err := old.Get(ctx, client.ObjectKey{Name: name}, &clusterv1alpha1.Cluster{}); err != nil {
+		t.Fatalf("the first certificate reads its own Cluster: %v", err)
+	}
+	block, _ := pem.Decode(oldCfg.CertData)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if life := cert.NotAfter.Sub(cert.NotBefore); life > 8*24*time.Hour {
+		t.Errorf("the agent's certificate lives %s, want a short lifetime (a week by default)", life)
+	}
+	if out, err := karmadactl("unregister", name, "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2"); err != nil {
+		t.Fatalf("unregister: %v\n%s", err, out)
+	}
+	testenv.Eventually(t, 60*time.Second, "the Cluster gone", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	registerFromMember2(t, name)
+	// The old certificate, kept by whoever copied it: no rights.
+	testenv.Eventually(t, 30*time.Second, "the old certificate refused", func(ctx context.Context) error {
+		if err := old.Get(ctx, client.ObjectKey{Name: name}, &clusterv1alpha1.Cluster{}); !apierrors.IsForbidden(err) {
+			return fmt.Errorf("reading the re-registered Cluster: %v", err)
+		}
+		if err := old.List(ctx, &workv1alpha1.WorkList{}, client.InNamespace(workv1alpha1.ExecutionNamespace(name))); !apierrors.IsForbidden(err) {
+			return fmt.Errorf("listing its Works: %v", err)
+		}
+		return nil
+	})
+	oldKube, err := kubernetes.NewForConfig(oldCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewal := agentCSR(t, "e2e-old-renewal-"+utilrand.String(5), names.AgentUserPrefix+name, names.AgentGroup)
+	if _, err := oldKube.CertificatesV1().CertificateSigningRequests().Create(ctx, renewal, metav1.CreateOptions{}); err == nil {
+		t.Cleanup(func() {
+			_ = kube(t, "karmada-apiserver").CertificatesV1().CertificateSigningRequests().Delete(context.Background(), renewal.Name, metav1.DeleteOptions{})
+		})
+		neverIssued(ctx, t, kube(t, "karmada-apiserver"), renewal.Name)
+	} else if !apierrors.IsForbidden(err) {
+		t.Fatalf("a renewal with the old certificate: %v", err)
+	}
+}
+
+// An agent may not rewrite its own Cluster: not remove an administrator's
+// quarantine taint, add labels or set its region; its status is its own.
+func TestAgentCannotRewriteItsCluster(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	s, err := kube(t, "member3").CoreV1().Secrets(agentcert.Namespace).Get(ctx, agentcert.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, _ := agentClient(t, s.Data[agentcert.SecretKey])
+	quarantine := corev1.Taint{Key: "e2e.example.com/quarantine", Effect: corev1.TaintEffectNoExecute}
+	if out, err := karmadactl("taint", "clusters", "member3", quarantine.Key+":NoExecute"); err != nil {
+		t.Fatalf("taint: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = karmadactl("taint", "clusters", "member3", quarantine.Key+":NoExecute-") })
+	before := getCluster(ctx, t, c, "member3")
+	for what, patch := range map[string]string{
+		"remove the quarantine taint": `{"spec":{"taints":null}}`,
+		"add a label":                 `{"metadata":{"labels":{"e2e-attract":"yes"}}}`,
+		"set its region":              `{"spec":{"region":"e2e-elsewhere"}}`,
+		"change its API endpoint":     `{"spec":{"apiEndpoint":"https://198.51.100.1:6443"}}`,
+	} {
+		err := agent.Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}}, client.RawPatch(types.MergePatchType, []byte(patch)))
+		if err == nil {
+			t.Errorf("the agent could %s", what)
+		} else if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			t.Errorf("the agent trying to %s: want Invalid or Forbidden, got %v", what, err)
+		}
+	}
+	after := getCluster(ctx, t, c, "member3")
+	if len(after.Spec.Taints) != len(before.Spec.Taints) || after.Labels["e2e-attract"] != "" || after.Spec.Region != before.Spec.Region || after.Spec.APIEndpoint != before.Spec.APIEndpoint {
+		t.Errorf("member3's Cluster changed: taints %v, labels %v, region %q, endpoint %q", taintKeys(after), after.Labels, after.Spec.Region, after.Spec.APIEndpoint)
+	}
+	// Its own status stays its own.
+	st := getCluster(ctx, t, c, "member3")
+	if err := agent.Status().Update(ctx, st); err != nil {
+		t.Errorf("the agent writing its Cluster's status: %v", err)
+	}
+}
+
+// tenantClient acts as a tenant who may write templates and policies in
+// namespace ns of the control plane only.
+func tenantClient(ctx context.Context, t *testing.T, ns string) client.Client {
+	t.Helper()
+	c := karmadaClient(t)
+	user := "e2e-tenant-" + utilrand.String(5)
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "resourcequotas", "limitranges", "secrets"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"policy.karmada.io"}, Resources: []string{"propagationpolicies", "overridepolicies"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{APIGroups: []string{"work.karmada.io"}, Resources: []string{"resourcebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+	}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "tenant"}, Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	createUntilCleanup(ctx, t, c, role, binding)
+	cfg := restConfig(t, "karmada-apiserver")
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	tc, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+// A tenant with rights in one namespace cannot take over the member's own
+// objects there (conflictResolution: Overwrite needs a grant the platform
+// gives), and the controller-trusted marks a tenant puts on a template do
+// not reach the member.
+func TestTenantCannotTakeOverMemberObjects(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-t1-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	waitNamespace(ctx, t, "member1", ns, true)
+	kc := kube(t, "member1")
+	platform := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "platform-quota"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}}}
+	if _, err := kc.CoreV1().ResourceQuotas(ns).Create(ctx, platform, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tenant := tenantClient(ctx, t, ns)
+	mine := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "platform-quota"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1k")}}}
+	if err := tenant.Create(ctx, mine); err != nil {
+		t.Fatalf("the tenant creating a quota in its namespace: %v", err)
+	}
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "take-over"}, Spec: policyv1alpha1.PropagationSpec{
+		ResourceSelectors:  []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ResourceQuota", Name: "platform-quota"}},
+		Placement:          policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+		ConflictResolution: policyv1alpha1.ConflictOverwrite,
+	}}
+	err := tenant.Create(ctx, pp)
+	if err == nil {
+		t.Cleanup(func() { _ = c.Delete(context.Background(), pp) })
+		t.Errorf("the tenant's Overwrite policy was admitted")
+	} else if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+		t.Errorf("the tenant's Overwrite policy: want Invalid or Forbidden, got %v", err)
+	}
+	// Nothing may have reached the member's quota meanwhile.
+	testenv.Consistently(t, 8*time.Second, "the member's quota unchanged", func(ctx context.Context) error {
+		got, err := kc.CoreV1().ResourceQuotas(ns).Get(ctx, "platform-quota", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if q := got.Spec.Hard[corev1.ResourcePods]; q.Cmp(resource.MustParse("2")) != 0 || got.Annotations[workv1alpha1.AdoptedAnnotation] != "" {
+			return fmt.Errorf("pods %s, annotations %v", q.String(), got.Annotations)
+		}
+		return nil
+	})
+
+	// Marks the controllers trust, planted on a template, stay out of the
+	// member's copy.
+	planted := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "planted", Annotations: map[string]string{
+		workv1alpha1.PreAdoptionAnnotation: "H4sIAAAAAAAA/w==", workv1alpha1.AdoptedAnnotation: "karmada-es-member1/someone-else"}}}
+	if err := tenant.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	cmPolicy := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "planted"}, Spec: policyv1alpha1.PropagationSpec{
+		ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "planted"}},
+		Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+	}}
+	if err := tenant.Create(ctx, cmPolicy); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the planted marks kept out of member1", func(ctx context.Context) error {
+		got, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, "planted", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Annotations[workv1alpha1.PreAdoptionAnnotation] != "" || got.Annotations[workv1alpha1.AdoptedAnnotation] != "" {
+			return fmt.Errorf("annotations %v", got.Annotations)
+		}
+		return nil
+	})
+}
+
+// An object Karmada adopted in a member (an administrator's Overwrite) is
+// never deleted through the deletion of the namespace Karmada created for
+// it: the namespace is released instead.
+func TestAdoptedObjectSurvivesNamespaceDeletion(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	kc := kube(t, "member1")
+	ns := "e2e-adopted-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	t.Cleanup(func() { _ = kc.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	waitNamespace(ctx, t, "member1", ns, true)
+	if _, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "adopt-me"}, Data: map[string]string{"own": "yes"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "adopt-me"}, Data: map[string]string{"from": "karmada"}}
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "adopt"}, Spec: policyv1alpha1.PropagationSpec{
+		ResourceSelectors:  []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "adopt-me"}},
+		Placement:          policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+		ConflictResolution: policyv1alpha1.ConflictOverwrite,
+	}}
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the ConfigMap adopted", func(ctx context.Context) error {
+		got, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, "adopt-me", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Annotations[workv1alpha1.AdoptedAnnotation] == "" {
+			return fmt.Errorf("annotations %v", got.Annotations)
+		}
+		return nil
+	})
+	before, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, "adopt-me", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The namespace is deleted in the control plane, the template and the
+	// policy with it.
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 90*time.Second, "the member's namespace released", func(ctx context.Context) error {
+		got, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil || !got.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("the member's namespace is gone or going (err %v)", err)
+		}
+		if got.Labels[workv1alpha1.ManagedLabel] != "" {
+			return fmt.Errorf("not released yet: labels %v", got.Labels)
+		}
+		return nil
+	})
+	after, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, "adopt-me", metav1.GetOptions{})
+	if err != nil || after.UID != before.UID {
+		t.Fatalf("the adopted ConfigMap was deleted (err %v, uid %v, was %s)", err, after, before.UID)
+	}
+}
+
+// wantRefused fails unless err is the API server refusing (Forbidden, or
+// Invalid from admission): what the attacker tried did not happen.
+func wantRefused(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: allowed", what)
+	} else if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+		t.Errorf("%s: want Forbidden or Invalid, got %v", what, err)
+	}
+}
+
+// A bootstrap token may ask for an agent certificate and nothing else: it
+// reads no Cluster, Work or Secret and writes no policy.
+func TestBootstrapTokenHoldsNoOtherRight(t *testing.T) {
+	ctx := context.Background()
+	tc, err := client.New(bootstrapToken(t), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, "listing Clusters", tc.List(ctx, &clusterv1alpha1.ClusterList{}))
+	wantRefused(t, "listing member1's Works", tc.List(ctx, &workv1alpha1.WorkList{}, client.InNamespace(workv1alpha1.ExecutionNamespace("member1"))))
+	wantRefused(t, "reading member1's credentials", tc.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member1"}, &corev1.Secret{}))
+	wantRefused(t, "creating a Cluster", tc.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "e2e-token-made"},
+		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}))
+	wantRefused(t, "creating a policy", tc.Create(ctx, &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-token-policy"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace"}}}}))
+}
+
+// A compromised agent (member3's kubeconfig, as stored in its member) reaches
+// nothing of another cluster and nothing of the control plane's: no other
+// Cluster, Works, Secrets or policies.
+func TestAgentConfinedToItsOwnCluster(t *testing.T) {
+	ctx := context.Background()
+	s, err := kube(t, "member3").CoreV1().Secrets(agentcert.Namespace).Get(ctx, agentcert.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, _ := agentClient(t, s.Data[agentcert.SecretKey])
+	// What it may: its own Cluster and Works.
+	if err := agent.Get(ctx, client.ObjectKey{Name: "member3"}, &clusterv1alpha1.Cluster{}); err != nil {
+		t.Fatalf("the agent reading its own Cluster: %v", err)
+	}
+	if err := agent.List(ctx, &workv1alpha1.WorkList{}, client.InNamespace(workv1alpha1.ExecutionNamespace("member3"))); err != nil {
+		t.Fatalf("the agent listing its own Works: %v", err)
+	}
+	wantRefused(t, "listing member1's Works", agent.List(ctx, &workv1alpha1.WorkList{}, client.InNamespace(workv1alpha1.ExecutionNamespace("member1"))))
+	wantRefused(t, "reading member1's credentials", agent.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member1"}, &corev1.Secret{}))
+	wantRefused(t, "listing Secrets", agent.List(ctx, &corev1.SecretList{}))
+	wantRefused(t, "labelling member1", agent.Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"e2e-agent":"was-here"}}}`))))
+	m1 := getCluster(ctx, t, karmadaClient(t), "member1")
+	wantRefused(t, "writing member1's status", agent.Status().Update(ctx, m1))
+	wantRefused(t, "creating a Cluster", agent.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "e2e-agent-made"},
+		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}))
+	wantRefused(t, "creating a policy", agent.Create(ctx, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e2e-agent-policy"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}}}}))
+	if got := getCluster(ctx, t, karmadaClient(t), "member1"); got.Labels["e2e-agent"] != "" {
+		t.Errorf("member1 was labelled by member3's agent: %v", got.Labels)
+	}
+}
+
+// A tenant with rights in one namespace stays there: its OverridePolicy
+// cannot move a copy to another namespace or kind, its policy cannot select
+// another namespace's templates, its binding cannot bind the control plane's
+// Secrets, and it writes nothing in Karmada's own namespaces or cluster-wide.
+func TestTenantStaysInItsNamespace(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-t2-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	tenant := tenantClient(ctx, t, ns)
+	for _, path := range []string{"/metadata/namespace", "/kind"} {
+		op := &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "move"}, Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+				Path: path, Operator: policyv1alpha1.OverriderOpReplace, Value: apiextensionsv1.JSON{Raw: []byte(`"kube-system"`)}}}}}},
+		}}
+		wantRefused(t, "an override of "+path, tenant.Create(ctx, op))
+	}
+	wantRefused(t, "a policy selecting default's ConfigMaps", tenant.Create(ctx, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reach"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default"}}}}))
+	wantRefused(t, "a binding of member1's credentials", tenant.Create(ctx, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steal"},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: "karmada-cluster", Name: "member1"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}}}))
+	wantRefused(t, "a policy in karmada-system", tenant.Create(ctx, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-system", Name: "reach"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}}}}))
+	wantRefused(t, "a ClusterPropagationPolicy", tenant.Create(ctx, &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-tenant-everything"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace"}}}}))
+	wantRefused(t, "tainting member1", tenant.Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":[{"key":"e2e-tenant","effect":"NoExecute"}]}}`))))
+	wantRefused(t, "reading member1's credentials", tenant.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member1"}, &corev1.Secret{}))
+	if _, err := kube(t, "member2").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("member1's credentials reached member2 (err %v)", err)
+	}
+}
+
+// Failover never deletes the last copy: member2 stops, its workload is
+// evicted to member3 where it cannot run (an override pins its pods to no
+// node); when the eviction's grace period is over the task is held
+// (EvictionBlocked ReplacementUnhealthy), member2's Work is not deleted, and
+// when member2 is back its copy is the very one it was.
+func TestFailoverNeverDeletesTheLastCopy(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const name = "e2e-last-copy"
+	createUntilCleanup(ctx, t, c, &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name + "-pending-in-member3"},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: name}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}},
+				Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+					Path: "/spec/template/spec/nodeSelector", Operator: policyv1alpha1.OverriderOpAdd,
+					Value: apiextensionsv1.JSON{Raw: []byte(`{"e2e.karmada-go.io/no-such-node":"true"}`)}}}},
+			}},
+		},
+	})
+	// It lands on member2 first: member3 cordoned meanwhile.
+	if out, err := karmadactl("cordon", "member3"); err != nil {
+		t.Fatalf("cordon: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = karmadactl("uncordon", "member3") })
+	propagate(ctx, t, deploymentNamed(name, 1), policyv1alpha1.Placement{
+		ClusterAffinity:    &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2", "member3"}},
+		SpreadConstraints:  []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1, MinGroups: 1}},
+		ClusterTolerations: []corev1.Toleration{notReadyToleration(5)},
+	})
+	if got := placementOf(waitScheduled(ctx, t, name, 1)); got != "member2=1" {
+		t.Fatalf("placed on %s, want member2", got)
+	}
+	waitMemberDeployment(ctx, t, "member2", name, 1)
+	if out, err := karmadactl("uncordon", "member3"); err != nil {
+		t.Fatalf("uncordon: %v\n%s", err, out)
+	}
+	before, err := kube(t, "member2").AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	startMember2 := stopMember(t, "member2")
+	testenv.Eventually(t, 3*time.Minute, "evicted from member2 to member3", func(ctx context.Context) error {
+		rb, err := getBinding(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		if placementOf(rb) != "member3=1" || len(rb.Spec.GracefulEvictionTasks) != 1 || rb.Spec.GracefulEvictionTasks[0].FromCluster != "member2" {
+			return fmt.Errorf("placement %s, tasks %+v", placementOf(rb), rb.Spec.GracefulEvictionTasks)
+		}
+		return nil
+	})
+	// The grace period is made short (as --graceful-eviction-timeout or a
+	// task's own gracePeriodSeconds would make it): 5 s.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rb, err := getBinding(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		rb.Spec.GracefulEvictionTasks[0].GracePeriodSeconds = ptr.To[int32](5)
+		return c.Update(ctx, rb)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	workKey := client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member2"), Name: names.WorkName("Deployment", name, "default")}
+	testenv.Eventually(t, 60*time.Second, "the eviction held after its grace period", func(ctx context.Context) error {
+		rb, err := getBinding(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.EvictionBlocked)
+		if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != workv1alpha2.ReasonReplacementUnhealthy {
+			return fmt.Errorf("EvictionBlocked %+v, tasks %+v", cond, rb.Spec.GracefulEvictionTasks)
+		}
+		return nil
+	})
+	w := &workv1alpha1.Work{}
+	if err := c.Get(ctx, workKey, w); err != nil || !w.DeletionTimestamp.IsZero() {
+		t.Fatalf("member2's Work is gone or going (err %v): its copy would be deleted when member2 is back", err)
+	}
+
+	startMember2()
+	testenv.Eventually(t, 2*time.Minute, "member2 Ready again", func(ctx context.Context) error {
+		cl := getCluster(ctx, t, c, "member2")
+		if !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+			return fmt.Errorf("conditions %+v", cl.Status.Conditions)
+		}
+		return nil
+	})
+	// Back, member2 keeps its copy while member3 still cannot run it.
+	testenv.Consistently(t, 10*time.Second, "member2's copy kept", func(ctx context.Context) error {
+		d, err := kube(t, "member2").AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.UID != before.UID || !d.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("re-created or deleting: uid %s (was %s)", d.UID, before.UID)
+		}
+		return nil
+	})
+}

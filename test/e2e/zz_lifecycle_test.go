@@ -1,0 +1,111 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The fleet's own life cycle: a second up changes nothing, status shows every
+// component healthy, and down leaves no process behind. The fleet is brought
+// up again at the end, so that the test is independent like the others. Go
+// runs a package's tests file by file in the order of their names: this
+// file's name sorts last (TestLifecycleRunsLast keeps it so), so in a whole
+// run the fleet is not restarted mid-suite.
+// fleetProcesses: etcd, 5 control plane components (kube-apiserver,
+// kube-controller-manager, karmada-webhook, karmada-controller-manager,
+// karmada-scheduler), 4 per member, and member3's karmada-agent.
+const fleetProcesses = 6 + 3*4 + 1
+
+func TestLifecycle(t *testing.T) {
+	t.Run("up again changes nothing", func(t *testing.T) {
+		before := pids(t)
+		out, err := karmadaLocal("up", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
+		if err != nil {
+			t.Fatalf("second up: %v\n%s", err, out)
+		}
+		if !strings.Contains(out, "already up") {
+			t.Errorf("second up did not say the fleet is already up:\n%s", out)
+		}
+		if after := pids(t); fmt.Sprint(before) != fmt.Sprint(after) {
+			t.Errorf("second up changed processes: before %v, after %v", before, after)
+		}
+	})
+
+	t.Run("status lists every component healthy", func(t *testing.T) {
+		out, err := karmadaLocal("status")
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		lines := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "karmada/") || strings.HasPrefix(l, "member") {
+				lines++
+				if !strings.Contains(l, "healthy") || strings.Contains(l, "unhealthy") {
+					t.Errorf("not healthy: %s", l)
+				}
+			}
+		}
+		if lines != fleetProcesses {
+			t.Errorf("status lists %d components, want %d:\n%s", lines, fleetProcesses, out)
+		}
+	})
+
+	t.Run("down leaves no process of the fleet running", func(t *testing.T) {
+		running := pids(t)
+		if len(running) != fleetProcesses {
+			t.Fatalf("found %d fleet processes before down, want %d: %v", len(running), fleetProcesses, running)
+		}
+		out, err := karmadaLocal("down")
+		if err != nil {
+			t.Fatalf("down: %v\n%s", err, out)
+		}
+		for _, pid := range running {
+			if processAlive(pid) {
+				t.Errorf("pid %d still runs after down", pid)
+			}
+		}
+		if left := pids(t); len(left) != 0 {
+			t.Errorf("processes referring to the state directory remain: %v", left)
+		}
+	})
+
+	t.Run("up after down brings every member back Ready", func(t *testing.T) {
+		out, err := karmadaLocal("up", "--members", "3", "--nodes-per-member", "3", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
+		if err != nil {
+			t.Fatalf("up after down: %v\n%s", err, out)
+		}
+		c := karmadaClient(t)
+		for _, m := range []string{"member1", "member2", "member3"} {
+			waitClusterReady(context.Background(), t, c, m, metav1.ConditionTrue, 90*time.Second)
+		}
+	})
+}
+
+// TestLifecycleRunsLast: no test file sorts after this one, so TestLifecycle,
+// which takes the fleet down and up again, is the last test of a whole run.
+func TestLifecycleRunsLast(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "_test.go") {
+			files = append(files, e.Name())
+		}
+	}
+	sort.Strings(files)
+	if last := files[len(files)-1]; last != "zz_lifecycle_test.go" {
+		t.Errorf("%s sorts after zz_lifecycle_test.go: its tests would run after the fleet was restarted; rename one of them", last)
+	}
+}

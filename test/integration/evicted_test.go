@@ -1,0 +1,132 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// An evicted copy (its Work marked by the gracefulEviction controller) is
+// deleted only if, at that moment, the workload is healthy where it went:
+// its Work's deletion is held while it is not, and the copy goes once it
+// is. Placed there again meanwhile, the copy is kept for the new Work.
+func TestEvictedCopyWaitsForAHealthyReplacement(t *testing.T) {
+	plane := testenv.Start(t)
+	ctx := context.Background()
+	member := pushMember(ctx, t, plane)
+	c := plane.Client
+	// member2 takes the workload; nothing runs it (no member behind it): its
+	// health is what the binding's status says.
+	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"}}); err != nil {
+		t.Fatal(err)
+	}
+	setReady(ctx, t, c, "member2", metav1.ConditionTrue)
+	runMemberControllers(t, plane)
+
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-configmap"},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "web"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}}}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	evictedWork := func(name string) *workv1alpha1.Work {
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: name,
+			Labels:      map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: "default", workv1alpha2.ResourceBindingNameLabel: rb.Name},
+			Annotations: map[string]string{eviction.EvictedAnnotation: "true"}},
+			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "default", name, map[string]string{"k": "v"})}}}}
+		if err := c.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 20*time.Second, "the copy of "+name+" applied", func(ctx context.Context) error {
+			return member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
+		})
+		return w
+	}
+	copyThere := func(name string) error {
+		return member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
+	}
+
+	// member2 has not run the workload: the evicted copy is held.
+	held := evictedWork("web")
+	if err := c.Delete(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the deletion held, with an event", func(ctx context.Context) error {
+		list := &corev1.EventList{}
+		if err := c.List(ctx, list, client.InNamespace(held.Namespace)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == held.Name && e.Reason == events.EvictionBlocked {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event on the Work", events.EvictionBlocked)
+	})
+	if err := copyThere("web"); err != nil {
+		t.Fatalf("the evicted copy was deleted while the workload is healthy nowhere: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(held), &workv1alpha1.Work{}); err != nil {
+		t.Fatalf("the held Work: %v", err)
+	}
+
+	// member2 runs it healthy: the copy goes.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member2", Applied: true, Health: workv1alpha1.ResourceHealthy}}
+		return c.Status().Update(ctx, rb)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the evicted copy deleted, its Work gone", func(ctx context.Context) error {
+		if err := copyThere("web"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the copy: %v", err)
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(held), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Work: %v", err)
+		}
+		return nil
+	})
+
+	// Placed in member1 again before its evicted copy went: the copy stays.
+	// (The Work is made after the binding changed: by the time it is
+	// applied, the controller's cache has the binding.)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2"}, {Name: "member1"}}
+		return c.Update(ctx, rb)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	again := evictedWork("web-again")
+	if err := c.Delete(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the Work let go", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(again), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Work: %v", err)
+		}
+		return nil
+	})
+	if err := copyThere("web-again"); err != nil {
+		t.Fatalf("the copy of a cluster placed again was deleted: %v", err)
+	}
+}
