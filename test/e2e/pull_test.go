@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -29,7 +30,9 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -446,6 +449,7 @@ func TestControlPlaneOutageDeletesNothingInPullMember(t *testing.T) {
 		return err == nil && *d.Spec.Replicas == 2, nil
 	})
 	if err != nil {
+		reportChain(ctx, t, c, kc, "nginx", pullMember)
 		t.Fatalf("a change made after the outage never reached member3")
 	}
 	t.Logf("a change made after the outage reached member3 %s after the API server was back", time.Since(back).Round(100*time.Millisecond))
@@ -505,4 +509,48 @@ func registrationGroups(orgs []string) []string {
 		}
 	}
 	return out
+}
+
+// reportChain logs where a template's change stopped on its way to a
+// member: the template, its binding, the member's Work and copy, and the
+// last lines of the components that carry it, for a failure in CI.
+func reportChain(ctx context.Context, t *testing.T, c client.Client, kc kubernetes.Interface, name, cluster string) {
+	t.Helper()
+	tmpl := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, tmpl); err == nil {
+		t.Logf("template: generation %d, replicas %d", tmpl.Generation, *tmpl.Spec.Replicas)
+	} else {
+		t.Logf("template: %v", err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: names.BindingName("Deployment", name)}, rb); err == nil {
+		t.Logf("binding: generation %d, schedulerObservedGeneration %d, replicas %d, clusters %v, resource version %s",
+			rb.Generation, rb.Status.SchedulerObservedGeneration, rb.Spec.Replicas, rb.Spec.Clusters, rb.Spec.Resource.ResourceVersion)
+	} else {
+		t.Logf("binding: %v", err)
+	}
+	w := &workv1alpha1.Work{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace(cluster), Name: names.WorkName("Deployment", name, "default")}, w); err == nil {
+		replicas := "?"
+		if len(w.Spec.Workload.Manifests) > 0 {
+			d := &appsv1.Deployment{}
+			if err := json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, d); err == nil && d.Spec.Replicas != nil {
+				replicas = fmt.Sprint(*d.Spec.Replicas)
+			}
+		}
+		t.Logf("work: generation %d, manifest replicas %s, conditions %+v", w.Generation, replicas, w.Status.Conditions)
+	} else {
+		t.Logf("work: %v", err)
+	}
+	if d, err := kc.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{}); err == nil {
+		t.Logf("%s's copy: replicas %d", cluster, *d.Spec.Replicas)
+	}
+	for _, component := range []string{"karmada/karmada-controller-manager", "karmada/karmada-scheduler", cluster + "/karmada-agent"} {
+		data, err := os.ReadFile(filepath.Join(fleet.stateDir, "logs", component+".log"))
+		if err != nil {
+			t.Logf("%s: %v", component, err)
+			continue
+		}
+		t.Logf("%s's last lines:\n%s", component, tail(string(data), 40))
+	}
 }

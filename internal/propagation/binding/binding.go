@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -68,6 +70,39 @@ type Reconciler struct {
 
 	// clusters reads Clusters without copying them.
 	clusters *clusterready.Clusters
+	// behind holds a waiter per template (templateKey) whose cached copy
+	// was not the version its binding was written from; the cache's next
+	// copy of that template sends the binding to kicks (by ClusterScoped).
+	// Without it, a binding the detector updated from a newer template
+	// than the cache held (the two watches resume apart after an outage)
+	// would keep Works made from the older one until something else
+	// changed.
+	behind sync.Map
+	kicks  map[bool]chan event.GenericEvent
+}
+
+type templateKey struct {
+	gvk schema.GroupVersionKind
+	key client.ObjectKey
+}
+
+// awaitTemplate has the binding synced again when the template cache next
+// holds a copy of its template.
+func (r *Reconciler) awaitTemplate(b bindings.Binding, ref workv1alpha2.ObjectReference) {
+	if r.kicks == nil {
+		return
+	}
+	stub := b.Object.DeepCopyObject().(client.Object)
+	r.behind.Store(templateKey{schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}, stub)
+}
+
+// templateCached is the template cache's OnChange: a binding waiting for a
+// newer copy of this template is synced again.
+func (r *Reconciler) templateCached(gvk schema.GroupVersionKind, key client.ObjectKey) {
+	if v, ok := r.behind.LoadAndDelete(templateKey{gvk, key}); ok {
+		stub := v.(client.Object)
+		r.kicks[stub.GetNamespace() == ""] <- event.GenericEvent{Object: stub}
+	}
 }
 
 // bindingChanged passes binding events that may change its Works: creation,
@@ -96,6 +131,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
 		return err
 	}
+	if store, ok := r.Templates.(*templatecache.Store); ok {
+		r.kicks = map[bool]chan event.GenericEvent{false: make(chan event.GenericEvent, 64), true: make(chan event.GenericEvent, 64)}
+		store.OnChange(r.templateCached)
+	}
 	for _, k := range bindings.Kinds {
 		b := ctrl.NewControllerManagedBy(mgr).Named(controllerName(k)).
 			For(k.New().Object, builder.WithPredicates(bindingChanged)).
@@ -103,6 +142,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
 		if !k.ClusterScoped {
 			b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
+		}
+		if ch := r.kicks[k.ClusterScoped]; ch != nil {
+			b = b.WatchesRawSource(source.Channel(ch, &handler.EnqueueRequestForObject{}))
 		}
 		if err := b.WithOptions(opts).Complete(r.reconcilerFor(k)); err != nil {
 			return err
@@ -172,6 +214,14 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	}
 	if err != nil {
 		return err
+	}
+	if !bindings.MadeFrom(template, spec, obj.GetAnnotations()) {
+		// The cache is behind the binding (or the binding behind the
+		// template, which the detector's next write brings back): the
+		// Works are written from what is cached, and again once the cache
+		// has a newer copy.
+		log.V(2).Info("Template cache holds another version than the binding's", "binding", klog.KObj(obj), "resourceVersion", template.GetResourceVersion(), "bindingResourceVersion", spec.Resource.ResourceVersion)
+		r.awaitTemplate(b, spec.Resource)
 	}
 	policies, err := r.overridePolicies(ctx, template)
 	if err != nil {

@@ -2,8 +2,6 @@ package detector
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
 )
 
@@ -55,7 +54,7 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 	if obj.GetNamespace() == "" {
 		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
-	hash, err := templateHash(obj)
+	hash, err := bindings.TemplateHash(obj)
 	if err != nil {
 		return controllerutil.OperationResultNone, err
 	}
@@ -128,32 +127,4 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
-}
-
-// templateHash is the TemplateHashAnnotation of a binding of obj: a digest of
-// the template without what moves when nothing a binding is made from does.
-func templateHash(obj *unstructured.Unstructured) (string, error) {
-	c := make(map[string]any, len(obj.Object))
-	for k, v := range obj.Object {
-		if k != "status" {
-			c[k] = v
-		}
-	}
-	if m, ok := obj.Object["metadata"].(map[string]any); ok {
-		md := make(map[string]any, len(m))
-		for k, v := range m {
-			switch k {
-			case "resourceVersion", "generation", "managedFields":
-			default:
-				md[k] = v
-			}
-		}
-		c["metadata"] = md
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("digesting %s %s: %w", obj.GetKind(), obj.GetName(), err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:16]), nil
 }

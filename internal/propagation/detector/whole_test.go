@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -80,45 +79,5 @@ func TestWholeReadsTheCacheOnlyAtTheSameVersion(t *testing.T) {
 				t.Errorf("the cache was read %d times, want 1", tc.cache.reads)
 			}
 		})
-	}
-}
-
-// The digest ignores what moves without the template changing (status,
-// resourceVersion, generation, managedFields) and follows everything else.
-func TestTemplateHash(t *testing.T) {
-	base := deploymentAt("7", "web:1")
-	h0, err := templateHash(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		edit func(u *unstructured.Unstructured)
-		same bool
-	}{
-		{"status", func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"replicas": int64(3)} }, true},
-		{"resourceVersion", func(u *unstructured.Unstructured) { u.SetResourceVersion("8") }, true},
-		{"generation", func(u *unstructured.Unstructured) { u.SetGeneration(4) }, true},
-		{"managedFields", func(u *unstructured.Unstructured) {
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}})
-		}, true},
-		{"spec", func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "replicas")
-		}, false},
-		{"an annotation", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"note": "x"}) }, false},
-		{"a label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"app": "web"}) }, false},
-	} {
-		u := base.DeepCopy()
-		tc.edit(u)
-		h, err := templateHash(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (h == h0) != tc.same {
-			t.Errorf("%s changed: digest %s, was %s; want the same: %v", tc.name, h, h0, tc.same)
-		}
-	}
-	if again, _ := templateHash(base.DeepCopy()); again != h0 {
-		t.Errorf("the same template digests to %s, then %s", h0, again)
 	}
 }
