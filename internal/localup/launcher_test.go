@@ -80,6 +80,10 @@ func TestPortInUseNamesPortAndProcess(t *testing.T) {
 	if pe.PID != os.Getpid() {
 		t.Errorf("reported pid %d, want this test's pid %d", pe.PID, os.Getpid())
 	}
+	// The kernel's comm: the first 15 bytes of the executable's name.
+	if want := filepath.Base(os.Args[0]); pe.Command == "" || !strings.HasPrefix(want, pe.Command) {
+		t.Errorf("reported command %q, want a prefix of %q", pe.Command, want)
+	}
 	for _, want := range []string{fmt.Sprint(port), "member1/kube-apiserver", "--port-base"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)

@@ -1,15 +1,13 @@
 package localup
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // PortInUseError says a port the fleet needs is taken, and by whom if known.
@@ -38,49 +36,48 @@ func checkPortFree(port int, component string) error {
 	e := &PortInUseError{Port: port, Component: component}
 	if pid := listenerPID(port); pid > 0 {
 		e.PID = pid
-		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
-			e.Command = strings.TrimSpace(string(comm))
+		if p, err := procfs.NewProc(pid); err == nil {
+			e.Command, _ = p.Comm()
 		}
 	}
 	return e
 }
 
+// tcpListen is the state of a listening socket in /proc/net/tcp.
+const tcpListen = 0x0A
+
 // listenerPID finds the process listening on a TCP port through /proc, or 0.
 func listenerPID(port int) int {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0
+	}
 	inodes := map[string]bool{}
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(table)
+	for _, table := range []func() (procfs.NetTCP, error){fs.NetTCP, fs.NetTCP6} {
+		lines, err := table()
 		if err != nil {
 			continue
 		}
-		sc := bufio.NewScanner(f)
-		sc.Scan() // header
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
-				continue
-			}
-			local := fields[1]
-			i := strings.LastIndexByte(local, ':')
-			p, err := strconv.ParseInt(local[i+1:], 16, 32)
-			if err == nil && int(p) == port {
-				inodes[fields[9]] = true
+		for _, l := range lines {
+			if l.St == tcpListen && l.LocalPort == uint64(port) {
+				inodes[fmt.Sprintf("socket:[%d]", l.Inode)] = true
 			}
 		}
-		f.Close()
 	}
 	if len(inodes) == 0 {
 		return 0
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
-	for _, fd := range procs {
-		target, err := os.Readlink(fd)
-		if err != nil || !strings.HasPrefix(target, "socket:[") {
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return 0
+	}
+	for _, p := range procs {
+		targets, err := p.FileDescriptorTargets()
+		if err != nil {
 			continue
 		}
-		if inodes[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")] {
-			pid, _ := strconv.Atoi(strings.Split(fd, "/")[2])
-			return pid
+		if slices.ContainsFunc(targets, func(t string) bool { return inodes[t] }) {
+			return p.PID
 		}
 	}
 	return 0
@@ -89,14 +86,18 @@ func listenerPID(port int) int {
 // ephemeralRange reads the kernel's range of ports handed out to outgoing
 // connections.
 func ephemeralRange() (lo, hi int, err error) {
-	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, 0, err
 	}
-	if _, err := fmt.Sscanf(string(data), "%d %d", &lo, &hi); err != nil {
-		return 0, 0, fmt.Errorf("parsing ip_local_port_range %q: %w", strings.TrimSpace(string(data)), err)
+	r, err := fs.SysctlInts("net.ipv4.ip_local_port_range")
+	if err != nil {
+		return 0, 0, err
 	}
-	return lo, hi, nil
+	if len(r) != 2 {
+		return 0, 0, fmt.Errorf("ip_local_port_range holds %v, want two ports", r)
+	}
+	return r[0], r[1], nil
 }
 
 // checkOutsideEphemeral refuses a port block that overlaps the ephemeral
