@@ -13,37 +13,31 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // CertificateRequest is a PEM certificate request for a subject (common
 // name, organizations) with DNS names, signed by a new key.
 func CertificateRequest(t testing.TB, cn string, orgs []string, dns ...string) []byte {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs}, DNSNames: dns}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+	return KeyedCertificateRequest(t, cn, func(any) []string { return orgs }, dns...)
 }
 
 // KeyedCertificateRequest is a PEM certificate request for a subject whose
 // organizations depend on the new key that signs it (an agent's
-// registration id is derived from its key).
-func KeyedCertificateRequest(t testing.TB, cn string, orgs func(pub any) []string) []byte {
+// registration id is derived from its key), with DNS names.
+func KeyedCertificateRequest(t testing.TB, cn string, orgs func(pub any) []string, dns ...string) []byte {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs(key.Public())}}, key)
+	request, err := certutil.MakeCSR(key, &pkix.Name{CommonName: cn, Organization: orgs(key.Public())}, dns, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+	return request
 }
 
 // SelfSignedCA is the PEM certificate of a new self-signed CA.
@@ -53,12 +47,15 @@ func SelfSignedCA(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "ca"}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	out, err := certutil.EncodeCertificates(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // servingCert writes, under dir, a serving certificate for 127.0.0.1 and its

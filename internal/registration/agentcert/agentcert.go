@@ -13,7 +13,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
 	"strings"
 	"time"
@@ -28,6 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 
 	"github.com/karmada-go/karmada/internal/names"
 )
@@ -59,15 +60,13 @@ func RequestCertificate(ctx context.Context, cfg *rest.Config, cluster, registra
 		}
 	}
 	subject := pkix.Name{CommonName: names.AgentUserPrefix + cluster, Organization: []string{names.AgentGroup, names.AgentRegistrationGroupPrefix + registration}}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject}, key)
+	request, err := certutil.MakeCSR(key, &subject, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
+	if keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key); err != nil {
 		return nil, nil, err
 	}
-	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -75,7 +74,7 @@ func RequestCertificate(ctx context.Context, cfg *rest.Config, cluster, registra
 	csr := &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%s-%s", cluster, utilrand.String(5))},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			Request:    request,
 			SignerName: certificatesv1.KubeAPIServerClientSignerName,
 			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
 		},
