@@ -40,9 +40,9 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/propagation/workstatus"
-	"github.com/karmada-go/karmada/internal/reserved"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -223,7 +223,7 @@ func renewLease(ctx context.Context, c client.Client, cfg Config) error {
 	every := time.Duration(float64(cfg.LeaseDuration) * cfg.RenewFraction)
 	for {
 		lease := &coordinationv1.Lease{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: reserved.ClusterNamespace, Name: cfg.ClusterName}, lease)
+		err := c.Get(ctx, client.ObjectKey{Namespace: names.ClusterNamespace, Name: cfg.ClusterName}, lease)
 		if err == nil {
 			now := metav1.NowMicro()
 			lease.Spec.HolderIdentity = ptr.To(cfg.ClusterName)

@@ -14,7 +14,6 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 var (
@@ -50,13 +49,13 @@ func validateCluster(c, old *clusterv1alpha1.Cluster) field.ErrorList {
 			continue
 		}
 		switch ref.Namespace {
-		case reserved.ClusterNamespace:
+		case names.ClusterNamespace:
 		case "":
-			errs = append(errs, field.Required(spec.Child(name, "namespace"), "the namespace of the Secret: "+reserved.ClusterNamespace))
+			errs = append(errs, field.Required(spec.Child(name, "namespace"), "the namespace of the Secret: "+names.ClusterNamespace))
 		default:
 			// Otherwise whoever may write Clusters could have the controller
 			// manager send any Secret's token to an endpoint of theirs.
-			errs = append(errs, field.NotSupported(spec.Child(name, "namespace"), ref.Namespace, []string{reserved.ClusterNamespace}))
+			errs = append(errs, field.NotSupported(spec.Child(name, "namespace"), ref.Namespace, []string{names.ClusterNamespace}))
 		}
 		if ref.Name == "" {
 			errs = append(errs, field.Required(spec.Child(name, "name"), "the name of the Secret"))

@@ -15,7 +15,6 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 // validatePolicyMeta checks what every policy kind shares: its name, its
@@ -28,7 +27,7 @@ func validatePolicyMeta(meta, old *metav1.ObjectMeta, idLabel string) field.Erro
 	// object made before the webhook existed must stay updatable (to remove
 	// a finalizer, say). Any valid object name is a policy's name, as in
 	// Karmada: it goes into annotations, never into a label value.
-	if old == nil && reserved.ControlPlaneNamespace(meta.Namespace) {
+	if old == nil && names.ControlPlaneNamespace(meta.Namespace) {
 		errs = append(errs, field.Forbidden(path.Child("namespace"),
 			fmt.Sprintf("%q holds the control plane's own objects and member credentials: policies may not be created in karmada-system, karmada-cluster or karmada-es-*", meta.Namespace)))
 	}

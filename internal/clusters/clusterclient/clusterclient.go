@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
-	"github.com/karmada-go/karmada/internal/reserved"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Keys of the credentials Secret, as karmadactl join writes them.
@@ -50,11 +50,11 @@ func RESTConfig(ctx context.Context, c client.Reader, cluster *clusterv1alpha1.C
 	if ref == nil {
 		return nil, fmt.Errorf("cluster %s has no spec.secretRef", cluster.Name)
 	}
-	if ref.Namespace != reserved.ClusterNamespace {
+	if ref.Namespace != names.ClusterNamespace {
 		// Whoever may write a Cluster must not be able to have its token
 		// sent anywhere: credentials live in karmada-cluster only (the
 		// webhook refuses such a Cluster too).
-		return nil, fmt.Errorf("cluster %s: spec.secretRef names a Secret in %q; member credentials are read from %q only", cluster.Name, ref.Namespace, reserved.ClusterNamespace)
+		return nil, fmt.Errorf("cluster %s: spec.secretRef names a Secret in %q; member credentials are read from %q only", cluster.Name, ref.Namespace, names.ClusterNamespace)
 	}
 	secret := &corev1.Secret{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {

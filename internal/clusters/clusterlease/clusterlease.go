@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
-	"github.com/karmada-go/karmada/internal/reserved"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Name names the controller in logs (it runs as part of "cluster").
@@ -62,7 +62,7 @@ func (m *Monitor) SetupWithManager(mgr ctrl.Manager) error {
 		return ok && c.Spec.SyncMode == clusterv1alpha1.Pull
 	})
 	ofCluster := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		if o.GetNamespace() != reserved.ClusterNamespace {
+		if o.GetNamespace() != names.ClusterNamespace {
 			return nil
 		}
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
@@ -85,7 +85,7 @@ func (m *Monitor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 		return ctrl.Result{}, nil
 	}
 	lease := &coordinationv1.Lease{}
-	err := m.Client.Get(ctx, client.ObjectKey{Namespace: reserved.ClusterNamespace, Name: cluster.Name}, lease)
+	err := m.Client.Get(ctx, client.ObjectKey{Namespace: names.ClusterNamespace, Name: cluster.Name}, lease)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}

@@ -34,7 +34,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/reserved"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // ControllerName is the name --controllers knows it by.
@@ -138,7 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ref := cluster.Spec.SecretRef
-	if cluster.Spec.SyncMode != clusterv1alpha1.Push || ref == nil || ref.Namespace != reserved.ClusterNamespace || !cluster.DeletionTimestamp.IsZero() {
+	if cluster.Spec.SyncMode != clusterv1alpha1.Push || ref == nil || ref.Namespace != names.ClusterNamespace || !cluster.DeletionTimestamp.IsZero() {
 		expiryGauge.DeleteLabelValues(cluster.Name)
 		return ctrl.Result{}, nil
 	}
@@ -188,8 +188,8 @@ func (r *Reconciler) renew(ctx context.Context, cluster *clusterv1alpha1.Cluster
 	if !ok {
 		return "", time.Time{}, fmt.Errorf("the token is not a ServiceAccount token (subject %q)", claims.Subject)
 	}
-	if ns != reserved.ClusterNamespace {
-		return "", time.Time{}, fmt.Errorf("the token is of ServiceAccount %s/%s; karmadactl join makes them in %s only", ns, name, reserved.ClusterNamespace)
+	if ns != names.ClusterNamespace {
+		return "", time.Time{}, fmt.Errorf("the token is of ServiceAccount %s/%s; karmadactl join makes them in %s only", ns, name, names.ClusterNamespace)
 	}
 	m, err := r.Members.Get(ctx, cluster)
 	if err != nil {

@@ -25,7 +25,6 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
-	"github.com/karmada-go/karmada/internal/reserved"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
@@ -331,7 +330,7 @@ func selected(ctx context.Context, c client.Client, spec *policyv1alpha1.Propaga
 		}
 		for j := range list.Items {
 			t := &list.Items[j]
-			if reserved.Namespace(t.GetNamespace()) || seen[string(t.GetUID())] {
+			if names.ReservedNamespace(t.GetNamespace()) || seen[string(t.GetUID())] {
 				continue
 			}
 			if s, err := policymatch.SelectorMatches(sel, t, namespace); err != nil {

@@ -16,7 +16,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/cache/objmeta"
+	"github.com/karmada-go/karmada/internal/cache/compactobj"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
@@ -131,7 +131,7 @@ func (d *Detector) cachedMeta(k key) (*unstructured.Unstructured, error) {
 	if !ok {
 		return nil, fmt.Errorf("unexpected %T in the metadata cache", got)
 	}
-	return objmeta.Unstructured(m, gvk), nil
+	return compactobj.FromMetadata(m, gvk), nil
 }
 
 func (d *Detector) resource(k key) dynamic.ResourceInterface {

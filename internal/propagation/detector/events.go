@@ -9,7 +9,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/reserved"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 func (d *Detector) bindingDeleted(o any) {
@@ -32,14 +32,14 @@ func (d *Detector) bindingDeleted(o any) {
 	d.mu.RLock()
 	gvr, ok := d.kinds[gv.WithKind(ref.Kind)]
 	d.mu.RUnlock()
-	if ok && !reserved.Namespace(ref.Namespace) {
+	if ok && !names.ReservedNamespace(ref.Namespace) {
 		d.queue.Add(key{gvr: gvr, namespace: ref.Namespace, name: ref.Name})
 	}
 }
 
 func (d *Detector) enqueue(gvr schema.GroupVersionResource, o any) {
 	m, err := meta(o)
-	if err != nil || reserved.Namespace(m.GetNamespace()) {
+	if err != nil || names.ReservedNamespace(m.GetNamespace()) {
 		return
 	}
 	d.queue.Add(key{gvr: gvr, namespace: m.GetNamespace(), name: m.GetName()})

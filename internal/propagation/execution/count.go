@@ -17,7 +17,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
-	"github.com/karmada-go/karmada/internal/reserved"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // CountQuotaName is the ResourceQuota Karmada puts into a member namespace
@@ -29,7 +29,7 @@ import (
 // karmadactl join gives by default). The namespace is deleted only when it
 // holds nothing but Karmada's; otherwise it is released and the quota
 // removed.
-const CountQuotaName = reserved.CountQuotaName
+const CountQuotaName = names.CountQuotaName
 
 // countWait bounds the wait for the member's quota controller to set the
 // quota's status; after it, the namespace is not frozen and the kinds not

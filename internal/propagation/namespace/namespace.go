@@ -26,7 +26,6 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -40,7 +39,7 @@ const executionNamespaceWait = time.Second
 // (kube-*, karmada-*), default (every member has it), and those labelled to
 // opt out.
 func Skipped(ns *corev1.Namespace) bool {
-	if reserved.Namespace(ns.Name) || reserved.EveryMemberHas(ns.Name) {
+	if names.ReservedNamespace(ns.Name) || names.EveryMemberHas(ns.Name) {
 		return true
 	}
 	return ns.Labels[policyv1alpha1.NamespaceSkipAutoPropagationLabel] == "true"

@@ -29,11 +29,11 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
-	"github.com/karmada-go/karmada/internal/cache/objmeta"
+	"github.com/karmada-go/karmada/internal/cache/compactobj"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/reserved"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // ControllerName is the name --controllers knows it by.
@@ -191,7 +191,7 @@ func listMetadata(ctx context.Context, ri metadata.ResourceInterface, gvk schema
 			return nil, err
 		}
 		for i := range page.Items {
-			out = append(out, objmeta.Unstructured(&page.Items[i], gvk))
+			out = append(out, compactobj.FromMetadata(&page.Items[i], gvk))
 		}
 		if page.Continue == "" {
 			return out, nil
@@ -225,7 +225,7 @@ func (s *Sweeper) orphaned(ctx context.Context, cluster string, obj *unstructure
 // into a namespace it is deleting comes with the namespace's Work.
 func holds(work *workv1alpha1.Work, obj *unstructured.Unstructured) bool {
 	gvk := obj.GroupVersionKind()
-	if gvk.Group == "" && gvk.Kind == "ResourceQuota" && obj.GetName() == reserved.CountQuotaName {
+	if gvk.Group == "" && gvk.Kind == "ResourceQuota" && obj.GetName() == names.CountQuotaName {
 		return true
 	}
 	for _, m := range work.Spec.Workload.Manifests {

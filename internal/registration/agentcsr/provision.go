@@ -17,7 +17,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/reserved"
 )
 
 // AgentRBAC is what one pull-mode cluster's agent may do in the control
@@ -46,7 +45,7 @@ func AgentRBAC(cluster, registration string) []client.Object {
 		rbacv1.PolicyRule{APIGroups: []string{workv1alpha1.GroupName}, Resources: []string{"works"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 		rbacv1.PolicyRule{APIGroups: []string{workv1alpha1.GroupName}, Resources: []string{"works/status"}, Verbs: []string{"get", "update", "patch"}},
 		events)
-	leaseRole, leaseBinding := role(reserved.ClusterNamespace,
+	leaseRole, leaseBinding := role(names.ClusterNamespace,
 		rbacv1.PolicyRule{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, ResourceNames: []string{cluster}, Verbs: []string{"get", "list", "watch", "update", "patch"}})
 	// Events about a cluster-scoped object (its Cluster) are recorded in
 	// "default".
@@ -89,12 +88,12 @@ func (r *Reconciler) provision(ctx context.Context, name, registration string, b
 		return err
 	}
 	owner := metav1.OwnerReference{APIVersion: clusterv1alpha1.SchemeGroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID}
-	for _, ns := range []string{workv1alpha1.ExecutionNamespace(name), reserved.ClusterNamespace} {
+	for _, ns := range []string{workv1alpha1.ExecutionNamespace(name), names.ClusterNamespace} {
 		if err := ensureNamespace(ctx, r.Client, ns); err != nil {
 			return err
 		}
 	}
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: reserved.ClusterNamespace, Name: name}}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: names.ClusterNamespace, Name: name}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, lease, func() error {
 		lease.OwnerReferences = []metav1.OwnerReference{owner}
 		if lease.Spec.HolderIdentity == nil {

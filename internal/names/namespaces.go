@@ -1,7 +1,4 @@
-// Package reserved says which namespaces of the control plane belong to the
-// system rather than to users. The detector propagates no template from
-// them and the namespace controller propagates none of them to members.
-package reserved
+package names
 
 import (
 	"strings"
@@ -11,13 +8,15 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
-// Namespace reports whether ns is the control plane's own, as Karmada
+// ReservedNamespace reports whether ns belongs to the system rather than
+// to users: the detector propagates no template from it and the namespace
+// controller does not propagate it. It is the control plane's own, as Karmada
 // decides it: kube-* (Karmada's default --skipped-propagating-namespaces)
 // and Karmada's reserved namespaces (karmada-system, karmada-cluster and
 // the execution namespaces karmada-es-*). Nothing in them is propagated.
 // Other namespaces whose names start with karmada- are users' (a namespace
 // karmada-demo reaches every member, as in Karmada).
-func Namespace(ns string) bool {
+func ReservedNamespace(ns string) bool {
 	return strings.HasPrefix(ns, "kube-") || ControlPlaneNamespace(ns)
 }
 

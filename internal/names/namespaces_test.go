@@ -1,8 +1,8 @@
-package reserved
+package names
 
 import "testing"
 
-func TestNamespace(t *testing.T) {
+func TestReservedNamespace(t *testing.T) {
 	cases := map[string]bool{
 		"kube-system": true, "kube-public": true, "kube-node-lease": true, "kube-flannel": true,
 		"karmada-system": true, "karmada-cluster": true, "karmada-es-member1": true,
@@ -11,8 +11,8 @@ func TestNamespace(t *testing.T) {
 		"karmada-demo": false, "karmada-es-": false, "karmada-systems": false,
 	}
 	for ns, want := range cases {
-		if got := Namespace(ns); got != want {
-			t.Errorf("Namespace(%q) = %v, want %v", ns, got, want)
+		if got := ReservedNamespace(ns); got != want {
+			t.Errorf("ReservedNamespace(%q) = %v, want %v", ns, got, want)
 		}
 	}
 	if !EveryMemberHas("default") || EveryMemberHas("team-a") {

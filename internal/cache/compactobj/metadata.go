@@ -1,7 +1,4 @@
-// Package objmeta turns an object's metadata, as metadata informers and
-// metadata lists return it, into the unstructured form the rest of the code
-// reads objects in.
-package objmeta
+package compactobj
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,9 +6,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Unstructured is an object of kind gvk holding m's metadata and nothing
+// FromMetadata turns an object's metadata, as metadata informers and
+// metadata lists return it, into the unstructured form the rest of the code
+// reads objects in: an object of kind gvk holding m's metadata and nothing
 // else (no managedFields, owner references or finalizers).
-func Unstructured(m *metav1.PartialObjectMetadata, gvk schema.GroupVersionKind) *unstructured.Unstructured {
+func FromMetadata(m *metav1.PartialObjectMetadata, gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	u.SetNamespace(m.Namespace)
