@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -207,6 +208,35 @@ func TestDetector(t *testing.T) {
 	if err := c.Get(ctx, key, rb); err != nil {
 		t.Errorf("the binding went with the policy: %v", err)
 	}
+	// The detector's workers are a controller-runtime controller's: its
+	// reconciles are counted as every controller's are.
+	if n := reconcileTotal(t, detector.ControllerName); n == 0 {
+		t.Errorf("controller_runtime_reconcile_total{controller=%q} is 0 after the detector's reconciles", detector.ControllerName)
+	}
+}
+
+// reconcileTotal sums controller-runtime's count of a controller's
+// reconciles, every result, in this process.
+func reconcileTotal(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 // getCounter counts the GETs of one object's path through a client.

@@ -54,7 +54,7 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 	chosen, ok := policymatch.Choose(current, claimed, policymatch.Candidates(obj, pps.Items, cpps.Items))
 	if !ok {
 		if claimed {
-			log.Info("Releasing template: no policy selects it any more", "resource", k.gvr.Resource, "object", klog.KObj(obj))
+			log.Info("Releasing template: no policy selects it any more")
 			// The binding first: a failure between the two writes leaves
 			// the template claimed, and the retry does both again.
 			if err := d.releaseBinding(ctx, obj); err != nil {

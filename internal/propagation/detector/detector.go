@@ -3,8 +3,9 @@
 // policymatch's) and keeps one ResourceBinding or ClusterResourceBinding per
 // claimed template.
 //
-// Files: detector.go (the runnable and its work loop), discovery.go (which
-// types are watched), events.go (which template and policy events cause a
+// Files: detector.go (the runnable: discovery and informers; its workers
+// are a controller-runtime controller's), discovery.go (which types are
+// watched), events.go (which template and policy events cause a
 // reconcile), claim.go (one template's reconcile: the claim), binding.go
 // (the binding written from the template and the policy).
 package detector
@@ -14,11 +15,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -28,11 +29,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/cache/intern"
+	"github.com/karmada-go/karmada/internal/requeue"
 )
 
 // ControllerName is the name of the detector in --controllers.
@@ -142,14 +146,36 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 			return err
 		}
 	}
+	// The workers are a controller-runtime controller's, on the queue the
+	// informers fill (made above, so that events before it starts wait
+	// there): reconcile metrics, panic recovery and rate-limited retries as
+	// every other controller has them.
+	if _, err := controller.NewTyped(ControllerName, mgr, controller.TypedOptions[key]{
+		MaxConcurrentReconciles: max(d.Workers, 1),
+		Reconciler: reconcile.TypedFunc[key](func(ctx context.Context, k key) (reconcile.Result, error) {
+			return requeue.OnConflict(d.reconcile(ctx, k))
+		}),
+		NewQueue: func(string, workqueue.TypedRateLimiter[key]) workqueue.TypedRateLimitingInterface[key] {
+			return d.queue
+		},
+		LogConstructor: func(k *key) logr.Logger {
+			log := mgr.GetLogger().WithValues("controller", ControllerName)
+			if k != nil {
+				log = log.WithValues("resource", k.gvr.GroupResource().String(), "template", klog.KRef(k.namespace, k.name))
+			}
+			return log
+		},
+	}); err != nil {
+		return err
+	}
 	return mgr.Add(d)
 }
 
-// Start runs discovery, the informers and the workers until ctx ends.
+// Start runs discovery and the informers until ctx ends; the controller
+// made in SetupWithManager runs the workers.
 func (d *Detector) Start(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithName(ControllerName)
 	ctx = klog.NewContext(ctx, log)
-	defer d.queue.ShutDown()
 	d.stop = ctx.Done()
 	go func() {
 		tick := time.NewTicker(d.RediscoverEvery)
@@ -163,26 +189,6 @@ func (d *Detector) Start(ctx context.Context) error {
 			}
 		}
 	}()
-	for i := 0; i < max(d.Workers, 1); i++ {
-		go wait.UntilWithContext(ctx, d.work, time.Second)
-	}
 	<-ctx.Done()
 	return nil
-}
-
-func (d *Detector) work(ctx context.Context) {
-	for {
-		k, shutdown := d.queue.Get()
-		if shutdown {
-			return
-		}
-		err := d.reconcile(ctx, k)
-		if err != nil {
-			klog.FromContext(ctx).V(2).Info("Retrying template", "resource", k.gvr.String(), "namespace", k.namespace, "name", k.name, "err", err)
-			d.queue.AddRateLimited(k)
-		} else {
-			d.queue.Forget(k)
-		}
-		d.queue.Done(k)
-	}
 }
