@@ -24,7 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-helpers/apimachinery/lease"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -163,8 +165,13 @@ func Run(ctx context.Context, cfg Config) error {
 		Recorder: recorders.RecorderFor(events.SourceWorkStatus)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
+	kc, err := kubernetes.NewForConfig(cfg.Karmada)
+	if err != nil {
+		return err
+	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return renewLease(ctx, direct, cfg)
+		leaseController(kc, cfg).Run(ctx)
+		return nil
 	})); err != nil {
 		return err
 	}
@@ -214,32 +221,22 @@ func claim(ctx context.Context, c client.Client, cfg Config, id string) error {
 	return nil
 }
 
-// renewLease renews the cluster's Lease in the control plane every
-// LeaseDuration * RenewFraction until ctx ends; a failed renewal is retried
-// at the next tick (the control plane marks the cluster Unknown only after
-// its grace period).
-func renewLease(ctx context.Context, c client.Client, cfg Config) error {
-	log := klog.FromContext(ctx)
+// leaseController renews the cluster's Lease in the control plane every
+// LeaseDuration * RenewFraction, with component-helpers' lease controller
+// (the kubelet's): a failed renewal is retried with a short backoff, and
+// the control plane marks the cluster Unknown only after its grace period.
+// The control plane made the Lease at registration; the agent may only
+// read and update it, and each renewal says again who holds it and for how
+// long.
+func leaseController(kc kubernetes.Interface, cfg Config) lease.Controller {
+	seconds := int32(cfg.LeaseDuration / time.Second)
 	every := time.Duration(float64(cfg.LeaseDuration) * cfg.RenewFraction)
-	for {
-		lease := &coordinationv1.Lease{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: names.ClusterNamespace, Name: cfg.ClusterName}, lease)
-		if err == nil {
-			now := metav1.NowMicro()
-			lease.Spec.HolderIdentity = ptr.To(cfg.ClusterName)
-			lease.Spec.LeaseDurationSeconds = ptr.To(int32(cfg.LeaseDuration / time.Second))
-			lease.Spec.RenewTime = &now
-			err = c.Update(ctx, lease)
-		}
-		if err != nil && ctx.Err() == nil {
-			log.Error(err, "Renewing the cluster's lease", "cluster", cfg.ClusterName)
-		}
-		select {
-		case <-ctx.Done():
+	return lease.NewController(clock.RealClock{}, kc, cfg.ClusterName, seconds, nil, every, cfg.ClusterName, names.ClusterNamespace,
+		func(l *coordinationv1.Lease) error {
+			l.Spec.HolderIdentity = ptr.To(cfg.ClusterName)
+			l.Spec.LeaseDurationSeconds = ptr.To(seconds)
 			return nil
-		case <-time.After(every):
-		}
-	}
+		})
 }
 
 func orDefault(d, def time.Duration) time.Duration {
