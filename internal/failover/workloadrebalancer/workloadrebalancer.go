@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/karmada-go/karmada/api/apps/v1alpha1"
-	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -135,18 +135,11 @@ func (r *Reconciler) trigger(ctx context.Context, w appsv1alpha1.ObjectReference
 		return apierrors.NewNotFound(schema.GroupResource{}, w.Name)
 	}
 	name := names.BindingName(w.Kind, w.Name)
-	var b client.Object
-	var spec *workv1alpha2.ResourceBindingSpec
-	if w.Namespace != "" {
-		rb := &workv1alpha2.ResourceBinding{}
-		b, spec = rb, &rb.Spec
-	} else {
-		crb := &workv1alpha2.ClusterResourceBinding{}
-		b, spec = crb, &crb.Spec
-	}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: name}, b); err != nil {
+	binding, err := bindings.KindFor(w.Namespace).Get(ctx, r.Client, client.ObjectKey{Namespace: w.Namespace, Name: name})
+	if err != nil {
 		return err
 	}
+	b, spec := binding.Object, binding.Spec
 	// The binding must be the workload's: same kind, group and name.
 	if ref := spec.Resource; ref.Kind != w.Kind || ref.Name != w.Name || groupOf(ref.APIVersion) != gv.Group {
 		return apierrors.NewNotFound(schema.GroupResource{}, w.Name)

@@ -24,6 +24,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
@@ -67,26 +68,22 @@ replicas it was given.`,
 // Explain prints the explanation recorded on one binding.
 func Explain(ctx context.Context, c client.Client, w io.Writer, kind, namespace, name string) error {
 	var status *workv1alpha2.ResourceBindingStatus
-	var spec *workv1alpha2.ResourceBindingSpec
-	var title string
+	var k bindings.Kind
 	switch strings.ToLower(kind) {
 	case "rb", "resourcebinding", "resourcebindings":
-		rb := &workv1alpha2.ResourceBinding{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, rb); err != nil {
-			return fmt.Errorf("resourcebinding %s/%s: %w", namespace, name, err)
-		}
-		spec, status = &rb.Spec, &rb.Status
-		title = fmt.Sprintf("ResourceBinding %s/%s (%s %s)", namespace, name, rb.Spec.Resource.Kind, rb.Spec.Resource.Name)
+		k = bindings.Kinds[0]
 	case "crb", "clusterresourcebinding", "clusterresourcebindings":
-		crb := &workv1alpha2.ClusterResourceBinding{}
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, crb); err != nil {
-			return fmt.Errorf("clusterresourcebinding %s: %w", name, err)
-		}
-		spec, status = &crb.Spec, &crb.Status
-		title = fmt.Sprintf("ClusterResourceBinding %s (%s %s)", name, crb.Spec.Resource.Kind, crb.Spec.Resource.Name)
+		k, namespace = bindings.Kinds[1], ""
 	default:
 		return fmt.Errorf("unknown binding kind %q: use rb (ResourceBinding) or crb (ClusterResourceBinding)", kind)
 	}
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	b, err := k.Get(ctx, c, key)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", strings.ToLower(k.Name), strings.TrimPrefix(key.String(), "/"), err)
+	}
+	spec, status := b.Spec, b.Status
+	title := fmt.Sprintf("%s %s (%s %s)", k.Name, strings.TrimPrefix(key.String(), "/"), spec.Resource.Kind, spec.Resource.Name)
 	if err := Render(w, title, spec.Clusters, status.PlacementExplanation); err != nil {
 		return err
 	}
@@ -283,20 +280,11 @@ func bindingSpec(ctx context.Context, c client.Client, t *unstructured.Unstructu
 	}
 	policymatch.ApplyToBinding(out, spec)
 	name := names.BindingName(t.GetKind(), t.GetName())
-	var current []workv1alpha2.TargetCluster
-	if t.GetNamespace() != "" {
-		rb := &workv1alpha2.ResourceBinding{}
-		err = c.Get(ctx, client.ObjectKey{Namespace: t.GetNamespace(), Name: name}, rb)
-		current = rb.Spec.Clusters
-	} else {
-		crb := &workv1alpha2.ClusterResourceBinding{}
-		err = c.Get(ctx, client.ObjectKey{Name: name}, crb)
-		current = crb.Spec.Clusters
-	}
+	current, err := bindings.KindFor(t.GetNamespace()).Get(ctx, c, client.ObjectKey{Namespace: t.GetNamespace(), Name: name})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	out.Clusters = current
+	out.Clusters = current.Spec.Clusters
 	return out, nil
 }
 

@@ -112,6 +112,15 @@ type Kind struct {
 // Kinds are ResourceBinding, then ClusterResourceBinding.
 var Kinds = []Kind{{Name: "ResourceBinding"}, {Name: "ClusterResourceBinding", ClusterScoped: true}}
 
+// KindFor is the kind of the binding of a template in namespace: a
+// ClusterResourceBinding for a cluster-scoped template ("").
+func KindFor(namespace string) Kind {
+	if namespace == "" {
+		return Kinds[1]
+	}
+	return Kinds[0]
+}
+
 // New returns an empty binding of the kind.
 func (k Kind) New() Binding {
 	if k.ClusterScoped {

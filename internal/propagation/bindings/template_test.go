@@ -87,3 +87,17 @@ func TestMadeFrom(t *testing.T) {
 		}
 	}
 }
+
+// A namespaced template's binding is a ResourceBinding, a cluster-scoped
+// one's a ClusterResourceBinding.
+func TestKindFor(t *testing.T) {
+	if k := KindFor("shop"); k.ClusterScoped || k.Name != "ResourceBinding" {
+		t.Errorf("KindFor(shop) = %+v", k)
+	}
+	if k := KindFor(""); !k.ClusterScoped || k.Name != "ClusterResourceBinding" {
+		t.Errorf("KindFor(\"\") = %+v", k)
+	}
+	if _, ok := KindFor("").New().Object.(*workv1alpha2.ClusterResourceBinding); !ok {
+		t.Error("KindFor(\"\").New() is not a ClusterResourceBinding")
+	}
+}

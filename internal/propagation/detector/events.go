@@ -6,25 +6,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
-	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
 func (d *Detector) bindingDeleted(o any) {
 	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 		o = t.Obj
 	}
-	var ref workv1alpha2.ObjectReference
-	switch b := o.(type) {
-	case *workv1alpha2.ResourceBinding:
-		ref = b.Spec.Resource
-	case *workv1alpha2.ClusterResourceBinding:
-		ref = b.Spec.Resource
-	default:
+	obj, ok := o.(client.Object)
+	if !ok {
 		return
 	}
+	b, err := bindings.Of(obj)
+	if err != nil {
+		return
+	}
+	ref := b.Spec.Resource
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return
