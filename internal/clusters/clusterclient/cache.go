@@ -36,6 +36,7 @@ import (
 	"github.com/karmada-go/karmada/internal/cache/intern"
 	"github.com/karmada-go/karmada/internal/cache/pagedlist"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Cache keeps one set of clients per member cluster, rebuilt when the
@@ -423,10 +424,10 @@ func (m *Member) Managed(gvr schema.GroupVersionResource, work types.NamespacedN
 			if !ok {
 				return
 			}
-			a := s.Annotations
-			fn := mi.onChange.Load()
-			if fn != nil && a[workv1alpha1.WorkNamespaceAnnotation] != "" && a[workv1alpha1.WorkNameAnnotation] != "" {
-				(*fn)(types.NamespacedName{Namespace: a[workv1alpha1.WorkNamespaceAnnotation], Name: a[workv1alpha1.WorkNameAnnotation]})
+			if fn := mi.onChange.Load(); fn != nil {
+				if work, ok := names.WorkOf(s.Annotations); ok {
+					(*fn)(work)
+				}
 			}
 		}
 		_, _ = mi.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{

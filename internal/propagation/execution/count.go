@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
@@ -169,15 +170,12 @@ func kindNames(kinds []unlistedKind) []string {
 
 // quotaOfWork reports whether a count quota carries the Work's marks.
 func quotaOfWork(q *corev1.ResourceQuota, work *workv1alpha1.Work) bool {
-	return q.Annotations[workv1alpha1.WorkNamespaceAnnotation] == work.Namespace && q.Annotations[workv1alpha1.WorkNameAnnotation] == work.Name
+	return names.FromWork(q.Annotations, client.ObjectKeyFromObject(work))
 }
 
 // markQuota carries Karmada's marks onto the count quota, as on any object
 // a Work put into the member: it comes from the namespace's Work.
 func markQuota(q *corev1.ResourceQuota, work *workv1alpha1.Work) {
 	q.Labels = map[string]string{workv1alpha1.ManagedLabel: "true"}
-	q.Annotations = map[string]string{
-		workv1alpha1.WorkNamespaceAnnotation: work.Namespace,
-		workv1alpha1.WorkNameAnnotation:      work.Name,
-	}
+	q.Annotations = names.MarkWork(nil, client.ObjectKeyFromObject(work))
 }

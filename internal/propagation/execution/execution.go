@@ -37,6 +37,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
@@ -676,17 +677,11 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 
 // fromWork reports whether a member object carries this Work's mark.
 func fromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) bool {
-	a := obj.GetAnnotations()
-	return a[workv1alpha1.WorkNamespaceAnnotation] == work.Namespace && a[workv1alpha1.WorkNameAnnotation] == work.Name
+	return names.FromWork(obj.GetAnnotations(), client.ObjectKeyFromObject(work))
 }
 
 func markFromWork(obj *unstructured.Unstructured, work *workv1alpha1.Work) {
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[workv1alpha1.WorkNamespaceAnnotation] = work.Namespace
-	a[workv1alpha1.WorkNameAnnotation] = work.Name
+	a := names.MarkWork(obj.GetAnnotations(), client.ObjectKeyFromObject(work))
 	a[workv1alpha1.WorkGenerationAnnotation] = strconv.FormatInt(work.Generation, 10)
 	obj.SetAnnotations(a)
 	l := obj.GetLabels()

@@ -157,8 +157,8 @@ func (s *Sweeper) sweepCluster(ctx context.Context, c *clusterv1alpha1.Cluster, 
 				name := fmt.Sprintf("%s %s", res.Kind, key(obj))
 				orphans = append(orphans, name)
 				seen[obj.GetUID()] = true
-				log.Info("Orphaned object in member", "cluster", c.Name, "object", name,
-					"work", obj.GetAnnotations()[workv1alpha1.WorkNamespaceAnnotation]+"/"+obj.GetAnnotations()[workv1alpha1.WorkNameAnnotation])
+				work, _ := names.WorkOf(obj.GetAnnotations())
+				log.Info("Orphaned object in member", "cluster", c.Name, "object", name, "work", work.String())
 				if s.Remove && s.seenBefore(obj.GetUID()) && res.Kind != "Namespace" {
 					if err := remove(ctx, m, gv.WithResource(res.Name), obj); err != nil {
 						return err
@@ -204,13 +204,12 @@ func listMetadata(ctx context.Context, ri metadata.ResourceInterface, gvk schema
 // that does not exist, or that no longer holds it (its manifest now names
 // another object: the old copy is left over).
 func (s *Sweeper) orphaned(ctx context.Context, cluster string, obj *unstructured.Unstructured) (bool, error) {
-	a := obj.GetAnnotations()
-	ns, name := a[workv1alpha1.WorkNamespaceAnnotation], a[workv1alpha1.WorkNameAnnotation]
-	if ns == "" || name == "" || ns != workv1alpha1.ExecutionNamespace(cluster) {
+	key, ok := names.WorkOf(obj.GetAnnotations())
+	if !ok || key.Namespace != workv1alpha1.ExecutionNamespace(cluster) {
 		return false, nil
 	}
 	work := &workv1alpha1.Work{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, work)
+	err := s.Client.Get(ctx, key, work)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
