@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
@@ -389,27 +388,10 @@ func (f *fleet) steps() ([]*Step, error) {
 	}
 	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", f.etcd.clientPort)
 	steps := []*Step{{
-		Name:    "karmada/etcd",
-		Cluster: ControlPlane,
-		Binary:  f.bin("etcd"),
-		Args: []string{
-			"--name=karmada-local",
-			"--data-dir=" + f.etcd.dataDir,
-			"--listen-client-urls=" + etcdURL,
-			"--advertise-client-urls=" + etcdURL,
-			fmt.Sprintf("--listen-peer-urls=https://127.0.0.1:%d", f.etcd.peerPort),
-			fmt.Sprintf("--initial-advertise-peer-urls=https://127.0.0.1:%d", f.etcd.peerPort),
-			fmt.Sprintf("--initial-cluster=karmada-local=https://127.0.0.1:%d", f.etcd.peerPort),
-			"--cert-file=" + f.etcd.server, "--key-file=" + f.etcd.serverKey,
-			"--trusted-ca-file=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"), "--client-cert-auth",
-			"--peer-cert-file=" + f.etcd.server, "--peer-key-file=" + f.etcd.serverKey,
-			"--peer-trusted-ca-file=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"), "--peer-client-cert-auth",
-			// Keep the database small on a long-lived dev fleet.
-			"--auto-compaction-mode=periodic", "--auto-compaction-retention=5m",
-			"--quota-backend-bytes=4294967296",
-			"--log-level=warn",
-			fmt.Sprintf("--enable-pprof=%t", f.cfg.Profiling),
-		},
+		Name:         "karmada/etcd",
+		Cluster:      ControlPlane,
+		Binary:       f.bin("etcd"),
+		Args:         f.etcdArgs(etcdURL),
 		Ports:        []int{f.etcd.clientPort, f.etcd.peerPort},
 		Probe:        &Probe{URL: etcdURL + "/health", TLS: etcdTLS},
 		ReadyTimeout: 30 * time.Second,
@@ -435,132 +417,33 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		return nil, err
 	}
 	servingTLS := &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}
-	pki := filepath.Join(c.dir, "pki")
-	caFile := filepath.Join(pki, "ca.crt")
 	prefix := func(s string) string { return c.name + "/" + s }
 
 	apiserver := &Step{
-		Name:    prefix("kube-apiserver"),
-		Cluster: c.name,
-		After:   []string{"karmada/etcd", etcdAuthStep},
-		Binary:  f.bin("kube-apiserver"),
-		Args: []string{
-			"--bind-address=127.0.0.1",
-			"--advertise-address=127.0.0.1",
-			fmt.Sprintf("--secure-port=%d", c.ports[slotAPIServer]),
-			"--etcd-servers=" + etcdURL,
-			"--etcd-prefix=" + EtcdPrefix(c.name),
-			"--etcd-cafile=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"),
-			"--etcd-certfile=" + c.etcdCert,
-			"--etcd-keyfile=" + c.etcdKey,
-			"--client-ca-file=" + caFile,
-			"--tls-cert-file=" + c.serving,
-			"--tls-private-key-file=" + c.servingKey,
-			"--service-account-key-file=" + c.saPub,
-			"--service-account-signing-key-file=" + c.saKey,
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			// Secrets (member credentials, service account tokens) are
-			// encrypted in etcd.
-			"--encryption-provider-config=" + c.encryption,
-			"--service-cluster-ip-range=10.96.0.0/16",
-			"--endpoint-reconciler-type=none",
-			"--requestheader-client-ca-file=" + c.frontProxyCA,
-			"--requestheader-allowed-names=front-proxy-client",
-			"--requestheader-username-headers=X-Remote-User",
-			"--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-			"--proxy-client-cert-file=" + c.proxyClient,
-			"--proxy-client-key-file=" + c.proxyKey,
-			"--allow-privileged=true",
-			fmt.Sprintf("--profiling=%t", f.cfg.Profiling),
-			"--v=1",
-		},
+		Name:         prefix("kube-apiserver"),
+		Cluster:      c.name,
+		After:        []string{"karmada/etcd", etcdAuthStep},
+		Binary:       f.bin("kube-apiserver"),
+		Args:         f.apiserverArgs(c, etcdURL),
 		Ports:        []int{c.ports[slotAPIServer]},
 		Probe:        &Probe{URL: c.apiURL() + "/readyz", TLS: clientTLS},
 		ReadyTimeout: 60 * time.Second,
 	}
-	if c.index == 0 {
-		// The Karmada control plane runs no kubelets. Pull-mode members
-		// register with bootstrap tokens (karmadactl token create). API
-		// Priority and Fairness is on, with a priority level of its own for
-		// Karmada's components (deploy/flowcontrol).
-		apiserver.Args = append(apiserver.Args, "--authorization-mode=RBAC", "--enable-bootstrap-token-auth=true")
-	} else {
-		// The members' API servers serve only their own components, kwok
-		// and Karmada: plain max-in-flight limits.
-		apiserver.Args = append(apiserver.Args, "--authorization-mode=Node,RBAC", "--enable-priority-and-fairness=false")
-	}
 
 	kcm := &Step{
-		Name:    prefix("kube-controller-manager"),
-		Cluster: c.name,
-		After:   []string{apiserver.Name},
-		Binary:  f.bin("kube-controller-manager"),
-		Args: []string{
-			"--kubeconfig=" + c.kcmConfig,
-			"--authentication-kubeconfig=" + c.kcmConfig,
-			"--authorization-kubeconfig=" + c.kcmConfig,
-			"--bind-address=127.0.0.1",
-			fmt.Sprintf("--secure-port=%d", c.ports[slotControllerManager]),
-			"--tls-cert-file=" + filepath.Join(pki, "controller-manager-serving.crt"),
-			"--tls-private-key-file=" + filepath.Join(pki, "controller-manager-serving.key"),
-			"--service-account-private-key-file=" + c.saKey,
-			"--root-ca-file=" + caFile,
-			"--use-service-account-credentials=true",
-			"--leader-elect=false",
-			"--flex-volume-plugin-dir=" + filepath.Join(c.dir, "volume-plugins"),
-			"--v=1",
-		},
+		Name:         prefix("kube-controller-manager"),
+		Cluster:      c.name,
+		After:        []string{apiserver.Name},
+		Binary:       f.bin("kube-controller-manager"),
+		Args:         controllerManagerArgs(c),
 		Ports:        []int{c.ports[slotControllerManager]},
 		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotControllerManager]), TLS: servingTLS},
 		ReadyTimeout: 60 * time.Second,
 	}
-	if c.index > 0 {
-		// A member runs workloads on kwok nodes: the controllers that need
-		// kubelets, a cloud, a metrics API or dynamic resources only cost
-		// memory and CPU.
-		kcm.Args = append(kcm.Args, "--controllers=*,"+strings.Join([]string{
-			"-horizontal-pod-autoscaler-controller",
-			"-certificatesigningrequest-approving-controller",
-			"-certificatesigningrequest-cleaner-controller",
-			"-certificatesigningrequest-signing-controller",
-			"-persistentvolume-attach-detach-controller",
-			"-kube-apiserver-serving-clustertrustbundle-publisher-controller",
-			"-device-taint-eviction-controller",
-			"-resourceclaim-controller",
-			"-storage-version-migrator-controller",
-			"-validatingadmissionpolicy-status-controller",
-		}, ","),
-			// Each controller has its own client; at the default 20/s a
-			// member's deployment controller needs over a minute for a
-			// thousand Deployments (a ReplicaSet and status updates each),
-			// which a fleet made for scale tests should not be held to.
-			"--kube-api-qps=100", "--kube-api-burst=200",
-			// kwok renews 100 nodes' leases from one process; when the
-			// machine is saturated (K = 10,000 on 2 cores) a renewal can
-			// come late, and a node taken for NotReady has its pods marked
-			// not ready, which kwok, unlike a kubelet, never reports ready
-			// again. The default 50 s is for real kubelets.
-			"--node-monitor-grace-period=5m")
-	}
 	if c.index == 0 {
-		// Only what Karmada relies on in its control plane (the token
-		// cleaner deletes expired bootstrap tokens, the bootstrap signer
-		// signs kube-public/cluster-info with them, for register; the CSR
-		// cleaner removes agents' certificate requests an hour after
-		// they were issued). It
-		// starts after the CRDs are installed, so that its garbage
-		// collector watches bindings from the start instead of after its
-		// next discovery resync.
-		kcm.Args = append(kcm.Args, "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller,certificatesigningrequest-signing-controller,certificatesigningrequest-cleaner-controller",
-			// Approved agent certificates (the agentcsrapproving controller
-			// approves) are signed with the control plane's CA.
-			"--cluster-signing-kube-apiserver-client-cert-file="+caFile,
-			"--cluster-signing-kube-apiserver-client-key-file="+filepath.Join(pki, "ca.key"),
-			// The garbage collector deletes a template's binding (two
-			// requests each): at the default 20/s, deleting a thousand
-			// templates waits on it for over a minute.
-			"--kube-api-qps=100", "--kube-api-burst=200")
+		// The control plane's starts after the CRDs are installed, so
+		// that its garbage collector watches bindings from the start
+		// instead of after its next discovery resync.
 		kcm.After = []string{"karmada/setup"}
 	}
 	steps := []*Step{apiserver, kcm}
@@ -569,21 +452,11 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	}
 
 	scheduler := &Step{
-		Name:    prefix("kube-scheduler"),
-		Cluster: c.name,
-		After:   []string{apiserver.Name},
-		Binary:  f.bin("kube-scheduler"),
-		Args: []string{
-			"--kubeconfig=" + c.schedConfig,
-			"--authentication-kubeconfig=" + c.schedConfig,
-			"--authorization-kubeconfig=" + c.schedConfig,
-			"--bind-address=127.0.0.1",
-			fmt.Sprintf("--secure-port=%d", c.ports[slotScheduler]),
-			"--tls-cert-file=" + filepath.Join(pki, "scheduler-serving.crt"),
-			"--tls-private-key-file=" + filepath.Join(pki, "scheduler-serving.key"),
-			"--leader-elect=false",
-			"--v=1",
-		},
+		Name:         prefix("kube-scheduler"),
+		Cluster:      c.name,
+		After:        []string{apiserver.Name},
+		Binary:       f.bin("kube-scheduler"),
+		Args:         schedulerArgs(c),
 		Ports:        []int{c.ports[slotScheduler]},
 		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotScheduler]), TLS: servingTLS},
 		ReadyTimeout: 60 * time.Second,
@@ -593,16 +466,7 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 		Cluster: c.name,
 		After:   []string{apiserver.Name},
 		Binary:  f.bin("kwok"),
-		Args: []string{
-			"--kubeconfig=" + c.kwokConfig,
-			"--manage-all-nodes=false",
-			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
-			fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports[slotKwok]),
-			// Pod IPs for every pod of the member, not only 254.
-			fmt.Sprintf("--cidr=10.%d.0.1/16", 100+c.index%100),
-			"--node-ip=127.0.0.1",
-			"--node-lease-duration-seconds=40",
-		},
+		Args:    kwokArgs(c),
 		// kwok loads <workdir>/kwok.yaml when present; keep a user's
 		// ~/.kwok out of the fleet.
 		Env:          []string{"KWOK_WORKDIR=" + filepath.Join(c.dir, "kwok")},

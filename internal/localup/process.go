@@ -1,12 +1,16 @@
 package localup
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -209,4 +213,94 @@ func tailFile(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// runningProcesses returns the recorded processes of the state directory that
+// are still alive, by step name.
+func runningProcesses(stateDir string) (map[string]pidRecord, error) {
+	out := map[string]pidRecord{}
+	root := filepath.Join(stateDir, "run")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".pid") {
+			return nil
+		}
+		rec, err := readPidRecord(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, strings.TrimSuffix(path, ".pid"))
+		if rec.alive() {
+			out[filepath.ToSlash(rel)] = rec
+		} else {
+			// A stale record of a process that is gone.
+			_ = os.Remove(path)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// waitReady polls the step's probe until it passes, the process exits, or
+// the step's timeout passes.
+func waitReady(ctx context.Context, s *Step, p *process) error {
+	timeout := s.ReadyTimeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var lastErr error
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.exited:
+			reason := "exited while starting"
+			if p.err != nil {
+				reason = fmt.Sprintf("exited while starting (%v)", p.err)
+			}
+			return &StartError{Step: s.Name, Reason: reason, LogPath: p.logPath, LogTail: tailFile(p.logPath, 15)}
+		case <-deadline.C:
+			return &StartError{Step: s.Name, Reason: fmt.Sprintf("was not ready after %s (last probe: %v)", timeout, lastErr), LogPath: p.logPath, LogTail: tailFile(p.logPath, 15)}
+		case <-tick.C:
+			if lastErr = s.Probe.Check(ctx); lastErr == nil {
+				return nil
+			}
+		}
+	}
+}
+
+func stopAll(stateDir string, names []string, running map[string]pidRecord, grace time.Duration, out io.Writer) error {
+	sort.Strings(names)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, name := range names {
+		wg.Add(1)
+		go func(name string) {
+			defer wg.Done()
+			r := running[name]
+			err := stopRecorded(r, grace)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("stopping %s: %w", name, err))
+				return
+			}
+			_ = os.Remove(filepath.Join(stateDir, "run", filepath.FromSlash(name)+".pid"))
+			fmt.Fprintf(out, "  stopped %-36s (pid %d)\n", name, r.PID)
+		}(name)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

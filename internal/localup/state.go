@@ -1,0 +1,114 @@
+package localup
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// stateVersion is the layout version of the state directory. A directory
+// written by another version is reported as stale instead of being misread.
+const stateVersion = 1
+
+// stateRecord is written to <state>/fleet.json by up.
+type stateRecord struct {
+	Version        int    `json:"version"`
+	Members        int    `json:"members"`
+	NodesPerMember int    `json:"nodesPerMember"`
+	PortBase       int    `json:"portBase"`
+	Kubeconfig     string `json:"kubeconfig"`
+	// PullMembers are the members registered in pull mode.
+	PullMembers []string `json:"pullMembers,omitempty"`
+	// Profiling is up's --profiling.
+	Profiling bool `json:"profiling,omitempty"`
+	// PropagateKinds and ClusterAdmin are what the members let Karmada
+	// write, as up was last given them: a later up (or a restart) without
+	// either flag keeps them rather than narrowing the members' grants
+	// back to the default. They may change while the fleet runs.
+	PropagateKinds []string `json:"propagateKinds,omitempty"`
+	ClusterAdmin   bool     `json:"clusterAdmin,omitempty"`
+}
+
+// recordOf is what up records of cfg.
+func recordOf(cfg Config) stateRecord {
+	return stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase,
+		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling,
+		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin}
+}
+
+// config is the configuration of the recorded fleet.
+func (r stateRecord) config(stateDir, binDir string) Config {
+	return Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
+		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling,
+		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin}
+}
+
+// sameFleet reports whether two records describe the same processes with
+// the same flags (the kubeconfig may move).
+func (r stateRecord) sameFleet(o stateRecord) bool {
+	return r.Members == o.Members && r.PortBase == o.PortBase && r.NodesPerMember == o.NodesPerMember &&
+		slices.Equal(sorted(r.PullMembers), sorted(o.PullMembers)) && r.Profiling == o.Profiling
+}
+
+func statePath(dir string) string { return filepath.Join(dir, "fleet.json") }
+
+// readState returns the record, or nil when the directory holds no fleet.
+func readState(dir string) (*stateRecord, error) {
+	data, err := os.ReadFile(statePath(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", statePath(dir), err)
+	}
+	rec := &stateRecord{}
+	if err := json.Unmarshal(data, rec); err != nil || rec.Version != stateVersion {
+		return nil, &StaleStateError{Dir: dir, Reason: fmt.Sprintf("fleet.json is not a version %d record", stateVersion)}
+	}
+	return rec, nil
+}
+
+func writeState(dir string, rec stateRecord) error {
+	rec.Version = stateVersion
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating state directory %s: %w", dir, err)
+	}
+	tmp := statePath(dir) + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	return os.Rename(tmp, statePath(dir))
+}
+
+// StaleStateError says the state directory cannot be used as it is.
+type StaleStateError struct {
+	Dir    string
+	Reason string
+}
+
+func (e *StaleStateError) Error() string {
+	return fmt.Sprintf("state directory %s is stale: %s; run `karmada-local down --purge --state-dir %s` to start afresh (this deletes the fleet's data)", e.Dir, e.Reason, e.Dir)
+}
+
+// fleetFromState rebuilds the fleet recorded in a state directory.
+func fleetFromState(stateDir, binDir string) (*fleet, error) {
+	rec, err := readState(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, fmt.Errorf("no fleet in %s: run `karmada-local up` first", stateDir)
+	}
+	f := newFleet(rec.config(stateDir, binDir))
+	if err := f.prepare(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -1,0 +1,88 @@
+package localup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// ComponentStatus is one process of the fleet as Status sees it.
+type ComponentStatus struct {
+	Name    string
+	PID     int
+	Ports   []int
+	Running bool
+	Healthy bool
+	Problem string
+	// RSSBytes is the resident memory now, PeakRSSBytes its peak since start.
+	RSSBytes     int64
+	PeakRSSBytes int64
+}
+
+// Status reports every process of the recorded fleet.
+func Status(ctx context.Context, stateDir, binDir string) ([]ComponentStatus, error) {
+	f, err := fleetFromState(stateDir, binDir)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := f.steps()
+	if err != nil {
+		return nil, err
+	}
+	running, err := runningProcesses(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []ComponentStatus
+	for _, s := range steps {
+		if !s.isProcess() {
+			continue
+		}
+		st := ComponentStatus{Name: s.Name, Ports: s.Ports}
+		if r, ok := running[s.Name]; ok {
+			st.PID, st.Running = r.PID, true
+			st.RSSBytes, st.PeakRSSBytes, _ = procMemory(r.PID)
+			if err := s.Probe.Check(ctx); err != nil {
+				st.Problem = err.Error()
+			} else {
+				st.Healthy = true
+			}
+		} else {
+			st.Problem = "not running"
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// PrintStatus writes Status as a table.
+func PrintStatus(out io.Writer, statuses []ComponentStatus) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tPID\tPORTS\tHEALTH\tRSS\tPEAK RSS")
+	var total, peak int64
+	for _, s := range statuses {
+		pid, health, rss, hwm := "-", "healthy", "-", "-"
+		if s.Running {
+			pid = fmt.Sprint(s.PID)
+			rss, hwm = fmt.Sprintf("%dMi", s.RSSBytes>>20), fmt.Sprintf("%dMi", s.PeakRSSBytes>>20)
+			total += s.RSSBytes
+			peak += s.PeakRSSBytes
+		}
+		if !s.Healthy {
+			health = "unhealthy: " + s.Problem
+			if !s.Running {
+				health = "stopped"
+			}
+		}
+		ports := make([]string, len(s.Ports))
+		for i, p := range s.Ports {
+			ports[i] = fmt.Sprint(p)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, pid, strings.Join(ports, ","), health, rss, hwm)
+	}
+	// The sum of per-process peaks bounds the fleet's peak from above.
+	fmt.Fprintf(tw, "TOTAL\t\t\t\t%dMi\t%dMi\n", total>>20, peak>>20)
+	tw.Flush()
+}
