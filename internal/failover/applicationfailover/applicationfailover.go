@@ -71,6 +71,9 @@ func hasApplicationFailover(o client.Object) bool {
 // SetupWithManager registers one controller per binding kind; the
 // aggregated status (a status change) is what it reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
 	r.unhealthy = map[string]map[string]time.Time{}
 	for _, k := range bindings.Kinds {
 		name := "application-failover"
@@ -93,13 +96,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 	}
 	return nil
-}
-
-func (r *Reconciler) now() time.Time {
-	if r.Clock != nil {
-		return r.Clock.Now()
-	}
-	return time.Now()
 }
 
 // forget drops the binding's records but for the clusters kept.
@@ -146,7 +142,7 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 	for i := range status.AggregatedStatus {
 		items[status.AggregatedStatus[i].ClusterName] = &status.AggregatedStatus[i]
 	}
-	now := r.now()
+	now := r.Clock.Now()
 	unhealthy := map[string]bool{}
 	var due []string
 	var after time.Duration

@@ -68,6 +68,9 @@ func hasTasks(o client.Object) bool {
 // SetupWithManager registers one controller per binding kind. Status
 // changes count: the workload's health where it went ends tasks.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
 	if r.Timeout == 0 {
 		r.Timeout = DefaultTimeout
 	}
@@ -95,13 +98,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 	}
 	return nil
-}
-
-func (r *Reconciler) now() time.Time {
-	if r.Clock != nil {
-		return r.Clock.Now()
-	}
-	return time.Now()
 }
 
 // evicting maps a Cluster change to the bindings with eviction tasks.
@@ -145,7 +141,7 @@ func (r *Reconciler) sync(ctx context.Context, _ reconcile.Request, b bindings.B
 	if spec.Placement != nil {
 		tolerations = spec.Placement.ClusterTolerations
 	}
-	now := r.now()
+	now := r.Clock.Now()
 	// A taint eviction is over when the cluster is Ready and no longer has
 	// a NoExecute taint the workload does not tolerate.
 	recovered := func(t *workv1alpha2.GracefulEvictionTask) bool {

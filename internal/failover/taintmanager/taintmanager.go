@@ -69,6 +69,9 @@ type Manager struct {
 
 // SetupWithManager registers one controller per binding kind.
 func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
+	if m.Clock == nil {
+		m.Clock = clock.RealClock{}
+	}
 	if m.PurgeMode == "" {
 		m.PurgeMode = DefaultPurgeMode
 	}
@@ -100,13 +103,6 @@ func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
 		}
 	}
 	return nil
-}
-
-func (m *Manager) now() time.Time {
-	if m.Clock != nil {
-		return m.Clock.Now()
-	}
-	return time.Now()
 }
 
 func noExecute(taints []corev1.Taint) []corev1.Taint {
@@ -155,7 +151,7 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Bind
 	if spec.Placement != nil {
 		tolerations = spec.Placement.ClusterTolerations
 	}
-	now := m.now()
+	now := m.Clock.Now()
 	type due struct{ cluster, why string }
 	var evict []due
 	var after time.Duration

@@ -38,14 +38,10 @@ type Reconciler struct {
 
 // SetupWithManager watches WorkloadRebalancers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).For(&appsv1alpha1.WorkloadRebalancer{}).Complete(r)
-}
-
-func (r *Reconciler) now() time.Time {
-	if r.Clock != nil {
-		return r.Clock.Now()
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
 	}
-	return time.Now()
+	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).For(&appsv1alpha1.WorkloadRebalancer{}).Complete(r)
 }
 
 // Reconcile triggers the listed workloads not triggered yet, records the
@@ -60,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	status := r.observe(ctx, wr)
 	if status.FinishTime == nil && finished(status.ObservedWorkloads) {
-		now := metav1.NewTime(r.now())
+		now := metav1.NewTime(r.Clock.Now())
 		status.FinishTime = &now
 	}
 	status.ObservedGeneration = wr.Generation
@@ -75,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	expires := wr.Status.FinishTime.Add(time.Duration(*wr.Spec.TTLSecondsAfterFinished) * time.Second)
-	if left := expires.Sub(r.now()); left > 0 {
+	if left := expires.Sub(r.Clock.Now()); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	uid := wr.UID
@@ -103,7 +99,7 @@ func (r *Reconciler) observe(ctx context.Context, wr *appsv1alpha1.WorkloadRebal
 		// Now, not the rebalancer's creation: a scheduling that happened
 		// in between (say the binding's spec changed) must not make the
 		// trigger look stale.
-		at := metav1.NewTime(r.now().Truncate(time.Second))
+		at := metav1.NewTime(r.Clock.Now().Truncate(time.Second))
 		if at.Before(&wr.CreationTimestamp) {
 			at = wr.CreationTimestamp
 		}

@@ -89,15 +89,11 @@ type Reconciler struct {
 	clusters *clusterready.Clusters
 }
 
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
-}
-
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
 	var err error
 	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
 		return err
@@ -426,7 +422,7 @@ func (r *Reconciler) agentGone(cluster *clusterv1alpha1.Cluster) (time.Duration,
 	if ready == nil || ready.Status != metav1.ConditionUnknown {
 		return 0, false
 	}
-	left := r.PullReleaseGrace - r.now().Sub(ready.LastTransitionTime.Time)
+	left := r.PullReleaseGrace - r.Clock.Now().Sub(ready.LastTransitionTime.Time)
 	if left > 0 {
 		return left + time.Second, false
 	}
@@ -634,7 +630,7 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 		// looked at once it is frozen (no object can be created in it any
 		// more), so nothing created after the look is deleted with it.
 		ns := cur.GetName()
-		frozen, err := freezeNamespace(ctx, m, work, ns, r.now())
+		frozen, err := freezeNamespace(ctx, m, work, ns, r.Clock.Now())
 		if errors.Is(err, errCounting) {
 			return err
 		}
