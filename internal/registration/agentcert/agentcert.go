@@ -22,12 +22,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
 
 	"github.com/karmada-go/karmada/internal/names"
@@ -71,38 +71,26 @@ func RequestCertificate(ctx context.Context, cfg *rest.Config, cluster, registra
 	if err != nil {
 		return nil, nil, err
 	}
-	csr := &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%s-%s", cluster, utilrand.String(5))},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    request,
-			SignerName: certificatesv1.KubeAPIServerClientSignerName,
-			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
-		},
-	}
+	// client-go's CSR helpers, as the kubelet's bootstrap uses them: the
+	// request, then a watch of it until it is issued, denied or failed.
+	var lifetime *time.Duration
 	if expirationSeconds > 0 {
-		csr.Spec.ExpirationSeconds = &expirationSeconds
+		d := time.Duration(expirationSeconds) * time.Second
+		lifetime = &d
 	}
-	if _, err := kc.CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{}); err != nil {
+	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
+	name, uid, err := csr.RequestCertificateWithContext(ctx, kc, request, fmt.Sprintf("agent-%s-%s", cluster, utilrand.String(5)),
+		certificatesv1.KubeAPIServerClientSignerName, lifetime, usages, key)
+	if err != nil {
 		return nil, nil, fmt.Errorf("requesting the agent's certificate: %w", err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		got, err := kc.CertificatesV1().CertificateSigningRequests().Get(ctx, csr.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if certPEM, err = csr.WaitForCertificate(wctx, kc, name, uid); err != nil {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return nil, nil, fmt.Errorf("the agent's certificate request %s was not signed within %s (is the control plane's karmada-controller-manager running its agentcsrapproving controller, and its kube-controller-manager the CSR signer?)", name, timeout)
 		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == certificatesv1.CertificateDenied || c.Type == certificatesv1.CertificateFailed {
-				return false, fmt.Errorf("the control plane %s the agent's certificate request %s: %s: %s", strings.ToLower(string(c.Type)), csr.Name, c.Reason, c.Message)
-			}
-		}
-		certPEM = got.Status.Certificate
-		return len(certPEM) > 0, nil
-	})
-	if err != nil && len(certPEM) == 0 {
-		if wait.Interrupted(err) {
-			return nil, nil, fmt.Errorf("the agent's certificate request %s was not signed within %s (is the control plane's karmada-controller-manager running its agentcsrapproving controller, and its kube-controller-manager the CSR signer?)", csr.Name, timeout)
-		}
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("the control plane refused the agent's certificate request %s: %w", name, err)
 	}
 	return certPEM, keyPEM, nil
 }
