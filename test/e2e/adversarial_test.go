@@ -9,11 +9,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"strings"
@@ -71,16 +67,8 @@ func bootstrapToken(t *testing.T) *rest.Config {
 // fresh key: the subject's organizations as given.
 func agentCSR(t *testing.T, name, cn string, orgs ...string) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: certificatesv1.CertificateSigningRequestSpec{
-		Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+		Request:    testenv.CertificateRequest(t, cn, orgs),
 		SignerName: certificatesv1.KubeAPIServerClientSignerName,
 		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
 	}}
