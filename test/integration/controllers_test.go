@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -1065,4 +1066,117 @@ func TestFailingOverrideBlocksOnlyWhatItSelects(t *testing.T) {
 	if cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.OverridesApplied); cond != nil && cond.Status == metav1.ConditionFalse {
 		t.Errorf("the Deployment, which the policy does not select, has OverridesApplied False: %+v", cond)
 	}
+}
+
+// frozenTemplates answers each key with the first copy it read: a template
+// cache whose watch has not resumed.
+type frozenTemplates struct {
+	inner templatecache.Reader
+	mu    sync.Mutex
+	seen  map[client.ObjectKey]*unstructured.Unstructured
+}
+
+func (f *frozenTemplates) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if u, ok := f.seen[key]; ok {
+		u.DeepCopyInto(obj.(*unstructured.Unstructured))
+		return nil
+	}
+	if err := f.inner.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	f.seen[key] = obj.(*unstructured.Unstructured).DeepCopy()
+	return nil
+}
+
+// A binding written from a newer template than the template cache holds
+// (the detector's watch resumed before the cache's, after an outage) gets
+// Works made from the newer one: the binding controller reads the template
+// from the API server when the cached copy is not the binding's version.
+func TestBindingReadsTheTemplateTheCacheLacks(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		store, err := templateStore(mgr)
+		if err != nil {
+			return err
+		}
+		frozen := &frozenTemplates{inner: store, seen: map[client.ObjectKey]*unstructured.Unstructured{}}
+		return (&binding.Reconciler{Client: mgr.GetClient(), Templates: frozen, Workers: 2}).SetupWithManager(mgr)
+	})
+	ctx := context.Background()
+	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace("member1"))
+	createNamespace(ctx, t, c, "shop")
+	web := deployment("shop", "web", 1)
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	gvr := appsv1.SchemeGroupVersion.WithResource("deployments")
+	// As the detector writes it: the template's resourceVersion and hash.
+	made := func(rb *workv1alpha2.ResourceBinding) {
+		t.Helper()
+		u, err := dyn.Resource(gvr).Namespace("shop").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hash, err := bindings.TemplateHash(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb.Spec.Resource.ResourceVersion = u.GetResourceVersion()
+		metav1.SetMetaDataAnnotation(&rb.ObjectMeta, workv1alpha2.TemplateHashAnnotation, hash)
+	}
+	rb := webBinding(web, 1, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1})
+	made(rb)
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	setClusters(ctx, t, c, rb, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1})
+	replicasIn := func(want int64) func(context.Context) error {
+		return func(ctx context.Context) error {
+			w := &workv1alpha1.Work{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: names.WorkName("Deployment", "web", "shop")}, w); err != nil {
+				return err
+			}
+			m := &unstructured.Unstructured{}
+			if err := m.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
+				return err
+			}
+			if got, _, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); got != want {
+				return fmt.Errorf("the Work's manifest has %d replicas, want %d", got, want)
+			}
+			return nil
+		}
+	}
+	testenv.Eventually(t, deadline, "the Work from the first template", replicasIn(1))
+	// The template changes; the cache keeps the first copy, the binding is
+	// written from the new one.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+			return err
+		}
+		web.Spec.Replicas = ptr.To[int32](3)
+		return c.Update(ctx, web)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		made(rb)
+		rb.Spec.Replicas = 3
+		return c.Update(ctx, rb)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, deadline, "the Work from the changed template", replicasIn(3))
 }

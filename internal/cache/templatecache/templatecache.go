@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -46,31 +45,6 @@ type Store struct {
 	ctx       context.Context
 	started   chan struct{}
 	informers map[schema.GroupVersionKind]cache.SharedIndexInformer
-	changed   []func(schema.GroupVersionKind, client.ObjectKey)
-}
-
-// OnChange has f called with the kind and key of every template the Store
-// caches (again) from now on: one listed, added or updated, in every
-// informer, those started later included. f runs on the informer's event
-// goroutine and must return quickly.
-func (s *Store) OnChange(f func(schema.GroupVersionKind, client.ObjectKey)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.changed = append(s.changed, f)
-	for gvk, inf := range s.informers {
-		s.notify(gvk, inf, f)
-	}
-}
-
-// notify registers f on inf (of gvk); s.mu is held.
-func (s *Store) notify(gvk schema.GroupVersionKind, inf cache.SharedIndexInformer, f func(schema.GroupVersionKind, client.ObjectKey)) {
-	call := func(o any) {
-		if m, ok := o.(metav1.Object); ok {
-			f(gvk, client.ObjectKey{Namespace: m.GetNamespace(), Name: m.GetName()})
-		}
-	}
-	// An error here means the informer has stopped: nothing more to tell.
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: call, UpdateFunc: func(_, o any) { call(o) }})
 }
 
 // New returns a Store reading through dyn and mapping kinds with mapper.
@@ -175,9 +149,6 @@ func (s *Store) start(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) ca
 	if !ok {
 		inf = compactobj.NewInformer(s.dynamic.Resource(mapping.Resource), nil, compactobj.Metadata{}, cache.Indexers{})
 		s.informers[gvk] = inf
-		for _, f := range s.changed {
-			s.notify(gvk, inf, f)
-		}
 		go inf.Run(s.ctx.Done())
 	}
 	return inf

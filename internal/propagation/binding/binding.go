@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -34,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -70,39 +68,9 @@ type Reconciler struct {
 
 	// clusters reads Clusters without copying them.
 	clusters *clusterready.Clusters
-	// behind holds a waiter per template (templateKey) whose cached copy
-	// was not the version its binding was written from; the cache's next
-	// copy of that template sends the binding to kicks (by ClusterScoped).
-	// Without it, a binding the detector updated from a newer template
-	// than the cache held (the two watches resume apart after an outage)
-	// would keep Works made from the older one until something else
-	// changed.
-	behind sync.Map
-	kicks  map[bool]chan event.GenericEvent
-}
-
-type templateKey struct {
-	gvk schema.GroupVersionKind
-	key client.ObjectKey
-}
-
-// awaitTemplate has the binding synced again when the template cache next
-// holds a copy of its template.
-func (r *Reconciler) awaitTemplate(b bindings.Binding, ref workv1alpha2.ObjectReference) {
-	if r.kicks == nil {
-		return
-	}
-	stub := b.Object.DeepCopyObject().(client.Object)
-	r.behind.Store(templateKey{schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}}, stub)
-}
-
-// templateCached is the template cache's OnChange: a binding waiting for a
-// newer copy of this template is synced again.
-func (r *Reconciler) templateCached(gvk schema.GroupVersionKind, key client.ObjectKey) {
-	if v, ok := r.behind.LoadAndDelete(templateKey{gvk, key}); ok {
-		stub := v.(client.Object)
-		r.kicks[stub.GetNamespace() == ""] <- event.GenericEvent{Object: stub}
-	}
+	// live reads a template the cache does not hold at the binding's
+	// version (mgr.GetAPIReader()).
+	live client.Reader
 }
 
 // bindingChanged passes binding events that may change its Works: creation,
@@ -131,10 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
 		return err
 	}
-	if store, ok := r.Templates.(*templatecache.Store); ok {
-		r.kicks = map[bool]chan event.GenericEvent{false: make(chan event.GenericEvent, 64), true: make(chan event.GenericEvent, 64)}
-		store.OnChange(r.templateCached)
-	}
+	r.live = mgr.GetAPIReader()
 	for _, k := range bindings.Kinds {
 		b := ctrl.NewControllerManagedBy(mgr).Named(controllerName(k)).
 			For(k.New().Object, builder.WithPredicates(bindingChanged)).
@@ -142,9 +107,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
 		if !k.ClusterScoped {
 			b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
-		}
-		if ch := r.kicks[k.ClusterScoped]; ch != nil {
-			b = b.WatchesRawSource(source.Channel(ch, &handler.EnqueueRequestForObject{}))
 		}
 		if err := b.WithOptions(opts).Complete(r.reconcilerFor(k)); err != nil {
 			return err
@@ -207,7 +169,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	if !meta.IsStatusConditionTrue(status.Conditions, workv1alpha2.Scheduled) && len(spec.Clusters) == 0 {
 		return nil
 	}
-	template, err := r.template(ctx, spec.Resource)
+	template, err := r.templateFrom(ctx, r.templates(), spec.Resource)
 	if apierrors.IsNotFound(err) {
 		// The template is gone; the binding follows it (owner reference).
 		return nil
@@ -215,13 +177,19 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	if err != nil {
 		return err
 	}
-	if !bindings.MadeFrom(template, spec, obj.GetAnnotations()) {
-		// The cache is behind the binding (or the binding behind the
-		// template, which the detector's next write brings back): the
-		// Works are written from what is cached, and again once the cache
-		// has a newer copy.
-		log.V(2).Info("Template cache holds another version than the binding's", "binding", klog.KObj(obj), "resourceVersion", template.GetResourceVersion(), "bindingResourceVersion", spec.Resource.ResourceVersion)
-		r.awaitTemplate(b, spec.Resource)
+	if !bindings.MadeFrom(template, spec, obj.GetAnnotations()) && r.live != nil {
+		// The cache is behind the binding (after an outage its watch and
+		// the detector's resume apart), or the binding behind the
+		// template (the detector's next write brings it back): read the
+		// template from the API server, as the detector does when its
+		// cache does not hold the version it needs. Nothing else would
+		// bring the binding back once the cache caught up.
+		log.V(2).Info("Template cache holds another version than the binding's: reading the API server", "binding", klog.KObj(obj), "resourceVersion", template.GetResourceVersion(), "bindingResourceVersion", spec.Resource.ResourceVersion)
+		if template, err = r.templateFrom(ctx, r.live, spec.Resource); apierrors.IsNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
 	}
 	policies, err := r.overridePolicies(ctx, template)
 	if err != nil {
@@ -523,7 +491,7 @@ func suspended(spec *workv1alpha2.ResourceBindingSpec, cluster string) *bool {
 	return &on
 }
 
-func (r *Reconciler) template(ctx context.Context, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
+func (r *Reconciler) templateFrom(ctx context.Context, reader templatecache.Reader, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		// Only a new spec can fix it: no retry.
@@ -531,7 +499,7 @@ func (r *Reconciler) template(ctx context.Context, ref workv1alpha2.ObjectRefere
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := r.templates().Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
 		return nil, err
 	}
 	if ref.UID != "" && u.GetUID() != ref.UID {
