@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Builds the pinned upstream binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok) into bin/. A stamp file records the pins
-# they were built from; when go.mod/go.sum of kube/ are unchanged and every
-# binary exists, nothing is rebuilt.
+# kube-scheduler, kubectl, etcd, kwok; kubelet, kube-proxy and CoreDNS for the
+# host cluster of `karmada-local host`) into bin/. A stamp file records the
+# pins they were built from; when the modules of kube/ are unchanged and every
+# binary exists, nothing is rebuilt. Every binary is static (CGO_ENABLED=0),
+# so that the same file runs on the machine and in an image.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 mkdir -p "$bin"
 
-kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
+kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kubelet kube-proxy)
+export CGO_ENABLED=0
 stamp="$bin/.upstream-stamp"
-want=$(cat "$root/kube/go.mod" "$root/kube/go.sum" "$root/kube/kwok/go.mod" "$root/kube/kwok/go.sum" "$0" | sha256sum | cut -d' ' -f1)
+want=$(cat "$root/kube/go.mod" "$root/kube/go.sum" "$root/kube/kwok/go.mod" "$root/kube/kwok/go.sum" "$root/kube/coredns/go.mod" "$root/kube/coredns/go.sum" "$root/kube/coredns/main.go" "$0" | sha256sum | cut -d' ' -f1)
 
 missing=0
-for b in "${kube_bins[@]}" kwok; do [ -x "$bin/$b" ] || missing=1; done
+for b in "${kube_bins[@]}" kwok coredns; do [ -x "$bin/$b" ] || missing=1; done
 if [ "$missing" = 0 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   echo "upstream binaries are up to date (pins unchanged)"
   exit 0
@@ -23,7 +26,9 @@ fi
 kver=$(cd "$root/kube" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 major=$(echo "${kver#v}" | cut -d. -f1)
 minor=$(echo "${kver#v}" | cut -d. -f2)
-date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# The build date is the pin's, not the clock's, so that two builds of the same
+# pins give the same binaries (and images).
+date=$(date -u -d "@$(cd "$root" && git log -1 --format=%ct -- kube/go.mod 2>/dev/null || echo 0)" +%Y-%m-%dT%H:%M:%SZ)
 ld="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ld="$ld -X $pkg.gitVersion=$kver -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
@@ -39,5 +44,10 @@ kwokver=$(cd "$root/kube/kwok" && go list -m -f '{{.Version}}' sigs.k8s.io/kwok)
 echo "building kwok $kwokver"
 start=$(date +%s)
 (cd "$root/kube/kwok" && go build -trimpath -ldflags "-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok)
+echo "built in $(( $(date +%s) - start ))s"
+corednsver=$(cd "$root/kube/coredns" && go list -m -f '{{.Version}}' github.com/coredns/coredns)
+echo "building coredns $corednsver"
+start=$(date +%s)
+(cd "$root/kube/coredns" && go build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$corednsver" -o "$bin/coredns" .)
 echo "built in $(( $(date +%s) - start ))s"
 echo "$want" > "$stamp"

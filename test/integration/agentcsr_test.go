@@ -21,7 +21,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/controlplane"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/registration/agentcsr"
@@ -253,7 +253,7 @@ func TestAgentRBAC(t *testing.T) {
 // controller on env; it returns an admin clientset.
 func startAgentApprover(ctx context.Context, t *testing.T, env *testenv.Env) kubernetes.Interface {
 	t.Helper()
-	if err := localup.ApplyComponentRBAC(ctx, env.Client); err != nil {
+	if err := controlplane.ApplyComponentRBAC(ctx, env.Client); err != nil {
 		t.Fatal(err)
 	}
 	kc := kubernetes.NewForConfigOrDie(env.Config)

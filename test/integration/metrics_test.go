@@ -16,7 +16,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/karmada-go/karmada/internal/cli"
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/controlplane"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -27,7 +27,7 @@ func TestMetricsAreAuthenticated(t *testing.T) {
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := localup.ApplyComponentRBAC(ctx, env.Client); err != nil {
+	if err := controlplane.ApplyComponentRBAC(ctx, env.Client); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")

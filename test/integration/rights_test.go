@@ -16,7 +16,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/controlplane"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/testenv"
 	"github.com/karmada-go/karmada/internal/webhook"
@@ -32,7 +32,7 @@ func TestOverwriteNeedsTheAdoptGrant(t *testing.T) {
 	env.StartWebhook(t)
 	ctx := context.Background()
 	c := env.Client
-	if err := localup.ApplyComponentRBAC(ctx, c); err != nil {
+	if err := controlplane.ApplyComponentRBAC(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 
@@ -131,7 +131,7 @@ func TestControllerManagerDeletesOnlyExecutionNamespaces(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client
-	if err := localup.ApplyComponentRBAC(ctx, c); err != nil {
+	if err := controlplane.ApplyComponentRBAC(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"karmada-es-gone", "team-a"} {

@@ -15,6 +15,7 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/register"
+	"github.com/karmada-go/karmada/internal/karmadactl/setup"
 	"github.com/karmada-go/karmada/internal/karmadactl/taint"
 	"github.com/karmada-go/karmada/internal/karmadactl/token"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
@@ -49,6 +50,7 @@ func NewCommand(name string) *cobra.Command {
 		token.NewCommand(g, parent),
 		register.NewCommand(g),
 		unregister.NewCommand(g),
+		setup.NewCommand(g),
 	)
 	return cmd
 }

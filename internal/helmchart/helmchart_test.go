@@ -1,0 +1,673 @@
+package helmchart
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	psapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+)
+
+// render renders the embedded chart with vals (YAML) and decodes every
+// object, hooks included.
+func render(t *testing.T, vals string) *objects {
+	t.Helper()
+	o, err := tryRender(vals)
+	if err != nil {
+		t.Fatalf("rendering with %q: %v", vals, err)
+	}
+	return o
+}
+
+func tryRender(vals string) (*objects, error) {
+	ch, err := Load()
+	if err != nil {
+		return nil, err
+	}
+	v := map[string]any{}
+	if err := yaml.Unmarshal([]byte(vals), &v); err != nil {
+		return nil, err
+	}
+	r, err := Render(context.Background(), ch, v, DefaultRelease, DefaultNamespace)
+	if err != nil {
+		return nil, err
+	}
+	o := &objects{byKey: map[string]*unstructured.Unstructured{}, rendered: r}
+	docs := []string{}
+	for _, m := range r.Manifests {
+		docs = append(docs, m.Content)
+	}
+	for _, h := range r.Hooks {
+		docs = append(docs, h.Manifest)
+	}
+	for _, d := range docs {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(d), &u.Object); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", d, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		k := u.GetKind() + "/" + u.GetName()
+		if _, dup := o.byKey[k]; dup {
+			return nil, fmt.Errorf("%s rendered twice", k)
+		}
+		o.byKey[k] = u
+	}
+	return o, nil
+}
+
+type objects struct {
+	byKey    map[string]*unstructured.Unstructured
+	rendered *Rendered
+}
+
+func (o *objects) keys() []string {
+	out := make([]string, 0, len(o.byKey))
+	for k := range o.byKey {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (o *objects) get(t *testing.T, key string, into any) {
+	t.Helper()
+	u, ok := o.byKey[key]
+	if !ok {
+		t.Fatalf("%s not rendered; rendered: %v", key, o.keys())
+	}
+	b, err := u.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(b, into); err != nil {
+		t.Fatalf("%s: %v", key, err)
+	}
+}
+
+func (o *objects) deployment(t *testing.T, name string) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	o.get(t, "Deployment/"+name, d)
+	return d
+}
+
+func (o *objects) secret(t *testing.T, name string) *corev1.Secret {
+	t.Helper()
+	s := &corev1.Secret{}
+	o.get(t, "Secret/"+name, s)
+	// stringData as an API server stores it.
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+// pods returns the pod template of every workload, by "Kind/name".
+func (o *objects) pods(t *testing.T) map[string]corev1.PodTemplateSpec {
+	t.Helper()
+	out := map[string]corev1.PodTemplateSpec{}
+	for k, u := range o.byKey {
+		switch u.GetKind() {
+		case "Deployment":
+			d := &appsv1.Deployment{}
+			o.get(t, k, d)
+			out[k] = d.Spec.Template
+		case "StatefulSet":
+			s := &appsv1.StatefulSet{}
+			o.get(t, k, s)
+			out[k] = s.Spec.Template
+		case "Job":
+			j := &batchv1.Job{}
+			o.get(t, k, j)
+			out[k] = j.Spec.Template
+		}
+	}
+	return out
+}
+
+func args(c corev1.Container) []string { return append(append([]string{}, c.Command...), c.Args...) }
+
+func hasArg(c corev1.Container, want string) bool { return slices.Contains(args(c), want) }
+
+func argValue(c corev1.Container, flag string) (string, bool) {
+	for _, a := range args(c) {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func cert(t *testing.T, pemData []byte) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode(pemData)
+	if b == nil {
+		t.Fatalf("no PEM block in %q", pemData)
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var defaultsOnce = sync.OnceValues(func() (*objects, error) { return tryRender("") })
+
+func defaults(t *testing.T) *objects {
+	t.Helper()
+	o, err := defaultsOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestLint(t *testing.T) {
+	kv, err := chartutil.ParseKubeVersion(KubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, vals := range []string{
+		"",
+		"installMode: agent\nagent: {clusterName: member1}",
+		"etcd: {internal: {replicaCount: 3}}\napiServer: {replicaCount: 2, serviceType: NodePort, nodePort: 32443}",
+	} {
+		v := map[string]any{}
+		if err := yaml.Unmarshal([]byte(vals), &v); err != nil {
+			t.Fatal(err)
+		}
+		res := lint.AllWithKubeVersion("../../charts/karmada", v, DefaultNamespace, kv)
+		for _, m := range res.Messages {
+			// INFO (an icon is recommended) is advice, not a fault.
+			if m.Severity > support.InfoSev {
+				t.Errorf("lint with %q: %s", vals, m)
+			}
+		}
+	}
+}
+
+func TestDefaultsRenderTheControlPlane(t *testing.T) {
+	o := defaults(t)
+	want := []string{
+		"Deployment/karmada-apiserver", "Deployment/karmada-controller-manager", "Deployment/karmada-scheduler",
+		"Deployment/karmada-webhook", "Deployment/kube-controller-manager",
+		"Job/karmada-setup",
+		"PodDisruptionBudget/etcd", "PodDisruptionBudget/karmada-apiserver", "PodDisruptionBudget/karmada-controller-manager",
+		"PodDisruptionBudget/karmada-scheduler", "PodDisruptionBudget/karmada-webhook", "PodDisruptionBudget/kube-controller-manager",
+		"Secret/karmada-cert", "Secret/karmada-controller-manager-kubeconfig", "Secret/karmada-encryption-config",
+		"Secret/karmada-kubeconfig", "Secret/karmada-scheduler-kubeconfig", "Secret/karmada-webhook-kubeconfig",
+		"Secret/kube-controller-manager-kubeconfig",
+		"Service/etcd", "Service/etcd-client", "Service/karmada-apiserver", "Service/karmada-webhook",
+		"StatefulSet/etcd",
+	}
+	if diff := cmp.Diff(want, o.keys()); diff != "" {
+		t.Errorf("objects (-want,+got):\n%s", diff)
+	}
+	for k, u := range o.byKey {
+		if u.GetNamespace() != DefaultNamespace {
+			t.Errorf("%s in namespace %q, want the release's %s", k, u.GetNamespace(), DefaultNamespace)
+		}
+		if u.GetLabels()["app.kubernetes.io/instance"] != DefaultRelease {
+			t.Errorf("%s lacks the release's labels: %v", k, u.GetLabels())
+		}
+	}
+	// The setup Job runs after every install and upgrade.
+	job := o.byKey["Job/karmada-setup"]
+	if got := job.GetAnnotations()["helm.sh/hook"]; got != "post-install,post-upgrade" {
+		t.Errorf("setup Job hook %q, want post-install,post-upgrade", got)
+	}
+	for _, want := range []string{"kubectl -n karmada-system get secret karmada-kubeconfig", "karmadactl --kubeconfig karmada.config join"} {
+		if !strings.Contains(o.rendered.Notes, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, o.rendered.Notes)
+		}
+	}
+}
+
+// Every pod of the chart passes the restricted Pod Security Standard, with
+// its default values and with every storage type but hostPath.
+func TestPodsAreRestricted(t *testing.T) {
+	eval, err := policy.NewEvaluator(policy.DefaultChecks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
+	for _, vals := range []string{"", "etcd: {internal: {storageType: emptyDir, replicaCount: 3}}", "installMode: agent\nagent: {clusterName: m1}",
+		"installMode: agent\nagent: {clusterName: m1, memberKubeconfigSecret: m1-kubeconfig, kubeconfig: {caCrt: a, crt: b, key: c, server: 'https://x:1'}}"} {
+		for k, p := range render(t, vals).pods(t) {
+			res := policy.AggregateCheckResults(eval.EvaluatePod(level, &p.ObjectMeta, &p.Spec))
+			if !res.Allowed {
+				t.Errorf("%s (values %q) is not restricted: %s: %s", k, vals, res.ForbiddenReason(), res.ForbiddenDetail())
+			}
+			for _, c := range p.Spec.Containers {
+				if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+					t.Errorf("%s container %s has no memory request or limit: %v", k, c.Name, c.Resources)
+				}
+				if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+					t.Errorf("%s container %s has a writable root file system", k, c.Name)
+				}
+				if k != "Job/karmada-setup" && (c.LivenessProbe == nil || c.ReadinessProbe == nil) {
+					t.Errorf("%s container %s lacks a liveness or readiness probe", k, c.Name)
+				}
+			}
+		}
+	}
+	// hostPath is allowed as Karmada's chart allows it, but not restricted:
+	// the values say so.
+	o := render(t, "etcd: {internal: {storageType: hostPath}}")
+	p := o.pods(t)["StatefulSet/etcd"]
+	if res := policy.AggregateCheckResults(eval.EvaluatePod(level, &p.ObjectMeta, &p.Spec)); res.Allowed {
+		t.Errorf("etcd with a hostPath volume passes restricted; the values' doc says it does not")
+	}
+}
+
+// Least privilege in the host cluster: no pod of the control plane gets a
+// service account token (none needs the host's API), and the CA key reaches
+// only the kube-controller-manager (it signs agents' certificates) and the
+// setup Job (it signs its own one-hour credential).
+func TestPodsGetOnlyTheirOwnSecrets(t *testing.T) {
+	o := defaults(t)
+	caKeyHolders := []string{}
+	for k, p := range o.pods(t) {
+		if p.Spec.AutomountServiceAccountToken == nil || *p.Spec.AutomountServiceAccountToken {
+			t.Errorf("%s mounts a service account token of the host cluster", k)
+		}
+		for _, v := range p.Spec.Volumes {
+			var items []corev1.KeyToPath
+			switch {
+			case v.Secret != nil && v.Secret.SecretName == "karmada-cert":
+				items = v.Secret.Items
+			case v.Projected != nil:
+				for _, s := range v.Projected.Sources {
+					if s.Secret != nil && s.Secret.Name == "karmada-cert" {
+						items = append(items, s.Secret.Items...)
+					}
+				}
+			case v.Secret != nil:
+				continue
+			default:
+				continue
+			}
+			if (v.Secret != nil || v.Projected != nil) && len(items) == 0 {
+				t.Errorf("%s mounts all of karmada-cert; it must name the keys it needs", k)
+			}
+			for _, it := range items {
+				if it.Key == "ca.key" {
+					caKeyHolders = append(caKeyHolders, k)
+				}
+			}
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.Secret != nil && strings.HasSuffix(v.Secret.SecretName, "-kubeconfig") {
+				name := strings.TrimPrefix(strings.TrimPrefix(k, "Deployment/"), "StatefulSet/")
+				if v.Secret.SecretName != name+"-kubeconfig" {
+					t.Errorf("%s mounts %s, another component's identity", k, v.Secret.SecretName)
+				}
+			}
+		}
+	}
+	sort.Strings(caKeyHolders)
+	if diff := cmp.Diff([]string{"Deployment/kube-controller-manager", "Job/karmada-setup"}, caKeyHolders); diff != "" {
+		t.Errorf("pods holding the CA key (-want,+got):\n%s", diff)
+	}
+}
+
+// Each component's kubeconfig is its own identity, signed by the CA, and
+// the administrator's kubeconfig reaches the external URL.
+func TestIdentitiesAndCertificates(t *testing.T) {
+	o := render(t, `
+apiServer: {externalURL: "https://172.30.255.1:32443"}
+certs: {auto: {expiry: 48h, caExpiry: 240h, hosts: [karmada.example.com, 10.1.2.3]}}`)
+	s := o.secret(t, "karmada-cert")
+	ca := cert(t, s.Data["ca.crt"])
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	if d := ca.NotAfter.Sub(ca.NotBefore); d < 239*time.Hour || d > 241*time.Hour {
+		t.Errorf("CA lives %s, want certs.auto.caExpiry 240h", d)
+	}
+	api := cert(t, s.Data["apiserver.crt"])
+	if _, err := api.Verify(x509.VerifyOptions{Roots: pool, DNSName: "karmada-apiserver.karmada-system.svc.cluster.local"}); err != nil {
+		t.Errorf("apiserver certificate: %v", err)
+	}
+	if d := api.NotAfter.Sub(api.NotBefore); d < 47*time.Hour || d > 49*time.Hour {
+		t.Errorf("apiserver certificate lives %s, want certs.auto.expiry 48h", d)
+	}
+	for _, name := range []string{"karmada.example.com", "karmada-apiserver", "localhost"} {
+		if !slices.Contains(api.DNSNames, name) {
+			t.Errorf("apiserver certificate lacks DNS name %s: %v", name, api.DNSNames)
+		}
+	}
+	for _, ip := range []string{"10.1.2.3", "172.30.255.1", "127.0.0.1"} {
+		if !slices.ContainsFunc(api.IPAddresses, func(i net.IP) bool { return i.Equal(net.ParseIP(ip)) }) {
+			t.Errorf("apiserver certificate lacks IP %s: %v", ip, api.IPAddresses)
+		}
+	}
+	webhook := cert(t, s.Data["webhook.crt"])
+	if _, err := webhook.Verify(x509.VerifyOptions{Roots: pool, DNSName: "karmada-webhook.karmada-system.svc.cluster.local"}); err != nil {
+		t.Errorf("webhook certificate: %v", err)
+	}
+	for secret, user := range map[string]string{
+		"karmada-controller-manager-kubeconfig": "system:karmada:karmada-controller-manager",
+		"karmada-scheduler-kubeconfig":          "system:karmada:karmada-scheduler",
+		"karmada-webhook-kubeconfig":            "system:karmada:karmada-webhook",
+		"kube-controller-manager-kubeconfig":    "system:kube-controller-manager",
+		"karmada-kubeconfig":                    "system:karmada:admin",
+	} {
+		kc, err := clientcmd.Load(o.secret(t, secret).Data["kubeconfig"])
+		if err != nil {
+			t.Fatalf("%s: %v", secret, err)
+		}
+		ctx := kc.Contexts[kc.CurrentContext]
+		c := cert(t, kc.AuthInfos[ctx.AuthInfo].ClientCertificateData)
+		if c.Subject.CommonName != user || len(c.Subject.Organization) != 0 {
+			t.Errorf("%s: user %q groups %v, want %q and no group (system:masters least of all)", secret, c.Subject.CommonName, c.Subject.Organization, user)
+		}
+		if _, err := c.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			t.Errorf("%s: %v", secret, err)
+		}
+		server := kc.Clusters[ctx.Cluster].Server
+		want := "https://karmada-apiserver.karmada-system.svc.cluster.local:5443"
+		if secret == "karmada-kubeconfig" {
+			want = "https://172.30.255.1:32443"
+		}
+		if server != want {
+			t.Errorf("%s: server %s, want %s", secret, server, want)
+		}
+	}
+	job := &batchv1.Job{}
+	o.get(t, "Job/karmada-setup", job)
+	if v, _ := argValue(job.Spec.Template.Spec.Containers[0], "--karmada-apiserver-advertise-url"); v != "https://172.30.255.1:32443" {
+		t.Errorf("setup publishes %q in cluster-info, want the external URL", v)
+	}
+}
+
+// custom certificates: the given CA signs everything.
+func TestCustomCertificates(t *testing.T) {
+	base := render(t, "")
+	s := base.secret(t, "karmada-cert")
+	vals, err := yaml.Marshal(map[string]any{"certs": map[string]any{"mode": "custom", "custom": map[string]any{
+		"caCrt": string(s.Data["ca.crt"]), "caKey": string(s.Data["ca.key"])}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := render(t, string(vals))
+	got := o.secret(t, "karmada-cert")
+	if string(got.Data["ca.crt"]) != string(s.Data["ca.crt"]) {
+		t.Errorf("custom CA not used")
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert(t, s.Data["ca.crt"]))
+	if _, err := cert(t, got.Data["apiserver.crt"]).Verify(x509.VerifyOptions{Roots: pool, DNSName: "karmada-apiserver"}); err != nil {
+		t.Errorf("apiserver certificate not signed by the custom CA: %v", err)
+	}
+}
+
+// Values that change the output, each checked where it shows.
+func TestValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, vals string
+		check      func(t *testing.T, o *objects)
+	}{{
+		"default images and tag", "",
+		func(t *testing.T, o *objects) {
+			for k, p := range o.pods(t) {
+				img := p.Spec.Containers[0].Image
+				if !strings.HasPrefix(img, "docker.io/karmada-go/") || !strings.HasSuffix(img, ":"+chartAppVersion(t)) {
+					t.Errorf("%s image %s, want docker.io/karmada-go/...:%s", k, img, chartAppVersion(t))
+				}
+			}
+		},
+	}, {
+		"global.imageRegistry and a tag", "global: {imageRegistry: registry.example.com:5000, imagePullSecrets: [regcred]}\nscheduler: {image: {tag: v9}, imagePullSecrets: [{name: other}]}",
+		func(t *testing.T, o *objects) {
+			d := o.deployment(t, "karmada-scheduler")
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != "registry.example.com:5000/karmada-go/karmada-scheduler:v9" {
+				t.Errorf("image %s", got)
+			}
+			if diff := cmp.Diff([]corev1.LocalObjectReference{{Name: "regcred"}, {Name: "other"}}, d.Spec.Template.Spec.ImagePullSecrets); diff != "" {
+				t.Errorf("pull secrets (-want,+got):\n%s", diff)
+			}
+			if got := o.deployment(t, "karmada-webhook").Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(got, "registry.example.com:5000/") {
+				t.Errorf("webhook image %s ignores global.imageRegistry", got)
+			}
+		},
+	}, {
+		"three etcd members", "etcd: {internal: {replicaCount: 3}}",
+		func(t *testing.T, o *objects) {
+			s := &appsv1.StatefulSet{}
+			o.get(t, "StatefulSet/etcd", s)
+			if *s.Spec.Replicas != 3 {
+				t.Errorf("etcd replicas %d", *s.Spec.Replicas)
+			}
+			v, _ := argValue(s.Spec.Template.Spec.Containers[0], "--initial-cluster")
+			if strings.Count(v, "=https://") != 3 {
+				t.Errorf("initial cluster %s, want 3 members", v)
+			}
+			v, _ = argValue(o.deployment(t, "karmada-apiserver").Spec.Template.Spec.Containers[0], "--etcd-servers")
+			if strings.Count(v, "https://etcd-") != 3 {
+				t.Errorf("karmada-apiserver --etcd-servers=%s, want all 3 members", v)
+			}
+		},
+	}, {
+		"external etcd", "etcd: {mode: external, external: {servers: 'https://e1:2379,https://e2:2379', registryPrefix: /registry/k1, certs: {caCrt: CA, crt: CRT, key: KEY}}}",
+		func(t *testing.T, o *objects) {
+			for _, k := range []string{"StatefulSet/etcd", "Service/etcd", "PodDisruptionBudget/etcd"} {
+				if _, ok := o.byKey[k]; ok {
+					t.Errorf("%s rendered with an external etcd", k)
+				}
+			}
+			c := o.deployment(t, "karmada-apiserver").Spec.Template.Spec.Containers[0]
+			if !hasArg(c, "--etcd-servers=https://e1:2379,https://e2:2379") || !hasArg(c, "--etcd-prefix=/registry/k1") {
+				t.Errorf("karmada-apiserver args %v", args(c))
+			}
+			s := o.secret(t, "karmada-cert")
+			if string(s.Data["etcd-ca.crt"]) != "CA" || string(s.Data["etcd-client.key"]) != "KEY" {
+				t.Errorf("external etcd certificates not used")
+			}
+		},
+	}, {
+		"etcd on emptyDir", "etcd: {internal: {storageType: emptyDir}}",
+		func(t *testing.T, o *objects) {
+			s := &appsv1.StatefulSet{}
+			o.get(t, "StatefulSet/etcd", s)
+			if len(s.Spec.VolumeClaimTemplates) != 0 || !slices.ContainsFunc(s.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "etcd-data" && v.EmptyDir != nil }) {
+				t.Errorf("etcd volumes %+v, claims %d", s.Spec.Template.Spec.Volumes, len(s.Spec.VolumeClaimTemplates))
+			}
+		},
+	}, {
+		"etcd on a PVC of a storage class", "etcd: {internal: {pvc: {storageClass: fast, size: 1Gi}}}",
+		func(t *testing.T, o *objects) {
+			s := &appsv1.StatefulSet{}
+			o.get(t, "StatefulSet/etcd", s)
+			if len(s.Spec.VolumeClaimTemplates) != 1 || *s.Spec.VolumeClaimTemplates[0].Spec.StorageClassName != "fast" ||
+				s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String() != "1Gi" {
+				t.Errorf("claims %+v", s.Spec.VolumeClaimTemplates)
+			}
+			if p := s.Spec.PersistentVolumeClaimRetentionPolicy; p == nil || p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+				t.Errorf("etcd's claims outlive an uninstall: %+v", p)
+			}
+		},
+	}, {
+		"NodePort", "apiServer: {serviceType: NodePort, nodePort: 32443}",
+		func(t *testing.T, o *objects) {
+			s := &corev1.Service{}
+			o.get(t, "Service/karmada-apiserver", s)
+			if s.Spec.Type != corev1.ServiceTypeNodePort || s.Spec.Ports[0].NodePort != 32443 {
+				t.Errorf("service %+v", s.Spec)
+			}
+		},
+	}, {
+		"replicas, scheduling and pods' metadata", `
+controllerManager: {replicaCount: 2, nodeSelector: {role: cp}, tolerations: [{key: cp, operator: Exists}], podLabels: {team: a}, podAnnotations: {note: b}, priorityClassName: system-cluster-critical,
+  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]}}},
+  resources: {requests: {cpu: "1", memory: 1Gi}, limits: {memory: 2Gi}}}`,
+		func(t *testing.T, o *objects) {
+			d := o.deployment(t, "karmada-controller-manager")
+			p := d.Spec.Template
+			if *d.Spec.Replicas != 2 || p.Spec.NodeSelector["role"] != "cp" || len(p.Spec.Tolerations) != 1 || p.Labels["team"] != "a" ||
+				p.Annotations["note"] != "b" || p.Spec.PriorityClassName != "system-cluster-critical" ||
+				p.Spec.Affinity.NodeAffinity == nil || p.Spec.Affinity.PodAntiAffinity != nil ||
+				p.Spec.Containers[0].Resources.Requests.Cpu().String() != "1" {
+				t.Errorf("deployment %+v", d.Spec)
+			}
+			// Without an affinity of their own, replicas prefer other nodes.
+			if a := o.deployment(t, "karmada-scheduler").Spec.Template.Spec.Affinity; a == nil || a.PodAntiAffinity == nil {
+				t.Errorf("scheduler has no anti-affinity: %+v", a)
+			}
+		},
+	}, {
+		"controller manager flags", "controllerManager: {controllers: '*,-namespace', featureGates: {Failover: false}, enableNoExecuteTaintEviction: false, memoryLimit: '', extraArgs: {concurrent-work-syncs: 10}}",
+		func(t *testing.T, o *objects) {
+			c := o.deployment(t, "karmada-controller-manager").Spec.Template.Spec.Containers[0]
+			for _, want := range []string{"--controllers=*,-namespace", "--feature-gates=Failover=false", "--concurrent-work-syncs=10"} {
+				if !hasArg(c, want) {
+					t.Errorf("args %v lack %s", args(c), want)
+				}
+			}
+			for _, flag := range []string{"--enable-no-execute-taint-eviction", "--memory-limit"} {
+				if _, ok := argValue(c, flag); ok || hasArg(c, flag) {
+					t.Errorf("args %v have %s", args(c), flag)
+				}
+			}
+		},
+	}, {
+		"default controller manager flags", "",
+		func(t *testing.T, o *objects) {
+			c := o.deployment(t, "karmada-controller-manager").Spec.Template.Spec.Containers[0]
+			for _, want := range []string{"--feature-gates=Failover=true", "--enable-no-execute-taint-eviction", "--memory-limit=512Mi", "--leader-elect=true", "--kubeconfig=/etc/karmada/config/kubeconfig"} {
+				if !hasArg(c, want) {
+					t.Errorf("args %v lack %s", args(c), want)
+				}
+			}
+			w := o.deployment(t, "karmada-webhook").Spec.Template.Spec.Containers[0]
+			if !hasArg(w, "--allow-no-execute-taint-policy") {
+				t.Errorf("webhook args %v", args(w))
+			}
+		},
+	}, {
+		"webhook without NoExecute policies", "webhook: {allowNoExecuteTaintPolicy: false}",
+		func(t *testing.T, o *objects) {
+			if hasArg(o.deployment(t, "karmada-webhook").Spec.Template.Spec.Containers[0], "--allow-no-execute-taint-policy") {
+				t.Errorf("flag still there")
+			}
+		},
+	}, {
+		"kube-controller-manager controllers and apiserver extra args", "kubeControllerManager: {controllers: 'namespace-controller'}\napiServer: {extraArgs: {audit-log-maxage: '7'}, maxRequestsInflight: 10}",
+		func(t *testing.T, o *objects) {
+			if !hasArg(o.deployment(t, "kube-controller-manager").Spec.Template.Spec.Containers[0], "--controllers=namespace-controller") {
+				t.Errorf("kcm controllers")
+			}
+			c := o.deployment(t, "karmada-apiserver").Spec.Template.Spec.Containers[0]
+			if !hasArg(c, "--audit-log-maxage=7") || !hasArg(c, "--max-requests-inflight=10") {
+				t.Errorf("apiserver args %v", args(c))
+			}
+		},
+	}, {
+		"cluster domain", "clusterDomain: corp.local",
+		func(t *testing.T, o *objects) {
+			job := &batchv1.Job{}
+			o.get(t, "Job/karmada-setup", job)
+			c := job.Spec.Template.Spec.Containers[0]
+			if !hasArg(c, "--webhook-url=https://karmada-webhook.karmada-system.svc.corp.local:443") ||
+				!hasArg(c, "--karmada-server=https://karmada-apiserver.karmada-system.svc.corp.local:5443") {
+				t.Errorf("setup args %v", args(c))
+			}
+		},
+	}, {
+		"agent with the Secret register wrote", "installMode: agent\nagent: {clusterName: member3, clusterRegion: eu, clusterZones: [a, b]}",
+		func(t *testing.T, o *objects) {
+			if diff := cmp.Diff([]string{"Deployment/karmada-agent"}, o.keys()); diff != "" {
+				t.Errorf("objects (-want,+got):\n%s", diff)
+			}
+			d := o.deployment(t, "karmada-agent")
+			c := d.Spec.Template.Spec.Containers[0]
+			for _, want := range []string{"--cluster-name=member3", "--cluster-region=eu", "--cluster-zones=a,b", "--karmada-kubeconfig=/etc/karmada/config/karmada-kubeconfig"} {
+				if !hasArg(c, want) {
+					t.Errorf("agent args %v lack %s", args(c), want)
+				}
+			}
+			if d.Spec.Template.Spec.ServiceAccountName != "karmada-agent" || d.Spec.Template.Spec.Volumes[0].Secret.SecretName != "karmada-kubeconfig" {
+				t.Errorf("agent identity: %+v", d.Spec.Template.Spec)
+			}
+			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+				t.Errorf("agent strategy %s: two agents would run during a rollout", d.Spec.Strategy.Type)
+			}
+		},
+	}, {
+		"agent next to its member", "installMode: agent\nagent: {clusterName: member3, memberKubeconfigSecret: member3-kubeconfig, kubeconfig: {caCrt: CA, crt: CRT, key: KEY, server: 'https://k:5443'}}",
+		func(t *testing.T, o *objects) {
+			d := o.deployment(t, "karmada-agent")
+			c := d.Spec.Template.Spec.Containers[0]
+			if !hasArg(c, "--kubeconfig=/etc/karmada/member/kubeconfig") || *d.Spec.Template.Spec.AutomountServiceAccountToken {
+				t.Errorf("agent args %v, automount %v", args(c), d.Spec.Template.Spec.AutomountServiceAccountToken)
+			}
+			kc, err := clientcmd.Load(o.secret(t, "karmada-agent-kubeconfig").Data["karmada-kubeconfig"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster].Server != "https://k:5443" {
+				t.Errorf("agent kubeconfig %+v", kc)
+			}
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, render(t, tc.vals)) })
+	}
+}
+
+func chartAppVersion(t *testing.T) string {
+	ch, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch.Metadata.AppVersion
+}
+
+// Bad values fail the install with the value, what was given and what is
+// allowed.
+func TestBadValues(t *testing.T) {
+	for vals, want := range map[string]string{
+		"installMode: member":                                                    "installMode",
+		"etcd: {internal: {replicaCount: 2}}":                                    "replicaCount",
+		"etcd: {internal: {storageType: nfs}}":                                   "storageType",
+		"etcd: {mode: external}":                                                 "etcd.external.servers is required",
+		"etcd: {mode: external, external: {servers: 'https://e:1'}}":             "etcd.external.certs.caCrt, crt and key are required",
+		"apiServer: {serviceType: Ingress}":                                      "serviceType",
+		"certs: {auto: {expiry: 1y}}":                                            "expiry",
+		"certs: {auto: {expiry: 12h}}":                                           "certs.auto.expiry=\"12h\": must be at least 24h",
+		"certs: {mode: custom}":                                                  "certs.custom.caCrt and certs.custom.caKey are required",
+		"installMode: agent":                                                     "agent.clusterName is required",
+		"installMode: agent\nagent: {clusterName: m, replicaCount: 2}":           "replicaCount",
+		"installMode: agent\nagent: {clusterName: m, kubeconfig: {crt: x}}":      "caCrt, crt, key and server go together",
+		"installMode: agent\nagent: {clusterName: m, memberKubeconfigSecret: s}": "agent.kubeconfig is required",
+		"apiServer: {externalURL: 'http://plain:80'}":                            "externalURL",
+		"components: [search]":                                                   "components",
+	} {
+		_, err := tryRender(vals)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("values %q: error %v, want one naming %q", vals, err, want)
+		}
+	}
+}
