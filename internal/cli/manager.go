@@ -1,13 +1,20 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -143,7 +150,15 @@ func CacheOptions() cache.Options {
 // NewManager creates the manager: the project's scheme, CacheOptions, metrics, probes, pprof and leader election
 // under leaderElectionID; customize, when given, changes those options
 // further. /healthz and /readyz answer once it runs.
-func (o *ManagerOptions) NewManager(cfg *rest.Config, leaderElectionID string, customize ...func(*ctrl.Options)) (manager.Manager, error) {
+//
+// It first waits until the karmada-apiserver serves the Karmada API
+// (KarmadaGroupVersions): on a fresh install the CRDs come a moment after
+// the components start (the chart's setup Job), and a component that exits
+// for want of them would be restarted with a growing back-off.
+func (o *ManagerOptions) NewManager(ctx context.Context, cfg *rest.Config, leaderElectionID string, customize ...func(*ctrl.Options)) (manager.Manager, error) {
+	if err := WaitForAPIs(ctx, cfg, o.HealthProbeBindAddress, KarmadaGroupVersions...); err != nil {
+		return nil, err
+	}
 	opts := ctrl.Options{
 		Scheme:                  scheme.Scheme,
 		Cache:                   CacheOptions(),
@@ -168,4 +183,62 @@ func (o *ManagerOptions) NewManager(cfg *rest.Config, leaderElectionID string, c
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// KarmadaGroupVersions are the API versions of the Karmada CRDs every
+// control plane component needs served before it starts.
+var KarmadaGroupVersions = []string{"cluster.karmada.io/v1alpha1", "policy.karmada.io/v1alpha1", "work.karmada.io/v1alpha1", "work.karmada.io/v1alpha2"}
+
+// WaitForAPIs returns once the API server cfg reaches serves every group
+// version of gvs. Meanwhile, when healthAddress is set, it answers there
+// /healthz (alive) and /readyz (not ready, saying what it waits for), so
+// that the kubelet neither restarts nor routes to a component that waits.
+func WaitForAPIs(ctx context.Context, cfg *rest.Config, healthAddress string, gvs ...string) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	missing := func(ctx context.Context) []string {
+		var out []string
+		for _, gv := range gvs {
+			if _, err := dc.ServerResourcesForGroupVersion(gv); err != nil {
+				out = append(out, gv)
+			}
+		}
+		return out
+	}
+	waiting := missing(ctx)
+	if len(waiting) == 0 {
+		return nil
+	}
+	log := klog.FromContext(ctx)
+	if healthAddress != "" && healthAddress != "0" {
+		l, err := net.Listen("tcp", healthAddress)
+		if err != nil {
+			return fmt.Errorf("--health-probe-bind-address: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "waiting for the Karmada API to be installed (karmadactl setup)", http.StatusServiceUnavailable)
+		})
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		// Closed before the manager binds the same address.
+		defer srv.Close()
+	}
+	last := time.Time{}
+	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		waiting = missing(ctx)
+		if len(waiting) > 0 && time.Since(last) > 30*time.Second {
+			log.Info("Waiting for the Karmada API to be installed (karmadactl setup, or the chart's setup Job)", "server", cfg.Host, "missing", strings.Join(waiting, ","))
+			last = time.Now()
+		}
+		return len(waiting) == 0, nil
+	})
+	if err != nil {
+		return errors.Join(fmt.Errorf("the karmada-apiserver at %s does not serve %s", cfg.Host, strings.Join(waiting, ", ")), err)
+	}
+	log.Info("The Karmada API is served", "server", cfg.Host)
+	return nil
 }

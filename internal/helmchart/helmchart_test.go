@@ -215,7 +215,7 @@ func TestDefaultsRenderTheControlPlane(t *testing.T) {
 	want := []string{
 		"Deployment/karmada-apiserver", "Deployment/karmada-controller-manager", "Deployment/karmada-scheduler",
 		"Deployment/karmada-webhook", "Deployment/kube-controller-manager",
-		"Job/karmada-setup",
+		"Job/karmada-setup-1",
 		"PodDisruptionBudget/etcd", "PodDisruptionBudget/karmada-apiserver", "PodDisruptionBudget/karmada-controller-manager",
 		"PodDisruptionBudget/karmada-scheduler", "PodDisruptionBudget/karmada-webhook", "PodDisruptionBudget/kube-controller-manager",
 		"Secret/karmada-cert", "Secret/karmada-controller-manager-kubeconfig", "Secret/karmada-encryption-config",
@@ -235,10 +235,11 @@ func TestDefaultsRenderTheControlPlane(t *testing.T) {
 			t.Errorf("%s lacks the release's labels: %v", k, u.GetLabels())
 		}
 	}
-	// The setup Job runs after every install and upgrade.
-	job := o.byKey["Job/karmada-setup"]
-	if got := job.GetAnnotations()["helm.sh/hook"]; got != "post-install,post-upgrade" {
-		t.Errorf("setup Job hook %q, want post-install,post-upgrade", got)
+	// The setup Job is part of the release, not a hook: `helm install
+	// --wait` would wait for the components before running hooks, and
+	// the components wait for what the Job installs.
+	if len(o.rendered.Hooks) != 0 {
+		t.Errorf("hooks %v: the chart has none", helmchartHookNames(o.rendered))
 	}
 	for _, want := range []string{"kubectl -n karmada-system get secret karmada-kubeconfig", "karmadactl --kubeconfig karmada.config join"} {
 		if !strings.Contains(o.rendered.Notes, want) {
@@ -269,7 +270,7 @@ func TestPodsAreRestricted(t *testing.T) {
 				if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
 					t.Errorf("%s container %s has a writable root file system", k, c.Name)
 				}
-				if k != "Job/karmada-setup" && (c.LivenessProbe == nil || c.ReadinessProbe == nil) {
+				if k != "Job/karmada-setup-1" && (c.LivenessProbe == nil || c.ReadinessProbe == nil) {
 					t.Errorf("%s container %s lacks a liveness or readiness probe", k, c.Name)
 				}
 			}
@@ -330,7 +331,7 @@ func TestPodsGetOnlyTheirOwnSecrets(t *testing.T) {
 		}
 	}
 	sort.Strings(caKeyHolders)
-	if diff := cmp.Diff([]string{"Deployment/kube-controller-manager", "Job/karmada-setup"}, caKeyHolders); diff != "" {
+	if diff := cmp.Diff([]string{"Deployment/kube-controller-manager", "Job/karmada-setup-1"}, caKeyHolders); diff != "" {
 		t.Errorf("pods holding the CA key (-want,+got):\n%s", diff)
 	}
 }
@@ -398,7 +399,7 @@ certs: {auto: {expiry: 48h, caExpiry: 240h, hosts: [karmada.example.com, 10.1.2.
 		}
 	}
 	job := &batchv1.Job{}
-	o.get(t, "Job/karmada-setup", job)
+	o.get(t, "Job/karmada-setup-1", job)
 	if v, _ := argValue(job.Spec.Template.Spec.Containers[0], "--karmada-apiserver-advertise-url"); v != "https://172.30.255.1:32443" {
 		t.Errorf("setup publishes %q in cluster-info, want the external URL", v)
 	}
@@ -589,7 +590,7 @@ controllerManager: {replicaCount: 2, nodeSelector: {role: cp}, tolerations: [{ke
 		"cluster domain", "clusterDomain: corp.local",
 		func(t *testing.T, o *objects) {
 			job := &batchv1.Job{}
-			o.get(t, "Job/karmada-setup", job)
+			o.get(t, "Job/karmada-setup-1", job)
 			c := job.Spec.Template.Spec.Containers[0]
 			if !hasArg(c, "--webhook-url=https://karmada-webhook.karmada-system.svc.corp.local:443") ||
 				!hasArg(c, "--karmada-server=https://karmada-apiserver.karmada-system.svc.corp.local:5443") {
@@ -670,4 +671,12 @@ func TestBadValues(t *testing.T) {
 			t.Errorf("values %q: error %v, want one naming %q", vals, err, want)
 		}
 	}
+}
+
+func helmchartHookNames(r *Rendered) []string {
+	var out []string
+	for _, h := range r.Hooks {
+		out = append(out, h.Kind+"/"+h.Name)
+	}
+	return out
 }

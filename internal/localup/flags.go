@@ -40,8 +40,8 @@ func (f *fleet) apiserverArgs(c *cluster, etcdURL string) []string {
 	pki := filepath.Join(c.dir, "pki")
 	caFile := filepath.Join(pki, "ca.crt")
 	args := []string{
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + c.host,
+		"--advertise-address=" + c.host,
 		fmt.Sprintf("--secure-port=%d", c.ports[slotAPIServer]),
 		"--etcd-servers=" + etcdURL,
 		"--etcd-prefix=" + EtcdPrefix(c.name),

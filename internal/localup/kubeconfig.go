@@ -37,6 +37,10 @@ func (f *fleet) writeUserKubeconfig() error {
 		return err
 	}
 	for _, c := range f.clusters {
+		if c.index == 0 && f.cfg.external() {
+			// The control plane is not the fleet's.
+			continue
+		}
 		cert, err := os.ReadFile(c.admin)
 		if err != nil {
 			return fmt.Errorf("reading admin certificate: %w", err)
@@ -50,7 +54,10 @@ func (f *fleet) writeUserKubeconfig() error {
 		cfg.Contexts[c.context] = &clientcmdapi.Context{Cluster: c.context, AuthInfo: c.context}
 	}
 	if cfg.CurrentContext == "" || cfg.Contexts[cfg.CurrentContext] == nil {
-		cfg.CurrentContext = ControlPlaneContext
+		cfg.CurrentContext = f.clusters[len(f.clusters)-1].context
+		if !f.cfg.external() {
+			cfg.CurrentContext = ControlPlaneContext
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)

@@ -96,8 +96,8 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		cfg.PropagateKinds, cfg.ClusterAdmin = rec.PropagateKinds, rec.ClusterAdmin
 	}
 	if rec != nil && len(running) > 0 && !rec.sameFleet(recordOf(cfg)) {
-		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t; run `karmada-local down` before changing them",
-			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","), rec.Profiling)
+		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t --advertise-address=%s --karmada-kubeconfig=%s; run `karmada-local down` before changing them",
+			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","), rec.Profiling, rec.AdvertiseAddress, rec.ExternalKarmada)
 	}
 	f := newFleet(cfg)
 	if err := f.prepare(); err != nil {
@@ -164,7 +164,11 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "The fleet is up in %.1fs. Try:\n", time.Since(began).Seconds())
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n", cfg.Kubeconfig)
-	fmt.Fprintf(out, "  kubectl --context %s get crds\n", ControlPlaneContext)
+	if cfg.external() {
+		fmt.Fprintf(out, "  kubectl --kubeconfig %s get clusters\n", cfg.ExternalKarmada)
+	} else {
+		fmt.Fprintf(out, "  kubectl --context %s get crds\n", ControlPlaneContext)
+	}
 	if cfg.Members > 0 {
 		fmt.Fprintf(out, "  kubectl --context %s get nodes -L topology.kubernetes.io/region,topology.kubernetes.io/zone\n", MemberName(1))
 		fmt.Fprintf(out, "  kubectl --context %s create deployment nginx --image=nginx --replicas=3\n", MemberName(1))

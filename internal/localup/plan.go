@@ -66,7 +66,28 @@ type Config struct {
 	// to clients they authenticate (an admin of the cluster; etcd's root
 	// client certificate). Off by default, as the hardening guides want.
 	Profiling bool
+	// AdvertiseAddress is where the API servers listen and are reached
+	// (127.0.0.1 when empty): another local address lets pods of a host
+	// cluster (karmada-local host) reach the members.
+	AdvertiseAddress string
+	// ExternalKarmada, when set, is the kubeconfig of a Karmada control
+	// plane running elsewhere (installed on a host cluster, say), in
+	// context ExternalKarmadaContext: the fleet starts no control plane of
+	// its own and joins (or registers) its members there.
+	ExternalKarmada        string
+	ExternalKarmadaContext string
 }
+
+// address is where the fleet's API servers listen.
+func (c Config) address() string {
+	if c.AdvertiseAddress == "" {
+		return "127.0.0.1"
+	}
+	return c.AdvertiseAddress
+}
+
+// external says whether the control plane runs elsewhere.
+func (c Config) external() bool { return c.ExternalKarmada != "" }
 
 // DefaultPropagateKinds are what the fleet's members let Karmada write:
 // karmadactl join's default, and the example.com group of the e2e tests'
@@ -88,6 +109,19 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--kubeconfig must not be empty")
 	case c.ClusterAdmin && len(c.PropagateKinds) > 0:
 		return fmt.Errorf("--propagate-kinds and --cluster-admin: choose one (--cluster-admin grants every kind)")
+	case c.ExternalKarmada != "" && c.Members == 0:
+		return fmt.Errorf("--karmada-kubeconfig with --members=0: a fleet joined to another control plane needs members")
+	}
+	if c.AdvertiseAddress != "" {
+		ip := net.ParseIP(c.AdvertiseAddress)
+		if ip == nil || ip.To4() == nil || ip.IsUnspecified() {
+			return fmt.Errorf("--advertise-address=%q: must be an IPv4 address of this machine, e.g. 127.0.0.1 or the host cluster's node address", c.AdvertiseAddress)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(c.AdvertiseAddress, "0"))
+		if err != nil {
+			return fmt.Errorf("--advertise-address=%s: not an address of this machine (%v); karmada-local host up gives the host cluster's node one", c.AdvertiseAddress, err)
+		}
+		_ = l.Close()
 	}
 	for _, m := range c.PullMembers {
 		if !slices.Contains(memberNames(c.Members), m) {
@@ -116,6 +150,8 @@ func memberNames(n int) []string {
 // cluster is one Kubernetes control plane of the fleet: the Karmada control
 // plane or a member.
 type cluster struct {
+	// host is the address its API server listens at.
+	host    string
 	name    string
 	index   int
 	context string
@@ -150,7 +186,9 @@ type cluster struct {
 // etcdAuthStep turns etcd authentication on before any API server starts.
 const etcdAuthStep = "karmada/etcd-auth"
 
-func (c *cluster) apiURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.ports[slotAPIServer]) }
+func (c *cluster) apiURL() string {
+	return fmt.Sprintf("https://%s", net.JoinHostPort(c.host, fmt.Sprint(c.ports[slotAPIServer])))
+}
 
 // clientTLS is the admin client's TLS configuration for probes.
 func (c *cluster) clientTLS() (*tls.Config, error) {
@@ -199,7 +237,7 @@ var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manag
 func newFleet(cfg Config) *fleet {
 	f := &fleet{cfg: cfg}
 	for i := 0; i <= cfg.Members; i++ {
-		c := &cluster{index: i}
+		c := &cluster{index: i, host: cfg.address()}
 		if i == 0 {
 			c.name, c.context = ControlPlane, ControlPlaneContext
 		} else {
@@ -270,7 +308,11 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		return err
 	}
 	c.ca = ca
-	if c.serving, c.servingKey, err = ca.Ensure(CertSpec{Name: "apiserver", CommonName: "kube-apiserver", Server: true, IPs: loopback,
+	ips := loopback
+	if c.host != "127.0.0.1" {
+		ips = append([]net.IP{net.ParseIP(c.host)}, loopback...)
+	}
+	if c.serving, c.servingKey, err = ca.Ensure(CertSpec{Name: "apiserver", CommonName: "kube-apiserver", Server: true, IPs: ips,
 		DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}}); err != nil {
 		return err
 	}
@@ -402,11 +444,17 @@ func (f *fleet) steps() ([]*Step, error) {
 		Run:     f.isolateAPIServers(etcdTLS),
 	}}
 	for _, c := range f.clusters {
+		if c.index == 0 && f.cfg.external() {
+			continue
+		}
 		cs, err := f.clusterSteps(c, etcdURL)
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, cs...)
+	}
+	if f.cfg.external() {
+		steps = append(steps, f.clustersReadyStep())
 	}
 	return steps, nil
 }
@@ -565,11 +613,18 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 	// 300 MB) on a machine the members share (docs/performance.md).
 	kcm.Args = append(kcm.Args, "--memory-limit="+controllerManagerMemoryLimit)
 	sched := f.karmadaComponent(c, "karmada-scheduler", slotKarmadaSchedulerMetrics, slotKarmadaSchedulerHealth, setup.Name)
+	ready := f.clustersReadyStep()
+	ready.After = append(ready.After, kcm.Name)
+	return []*Step{webhook, setup, kcm, sched, ready}
+}
+
+// clustersReadyStep waits, after every join and agent, until every member's
+// Cluster is Ready.
+func (f *fleet) clustersReadyStep() *Step {
 	ready := &Step{
 		Name:    "karmada/clusters-ready",
-		Cluster: c.name,
-		After:   []string{kcm.Name},
-		Run:     f.waitClustersReady(c),
+		Cluster: ControlPlane,
+		Run:     f.waitClustersReady(f.clusters[0]),
 	}
 	for _, m := range f.clusters[1:] {
 		if m.pull {
@@ -578,5 +633,5 @@ func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
 			ready.After = append(ready.After, m.name+"/join")
 		}
 	}
-	return []*Step{webhook, setup, kcm, sched, ready}
+	return ready
 }

@@ -94,8 +94,7 @@ func (f *fleet) pullSteps(c *cluster, nodes string) []*Step {
 // keeps its renewed certificates.
 func (f *fleet) registerMember(c *cluster) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		cp := f.clusters[0]
-		karmadaCfg, err := cp.restConfig()
+		karmadaCfg, err := f.karmadaConfig()
 		if err != nil {
 			return err
 		}
@@ -153,12 +152,16 @@ func (f *fleet) registerMember(c *cluster) func(ctx context.Context) error {
 		}
 		// Used once.
 		defer func() { _ = token.Delete(context.WithoutCancel(ctx), kc, []string{tok}, io.Discard) }()
-		hash, err := token.CACertHash(cp.ca.CertPEM)
+		endpoint, caPEM, err := f.karmadaEndpoint()
+		if err != nil {
+			return err
+		}
+		hash, err := token.CACertHash(caPEM)
 		if err != nil {
 			return err
 		}
 		err = register.Run(ctx, memberCfg, register.Options{
-			Endpoint: strings.TrimPrefix(cp.apiURL(), "https://"), Token: tok, CACertHash: hash, ClusterName: c.name,
+			Endpoint: endpoint, Token: tok, CACertHash: hash, ClusterName: c.name,
 			Timeout: 90 * time.Second, CertExpirationSeconds: register.DefaultCertExpirationSeconds, Agent: agent,
 		}, io.Discard)
 		if err != nil {

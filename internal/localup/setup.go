@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -211,11 +212,50 @@ func (f *fleet) joinMember(c *cluster) func(ctx context.Context) error {
 }
 
 func (f *fleet) karmadaClient() (client.Client, error) {
-	cfg, err := f.clusters[0].restConfig()
+	cfg, err := f.karmadaConfig()
 	if err != nil {
 		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
+}
+
+// karmadaConfig reaches the control plane the members join: the fleet's
+// own, or the one --karmada-kubeconfig names.
+func (f *fleet) karmadaConfig() (*rest.Config, error) {
+	if !f.cfg.external() {
+		return f.clusters[0].restConfig()
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.cfg.ExternalKarmada},
+		&clientcmd.ConfigOverrides{CurrentContext: f.cfg.ExternalKarmadaContext}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--karmada-kubeconfig %s: %w", f.cfg.ExternalKarmada, err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, nil
+}
+
+// karmadaEndpoint is the control plane's host:port and CA (PEM), as a
+// registering member reaches and trusts it.
+func (f *fleet) karmadaEndpoint() (hostPort string, caPEM []byte, err error) {
+	if !f.cfg.external() {
+		cp := f.clusters[0]
+		return strings.TrimPrefix(cp.apiURL(), "https://"), cp.ca.CertPEM, nil
+	}
+	cfg, err := f.karmadaConfig()
+	if err != nil {
+		return "", nil, err
+	}
+	caPEM = cfg.CAData
+	if len(caPEM) == 0 && cfg.CAFile != "" {
+		if caPEM, err = os.ReadFile(cfg.CAFile); err != nil {
+			return "", nil, err
+		}
+	}
+	if len(caPEM) == 0 {
+		return "", nil, fmt.Errorf("--karmada-kubeconfig %s names no CA: a registering member could not verify the control plane", f.cfg.ExternalKarmada)
+	}
+	return strings.TrimPrefix(cfg.Host, "https://"), caPEM, nil
 }
 
 // waitClustersReady waits until every member's Cluster reports Ready.

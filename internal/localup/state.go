@@ -30,27 +30,35 @@ type stateRecord struct {
 	// back to the default. They may change while the fleet runs.
 	PropagateKinds []string `json:"propagateKinds,omitempty"`
 	ClusterAdmin   bool     `json:"clusterAdmin,omitempty"`
+	// AdvertiseAddress, ExternalKarmada and ExternalKarmadaContext are up's
+	// --advertise-address, --karmada-kubeconfig and --karmada-context.
+	AdvertiseAddress       string `json:"advertiseAddress,omitempty"`
+	ExternalKarmada        string `json:"externalKarmada,omitempty"`
+	ExternalKarmadaContext string `json:"externalKarmadaContext,omitempty"`
 }
 
 // recordOf is what up records of cfg.
 func recordOf(cfg Config) stateRecord {
 	return stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase,
 		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling,
-		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin}
+		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin,
+		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext}
 }
 
 // config is the configuration of the recorded fleet.
 func (r stateRecord) config(stateDir, binDir string) Config {
 	return Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
 		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling,
-		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin}
+		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin,
+		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext}
 }
 
 // sameFleet reports whether two records describe the same processes with
 // the same flags (the kubeconfig may move).
 func (r stateRecord) sameFleet(o stateRecord) bool {
 	return r.Members == o.Members && r.PortBase == o.PortBase && r.NodesPerMember == o.NodesPerMember &&
-		slices.Equal(sorted(r.PullMembers), sorted(o.PullMembers)) && r.Profiling == o.Profiling
+		slices.Equal(sorted(r.PullMembers), sorted(o.PullMembers)) && r.Profiling == o.Profiling &&
+		r.AdvertiseAddress == o.AdvertiseAddress && r.ExternalKarmada == o.ExternalKarmada && r.ExternalKarmadaContext == o.ExternalKarmadaContext
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "fleet.json") }

@@ -31,6 +31,12 @@ func Status(ctx context.Context, stateDir, binDir string) ([]ComponentStatus, er
 	if err != nil {
 		return nil, err
 	}
+	return statusOf(ctx, stateDir, steps)
+}
+
+// statusOf reports the process steps of a plan whose processes the state
+// directory records.
+func statusOf(ctx context.Context, stateDir string, steps []*Step) ([]ComponentStatus, error) {
 	running, err := runningProcesses(stateDir)
 	if err != nil {
 		return nil, err

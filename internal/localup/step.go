@@ -39,17 +39,23 @@ type Step struct {
 
 func (s *Step) isProcess() bool { return s.Binary != "" }
 
-// Probe is an HTTP(S) health endpoint.
+// Probe is an HTTP(S) health endpoint, or a check of another kind.
 type Probe struct {
 	URL string
 	// TLS is nil for plain HTTP.
 	TLS *tls.Config
+	// Func, when set, is the check instead of URL (a process that serves
+	// no HTTP, such as containerd).
+	Func func(ctx context.Context) error
 }
 
 // Check returns nil when the endpoint answers 200 within two seconds.
 func (p *Probe) Check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	if p.Func != nil {
+		return p.Func(ctx)
+	}
 	tr := &http.Transport{TLSClientConfig: p.TLS, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)

@@ -390,7 +390,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := o.NewManager(cfg, "karmada-controller-manager")
+	mgr, err := o.NewManager(ctx, cfg, "karmada-controller-manager")
 	if err != nil {
 		return err
 	}

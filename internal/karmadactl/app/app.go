@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/karmadactl/cmdinit"
 	"github.com/karmada-go/karmada/internal/karmadactl/cordon"
 	"github.com/karmada-go/karmada/internal/karmadactl/explain"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
@@ -51,6 +52,8 @@ func NewCommand(name string) *cobra.Command {
 		register.NewCommand(g),
 		unregister.NewCommand(g),
 		setup.NewCommand(g),
+		cmdinit.NewInitCommand(g),
+		cmdinit.NewDeinitCommand(g),
 	)
 	return cmd
 }

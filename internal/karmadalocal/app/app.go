@@ -48,7 +48,7 @@ Everything listens on 127.0.0.1 with TLS; nothing is downloaded.`,
 		"directory holding certificates, etcd data, logs and pids (env KARMADA_LOCAL_STATE_DIR)")
 	cmd.PersistentFlags().StringVar(&g.binDir, "bin-dir", defaultBinDir(),
 		"directory holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g), newHostCommand(g))
 	return cmd
 }
 
@@ -81,10 +81,22 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
   karmada-local up
 
   # ten members of two nodes each
-  karmada-local up --members 10 --nodes-per-member 2`,
+  karmada-local up --members 10 --nodes-per-member 2
+
+  # two members, member2 in pull mode, joined to a control plane installed on
+  # the host cluster (karmada-local host up; karmadactl init)
+  karmada-local up --members 2 --pull-members member2 --advertise-address 172.30.255.1 \
+    --karmada-kubeconfig /etc/karmada/karmada-apiserver.config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.StateDir, cfg.BinDir = g.stateDir, g.binDir
+			if cfg.ExternalKarmada != "" {
+				abs, err := filepath.Abs(cfg.ExternalKarmada)
+				if err != nil {
+					return err
+				}
+				cfg.ExternalKarmada = abs
+			}
 			if !cmd.Flags().Changed("pull-members") && cfg.Members >= 3 {
 				// As Karmada's own local setup: member3 in pull mode.
 				cfg.PullMembers = []string{localup.MemberName(3)}
@@ -99,6 +111,9 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().StringSliceVar(&cfg.PropagateKinds, "propagate-kinds", nil, "kinds Karmada may write in the members, as karmadactl join --propagate-kinds takes them (default "+strings.Join(localup.DefaultPropagateKinds, ",")+")")
 	cmd.Flags().BoolVar(&cfg.ClusterAdmin, "cluster-admin", false, "join the members with karmadactl join --cluster-admin (every right in the members) instead")
 	cmd.Flags().BoolVar(&cfg.Profiling, "profiling", false, "serve /debug/pprof on every kube-apiserver (kube-apiserver --profiling; an admin's credentials are needed) and on etcd (--enable-pprof; its client certificates); off by default")
+	cmd.Flags().StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address the API servers listen at and are reached at (default 127.0.0.1); the host cluster's node address lets its pods reach the members")
+	cmd.Flags().StringVar(&cfg.ExternalKarmada, "karmada-kubeconfig", "", "kubeconfig of a Karmada control plane running elsewhere (on a host cluster): start no control plane, and join or register the members there")
+	cmd.Flags().StringVar(&cfg.ExternalKarmadaContext, "karmada-context", "", "context of --karmada-kubeconfig (default: its current context)")
 	cmd.Flags().StringSliceVar(&cfg.PullMembers, "pull-members", nil, "members registered in pull mode (karmadactl register) and served by a karmada-agent process; the others are joined in push mode (default member3 when the fleet has three members or more; --pull-members= for none)")
 	return cmd
 }

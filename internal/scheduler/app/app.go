@@ -83,7 +83,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := o.NewManager(cfg, "karmada-scheduler")
+	mgr, err := o.NewManager(ctx, cfg, "karmada-scheduler")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,549 @@
+// Package cmdinit is `karmadactl init` and `karmadactl deinit`: install the
+// Karmada control plane on a host cluster, and remove it, with Karmada's
+// flag names. Both go through the embedded Helm chart (internal/helmchart):
+// what init installs is exactly what `helm install charts/karmada` does
+// with the values its flags map to, recorded as the Helm release karmada.
+package cmdinit
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/karmada-go/karmada/internal/helmchart"
+	"github.com/karmada-go/karmada/internal/karmadactl/options"
+)
+
+// CreatedByLabel marks a namespace init created, which deinit may delete.
+const CreatedByLabel = "karmada.io/created-by"
+
+// createdByInit is CreatedByLabel's value.
+const createdByInit = "karmadactl-init"
+
+// Options are init's flags.
+type Options struct {
+	Context   string
+	Namespace string
+	// The karmada-apiserver's address and port as members and users
+	// reach it (a node's address and the Service's NodePort).
+	AdvertiseAddress string
+	Port             int32
+	// etcd.
+	EtcdStorageMode    string
+	EtcdReplicas       int32
+	StorageClassName   string
+	EtcdPVCSize        string
+	EtcdHostDataPath   string
+	ExternalEtcd       string
+	ExternalEtcdCA     string
+	ExternalEtcdCert   string
+	ExternalEtcdKey    string
+	ExternalEtcdPrefix string
+	// Certificates.
+	CertExternalIPs []string
+	CertExternalDNS []string
+	CertValidity    time.Duration
+	CACertFile      string
+	CAKeyFile       string
+	// Replicas.
+	APIServerReplicas, ControllerManagerReplicas, SchedulerReplicas, WebhookReplicas, KubeControllerManagerReplicas int32
+	// Images.
+	ImageRegistry   string
+	ImageTag        string
+	ImagePullPolicy string
+	Images          map[string]string
+	// KarmadaData is where the administrator's kubeconfig is written.
+	KarmadaData string
+	Timeout     time.Duration
+	DryRun      bool
+}
+
+// imageFlags map a Karmada image flag to the chart's component.
+var imageFlags = map[string]string{
+	"karmada-apiserver-image":               "apiServer",
+	"karmada-kube-controller-manager-image": "kubeControllerManager",
+	"karmada-controller-manager-image":      "controllerManager",
+	"karmada-scheduler-image":               "scheduler",
+	"karmada-webhook-image":                 "webhook",
+	"etcd-image":                            "etcd.internal",
+	"karmadactl-image":                      "postInstallJob",
+}
+
+// Validate checks the flags before anything is touched.
+func (o *Options) Validate() error {
+	switch o.EtcdStorageMode {
+	case "PVC", "emptyDir", "hostPath":
+	default:
+		return fmt.Errorf("--etcd-storage-mode=%q: must be PVC, emptyDir or hostPath", o.EtcdStorageMode)
+	}
+	if o.EtcdReplicas != 1 && o.EtcdReplicas != 3 {
+		return fmt.Errorf("--etcd-replicas=%d: must be 1 or 3", o.EtcdReplicas)
+	}
+	if o.AdvertiseAddress != "" && net.ParseIP(o.AdvertiseAddress) == nil {
+		return fmt.Errorf("--karmada-apiserver-advertise-address=%q: must be an IP address", o.AdvertiseAddress)
+	}
+	if o.Port != 0 && (o.Port < 1 || o.Port > 65535) {
+		return fmt.Errorf("--port=%d: must be a port (1-65535), within the host cluster's NodePort range", o.Port)
+	}
+	if o.CertValidity < 24*time.Hour || o.CertValidity%time.Hour != 0 {
+		return fmt.Errorf("--cert-validity-period=%s: must be whole hours, at least 24h (e.g. 8760h)", o.CertValidity)
+	}
+	if (o.CACertFile == "") != (o.CAKeyFile == "") {
+		return fmt.Errorf("--ca-cert-file and --ca-key-file go together")
+	}
+	if o.ExternalEtcd != "" && (o.ExternalEtcdCA == "" || o.ExternalEtcdCert == "" || o.ExternalEtcdKey == "") {
+		return fmt.Errorf("--external-etcd-servers needs --external-etcd-ca-cert-path, --external-etcd-client-cert-path and --external-etcd-client-key-path")
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--wait-component-ready-timeout must be positive")
+	}
+	return nil
+}
+
+func readFile(flag, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--%s: %w", flag, err)
+	}
+	return string(b), nil
+}
+
+// Values are the chart values the flags say.
+func (o *Options) Values() (map[string]any, error) {
+	v := map[string]any{}
+	set := func(path string, val any) {
+		m := v
+		parts := strings.Split(path, ".")
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[parts[len(parts)-1]] = val
+	}
+	if o.ImageRegistry != "" {
+		set("global.imageRegistry", o.ImageRegistry)
+	}
+	for flag, comp := range imageFlags {
+		if o.ImageTag != "" {
+			set(comp+".image.tag", o.ImageTag)
+		}
+		if o.ImagePullPolicy != "" {
+			set(comp+".image.pullPolicy", o.ImagePullPolicy)
+		}
+		ref, ok := o.Images[flag]
+		if !ok || ref == "" {
+			continue
+		}
+		repo, tag := ref, ""
+		if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+			repo, tag = ref[:i], ref[i+1:]
+		}
+		registry := ""
+		if i := strings.Index(repo, "/"); i > 0 && strings.ContainsAny(repo[:i], ".:") {
+			registry, repo = repo[:i], repo[i+1:]
+		}
+		set(comp+".image.registry", registry)
+		set(comp+".image.repository", repo)
+		if tag != "" {
+			set(comp+".image.tag", tag)
+		}
+	}
+	set("certs.auto.expiry", fmt.Sprintf("%dh", int(o.CertValidity.Hours())))
+	hosts := append(append([]string{}, o.CertExternalIPs...), o.CertExternalDNS...)
+	if o.AdvertiseAddress != "" {
+		hosts = append(hosts, o.AdvertiseAddress)
+	}
+	if len(hosts) > 0 {
+		set("certs.auto.hosts", toAny(hosts))
+	}
+	if o.CACertFile != "" {
+		crt, err := readFile("ca-cert-file", o.CACertFile)
+		if err != nil {
+			return nil, err
+		}
+		key, err := readFile("ca-key-file", o.CAKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		set("certs.mode", "custom")
+		set("certs.custom.caCrt", crt)
+		set("certs.custom.caKey", key)
+	}
+	if o.Port != 0 || o.AdvertiseAddress != "" {
+		set("apiServer.serviceType", "NodePort")
+		set("apiServer.nodePort", int64(o.Port))
+	}
+	if o.AdvertiseAddress != "" && o.Port != 0 {
+		set("apiServer.externalURL", fmt.Sprintf("https://%s", net.JoinHostPort(o.AdvertiseAddress, fmt.Sprint(o.Port))))
+	}
+	if o.ExternalEtcd != "" {
+		set("etcd.mode", "external")
+		set("etcd.external.servers", o.ExternalEtcd)
+		if o.ExternalEtcdPrefix != "" {
+			set("etcd.external.registryPrefix", o.ExternalEtcdPrefix)
+		}
+		for flag, key := range map[string]string{"external-etcd-ca-cert-path": "caCrt", "external-etcd-client-cert-path": "crt", "external-etcd-client-key-path": "key"} {
+			path := map[string]string{"external-etcd-ca-cert-path": o.ExternalEtcdCA, "external-etcd-client-cert-path": o.ExternalEtcdCert, "external-etcd-client-key-path": o.ExternalEtcdKey}[flag]
+			data, err := readFile(flag, path)
+			if err != nil {
+				return nil, err
+			}
+			set("etcd.external.certs."+key, data)
+		}
+	} else {
+		set("etcd.internal.replicaCount", int64(o.EtcdReplicas))
+		set("etcd.internal.storageType", map[string]string{"PVC": "pvc", "emptyDir": "emptyDir", "hostPath": "hostPath"}[o.EtcdStorageMode])
+		if o.StorageClassName != "" {
+			set("etcd.internal.pvc.storageClass", o.StorageClassName)
+		}
+		if o.EtcdPVCSize != "" {
+			set("etcd.internal.pvc.size", o.EtcdPVCSize)
+		}
+		if o.EtcdHostDataPath != "" {
+			set("etcd.internal.hostPath.path", o.EtcdHostDataPath)
+		}
+	}
+	for comp, n := range map[string]int32{"apiServer": o.APIServerReplicas, "controllerManager": o.ControllerManagerReplicas,
+		"scheduler": o.SchedulerReplicas, "webhook": o.WebhookReplicas, "kubeControllerManager": o.KubeControllerManagerReplicas} {
+		set(comp+".replicaCount", int64(n))
+	}
+	return v, nil
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, x := range s {
+		out[i] = x
+	}
+	return out
+}
+
+// NewInitCommand returns `karmadactl init`.
+func NewInitCommand(g *options.Global) *cobra.Command {
+	o := Options{Images: map[string]string{}}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Install the Karmada control plane on a host Kubernetes cluster",
+		Long: `Install the Karmada control plane on the host cluster --kubeconfig reaches:
+etcd, the karmada-apiserver, its kube-controller-manager,
+karmada-controller-manager, karmada-scheduler and karmada-webhook, each with
+an identity of its own, then the CRDs, webhooks and RBAC in the
+karmada-apiserver. It installs the embedded Helm chart (the release karmada
+in --namespace), so helm list, helm upgrade and helm uninstall work on it
+too, and running init again upgrades in place. It waits until every
+component is ready, then writes the administrator's kubeconfig to
+--karmada-data/karmada-apiserver.config.`,
+		Example: `  # On a cluster whose node 172.30.255.1 members can reach, NodePort 32443
+  karmadactl init --kubeconfig ~/.kube/host.config --karmada-apiserver-advertise-address 172.30.255.1
+
+  # Three etcd members on the cluster's default StorageClass, certificates valid two years
+  karmadactl init --etcd-replicas 3 --cert-validity-period 17520h
+
+  # Print what would be installed
+  karmadactl init --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for flag := range imageFlags {
+				if v, _ := cmd.Flags().GetString(flag); v != "" {
+					o.Images[flag] = v
+				}
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return RunInit(cmd.Context(), g.Kubeconfig, o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Context, "context", "", "context of --kubeconfig that reaches the host cluster (default: its current context)")
+	f.StringVarP(&o.Namespace, "namespace", "n", helmchart.DefaultNamespace, "namespace of the host cluster to install into")
+	f.StringVar(&o.AdvertiseAddress, "karmada-apiserver-advertise-address", "", "address of a host node members and users reach the karmada-apiserver at (its NodePort --port); added to the serving certificate")
+	f.Int32VarP(&o.Port, "port", "p", 32443, "NodePort of the karmada-apiserver; 0 with no --karmada-apiserver-advertise-address: a ClusterIP Service only")
+	f.StringVar(&o.EtcdStorageMode, "etcd-storage-mode", "PVC", "etcd's storage: PVC (the StorageClass --storage-classes-name, or the default one), emptyDir (lost with the pod) or hostPath (not allowed by restricted Pod Security)")
+	f.Int32Var(&o.EtcdReplicas, "etcd-replicas", 1, "etcd members: 1 or 3")
+	f.StringVar(&o.StorageClassName, "storage-classes-name", "", "StorageClass of etcd's claims (default: the cluster's default)")
+	f.StringVar(&o.EtcdPVCSize, "etcd-pvc-size", "5Gi", "size of each etcd member's claim")
+	f.StringVar(&o.EtcdHostDataPath, "etcd-data", "", "etcd's directory on the node with --etcd-storage-mode hostPath (default /var/lib/karmada-etcd)")
+	f.StringVar(&o.ExternalEtcd, "external-etcd-servers", "", "client URLs of an etcd of yours, comma-separated, instead of the chart's")
+	f.StringVar(&o.ExternalEtcdCA, "external-etcd-ca-cert-path", "", "CA of the external etcd")
+	f.StringVar(&o.ExternalEtcdCert, "external-etcd-client-cert-path", "", "client certificate for the external etcd")
+	f.StringVar(&o.ExternalEtcdKey, "external-etcd-client-key-path", "", "client key for the external etcd")
+	f.StringVar(&o.ExternalEtcdPrefix, "external-etcd-key-prefix", "", "key prefix in the external etcd (default /registry/karmada)")
+	f.StringSliceVar(&o.CertExternalIPs, "cert-external-ip", nil, "more IP addresses of the karmada-apiserver's serving certificate")
+	f.StringSliceVar(&o.CertExternalDNS, "cert-external-dns", nil, "more DNS names of the karmada-apiserver's serving certificate")
+	f.DurationVar(&o.CertValidity, "cert-validity-period", 8760*time.Hour, "lifetime of the certificates init makes (whole hours)")
+	f.StringVar(&o.CACertFile, "ca-cert-file", "", "a CA of yours (PEM) to sign every certificate with, instead of a new one")
+	f.StringVar(&o.CAKeyFile, "ca-key-file", "", "the key of --ca-cert-file")
+	f.Int32Var(&o.APIServerReplicas, "karmada-apiserver-replicas", 1, "karmada-apiserver replicas")
+	f.Int32Var(&o.ControllerManagerReplicas, "karmada-controller-manager-replicas", 1, "karmada-controller-manager replicas (leader-elected)")
+	f.Int32Var(&o.SchedulerReplicas, "karmada-scheduler-replicas", 1, "karmada-scheduler replicas (leader-elected)")
+	f.Int32Var(&o.WebhookReplicas, "karmada-webhook-replicas", 1, "karmada-webhook replicas")
+	f.Int32Var(&o.KubeControllerManagerReplicas, "karmada-kube-controller-manager-replicas", 1, "kube-controller-manager replicas (leader-elected)")
+	f.StringVar(&o.ImageRegistry, "private-image-registry", "", "registry of every image, in place of their own")
+	f.StringVar(&o.ImageTag, "image-tag", "", "tag of every image (default: the chart's appVersion, the tag make images writes)")
+	f.StringVar(&o.ImagePullPolicy, "image-pull-policy", "", "pull policy of every image: Always, IfNotPresent or Never (default IfNotPresent)")
+	for flag, comp := range imageFlags {
+		f.String(flag, "", "image of "+comp+" (registry/repository:tag)")
+	}
+	f.StringVar(&o.KarmadaData, "karmada-data", "/etc/karmada", "directory the administrator's kubeconfig (karmada-apiserver.config) is written to")
+	f.DurationVar(&o.Timeout, "wait-component-ready-timeout", 10*time.Minute, "how long to wait for every component to be ready")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the objects that would be installed, and install nothing")
+	return cmd
+}
+
+// getter reaches the host cluster.
+func getter(kubeconfig, context, namespace string) *genericclioptions.ConfigFlags {
+	cf := genericclioptions.NewConfigFlags(false)
+	cf.KubeConfig, cf.Context, cf.Namespace = &kubeconfig, &context, &namespace
+	return cf
+}
+
+// RunInit installs (or upgrades) the release and writes the kubeconfig.
+func RunInit(ctx context.Context, kubeconfig string, o Options, out io.Writer) error {
+	vals, err := o.Values()
+	if err != nil {
+		return err
+	}
+	ch, err := helmchart.Load()
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		r, err := helmchart.Render(ctx, ch, vals, helmchart.DefaultRelease, o.Namespace)
+		if err != nil {
+			return err
+		}
+		for _, m := range r.Manifests {
+			fmt.Fprintf(out, "---\n%s\n", m.Content)
+		}
+		for _, h := range r.Hooks {
+			fmt.Fprintf(out, "---\n%s\n", h.Manifest)
+		}
+		return nil
+	}
+	g := getter(kubeconfig, o.Context, o.Namespace)
+	cfg, err := g.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("reaching the host cluster (--kubeconfig, --context): %w", err)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := ensureNamespace(ctx, kc, o.Namespace); err != nil {
+		return err
+	}
+	began := time.Now()
+	fmt.Fprintf(out, "Installing the Karmada control plane in namespace %s of %s\n", o.Namespace, cfg.Host)
+	rel, err := helmchart.Apply(ctx, ch, vals, helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: o.Timeout})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Release %s revision %d: every component ready in %.0fs\n", rel.Name, rel.Version, time.Since(began).Seconds())
+	s, err := kc.CoreV1().Secrets(o.Namespace).Get(ctx, "karmada-kubeconfig", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the administrator's kubeconfig: %w", err)
+	}
+	path := filepath.Join(o.KarmadaData, "karmada-apiserver.config")
+	if err := os.MkdirAll(o.KarmadaData, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, s.Data["kubeconfig"], 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, `Karmada is installed. Its administrator's kubeconfig is %s:
+  kubectl --kubeconfig %s get clusters
+Join a member cluster (push mode):
+  karmadactl --kubeconfig %s join <name> --cluster-kubeconfig <member kubeconfig>
+or register one in pull mode (run the printed command against the member):
+  karmadactl --kubeconfig %s token create --print-register-command
+`, path, path, path, path)
+	return nil
+}
+
+// ensureNamespace creates the namespace, marked as init's, when missing.
+func ensureNamespace(ctx context.Context, kc kubernetes.Interface, name string) error {
+	_, err := kc.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		CreatedByLabel: createdByInit,
+		// Every pod of the chart passes the restricted standard.
+		"pod-security.kubernetes.io/enforce": "restricted",
+	}}}
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// DeinitOptions are deinit's flags.
+type DeinitOptions struct {
+	Context, Namespace string
+	Force              bool
+	PurgeNamespace     bool
+	Timeout            time.Duration
+	DryRun             bool
+}
+
+// NewDeinitCommand returns `karmadactl deinit`.
+func NewDeinitCommand(g *options.Global) *cobra.Command {
+	o := DeinitOptions{}
+	cmd := &cobra.Command{
+		Use:   "deinit",
+		Short: "Remove the Karmada control plane that init installed from the host cluster",
+		Long: `Remove the Karmada control plane from the host cluster: uninstall the release
+karmada (every object of the chart, etcd's claims and data with it), wait
+until its pods are gone, and delete the namespace when init created it and
+it is empty (--purge-namespace). Member clusters are not touched: unjoin or
+unregister them first if Karmada's copies in them should go.`,
+		Example: `  karmadactl deinit --kubeconfig ~/.kube/host.config
+  # without the question
+  karmadactl deinit --force`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return RunDeinit(cmd.Context(), g.Kubeconfig, o, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Context, "context", "", "context of --kubeconfig that reaches the host cluster")
+	f.StringVarP(&o.Namespace, "namespace", "n", helmchart.DefaultNamespace, "namespace Karmada is installed in")
+	f.BoolVarP(&o.Force, "force", "f", false, "do not ask for confirmation")
+	f.BoolVar(&o.PurgeNamespace, "purge-namespace", true, "delete the namespace too, when init created it and nothing else is left in it")
+	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the objects to be gone")
+	f.BoolVar(&o.DryRun, "dry-run", false, "say what would be removed, and remove nothing")
+	return cmd
+}
+
+// RunDeinit uninstalls the release.
+func RunDeinit(ctx context.Context, kubeconfig string, o DeinitOptions, in io.Reader, out io.Writer) error {
+	g := getter(kubeconfig, o.Context, o.Namespace)
+	cfg, err := g.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("reaching the host cluster (--kubeconfig, --context): %w", err)
+	}
+	if o.DryRun {
+		fmt.Fprintf(out, "would uninstall release %s from namespace %s of %s\n", helmchart.DefaultRelease, o.Namespace, cfg.Host)
+		return nil
+	}
+	if !o.Force {
+		fmt.Fprintf(out, "Remove the Karmada control plane in namespace %s of %s, with its etcd data? [y/N]: ", o.Namespace, cfg.Host)
+		answer, _ := bufio.NewReader(in).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return fmt.Errorf("deinit cancelled")
+		}
+	}
+	found, err := helmchart.Uninstall(helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: o.Timeout})
+	if err != nil {
+		return err
+	}
+	if !found {
+		fmt.Fprintf(out, "No release %s in namespace %s: nothing to uninstall.\n", helmchart.DefaultRelease, o.Namespace)
+	} else {
+		fmt.Fprintf(out, "Uninstalled release %s from namespace %s.\n", helmchart.DefaultRelease, o.Namespace)
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	// Pods end after their controllers are deleted, and etcd's claims
+	// after its pods; wait for both.
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, o.Timeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := kc.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + helmchart.DefaultRelease})
+		if err != nil || len(pods.Items) > 0 {
+			return false, nil
+		}
+		// etcd's claims go with its StatefulSet (whenDeleted: Delete).
+		claims, err := kc.CoreV1().PersistentVolumeClaims(o.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range claims.Items {
+			if strings.HasPrefix(c.Name, "etcd-data-etcd-") {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return fmt.Errorf("the control plane's pods are still there after %s: %w", o.Timeout, err)
+	}
+	if !o.PurgeNamespace {
+		return nil
+	}
+	ns, err := kc.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ns.Labels[CreatedByLabel] != createdByInit {
+		fmt.Fprintf(out, "Namespace %s was not created by karmadactl init: left in place.\n", o.Namespace)
+		return nil
+	}
+	if left, err := leftovers(ctx, kc, o.Namespace); err != nil || len(left) > 0 {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Namespace %s still holds %s: left in place.\n", o.Namespace, strings.Join(left, ", "))
+		return nil
+	}
+	if err := kc.CoreV1().Namespaces().Delete(ctx, o.Namespace, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &ns.UID}}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting namespace %s: %w", o.Namespace, err)
+	}
+	fmt.Fprintf(out, "Deleted namespace %s.\n", o.Namespace)
+	return nil
+}
+
+// leftovers lists what else the namespace holds (workloads, Secrets and
+// claims not of the release), which keeps deinit from deleting it.
+func leftovers(ctx context.Context, kc kubernetes.Interface, ns string) ([]string, error) {
+	var out []string
+	pods, err := kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods.Items {
+		out = append(out, "pod "+p.Name)
+	}
+	secrets, err := kc.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range secrets.Items {
+		if s.Type == corev1.SecretTypeServiceAccountToken {
+			continue
+		}
+		out = append(out, "secret "+s.Name)
+	}
+	pvcs, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range pvcs.Items {
+		out = append(out, "claim "+c.Name)
+	}
+	return out, nil
+}
