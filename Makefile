@@ -18,6 +18,11 @@ IMAGE_TAG         ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$
 IMAGE_DIR         ?= $(CURDIR)/_output/images
 GIT_REVISION      := $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# The version our binaries report (--version) and their images carry.
+VERSION           ?= $(IMAGE_TAG)
+VERSION_PKG       := github.com/karmada-go/karmada/internal/version
+LDFLAGS           := -s -w -X $(VERSION_PKG).gitVersion=$(VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_REVISION) \
+	-X $(VERSION_PKG).buildDate=$(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
 
 .PHONY: help
 help: ## Show this help
@@ -28,14 +33,14 @@ help: ## Show this help
 .PHONY: build
 build: upstream ## Build every binary into bin/ (upstream ones only when their pins changed)
 	@# Static binaries: the same file runs here and in an image (make images).
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -trimpath -ldflags "-s -w" -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES) pause)
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES) pause)
 	@# The same binary is the kubectl plugin: `kubectl karmada join ...`.
 	ln -sf karmadactl $(BIN)/kubectl-karmada
 
 .PHONY: images
 images: build ## Build an OCI image of every binary we ship (and of the upstream ones the chart runs) into _output/images, without Docker
-	$(GO) run ./hack/images --bin-dir $(BIN) --output $(IMAGE_DIR) --registry $(IMAGE_REGISTRY) --tag $(IMAGE_TAG) \
-		--revision $(GIT_REVISION) --source-date-epoch $(SOURCE_DATE_EPOCH)
+	$(GO) run ./hack/images --bin-dir $(BIN) --upstream-bin-dir $(CURDIR)/bin --output $(IMAGE_DIR) --registry $(IMAGE_REGISTRY) --tag $(IMAGE_TAG) \
+		--version $(VERSION) --revision $(GIT_REVISION) --source-date-epoch $(SOURCE_DATE_EPOCH)
 
 .PHONY: upstream
 upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from their pinned Go modules
@@ -43,6 +48,11 @@ upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kube
 
 $(BIN)/controller-gen: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
+
+# The helm CLI, from the Helm module the project pins (the host lane installs
+# the chart with it).
+$(BIN)/helm: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v3)" -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
 
 $(BIN)/staticcheck: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $(BIN)/staticcheck honnef.co/go/tools/cmd/staticcheck
@@ -63,7 +73,7 @@ verify: $(BIN)/controller-gen $(BIN)/staticcheck ## Fail when generated files, g
 lint: verify ## Alias of verify
 
 .PHONY: test
-test: build verify test-unit test-e2e ## Run every test: unit and integration (real apiserver), then e2e (a real fleet)
+test: build verify test-unit test-e2e test-host ## Run every test: unit and integration (real apiserver), e2e (a real fleet), then the host lane (a real host cluster)
 
 .PHONY: test-unit
 test-unit: build ## Unit and integration tests (integration tests use bin/ as envtest assets)
@@ -72,6 +82,26 @@ test-unit: build ## Unit and integration tests (integration tests use bin/ as en
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against one fleet started for the run
 	KARMADA_BIN_DIR=$(BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v $(if $(RUN),-run '$(RUN)') ./test/e2e/...
+
+# The host lane's own directories, apart from a developer's host cluster.
+HOST_E2E_DIR ?= $(CURDIR)/_output/e2e-host
+
+.PHONY: test-host
+test-host: build host-deps images $(BIN)/helm ## Host lane (root): a real host cluster, the chart installed with helm, members joined, the example, helm upgrade, helm uninstall
+	KARMADA_BIN_DIR=$(BIN) KARMADA_IMAGE_DIR=$(IMAGE_DIR) KARMADA_E2E_HOST_DIR=$(HOST_E2E_DIR) \
+		$(GO) test $(GOFLAGS) -count=1 -tags hoste2e -timeout 40m -v $(if $(RUN),-run '$(RUN)') ./test/hoste2e/...
+
+.PHONY: host-deps
+host-deps: ## Install the Debian packages the host cluster needs (containerd, runc, CNI plugins, iptables)
+	@hack/install-host-deps.sh
+
+.PHONY: host-up
+host-up: build host-deps images ## Start a real single-node host cluster (karmada-local host up; root)
+	$(BIN)/karmada-local host up --images $(IMAGE_DIR)
+
+.PHONY: host-down
+host-down: ## Stop the host cluster (karmada-local host down)
+	@if [ -x $(BIN)/karmada-local ]; then $(BIN)/karmada-local host down; else echo "bin/karmada-local is not built: nothing to stop"; fi
 
 .PHONY: bench
 bench: ## Benchmarks

@@ -20,7 +20,8 @@ import (
 
 func main() {
 	var (
-		binDir   = flag.String("bin-dir", "bin", "directory of the static binaries")
+		binDir   = flag.String("bin-dir", "bin", "directory of our static binaries")
+		upDir    = flag.String("upstream-bin-dir", "", "directory of the upstream ones: kube-apiserver, kube-controller-manager, etcd, coredns (default: --bin-dir)")
 		out      = flag.String("output", "_output/images", "directory the tarballs are written to")
 		registry = flag.String("registry", "docker.io/karmada-go", "registry and organisation of the images' names")
 		tag      = flag.String("tag", "", "tag of every image (required)")
@@ -31,13 +32,16 @@ func main() {
 		only     = flag.String("only", "", "comma-separated names of the images to write (default: all)")
 	)
 	flag.Parse()
-	if err := run(*binDir, *out, *registry, *tag, *version, *revision, *source, *epoch, *only); err != nil {
+	if *upDir == "" {
+		*upDir = *binDir
+	}
+	if err := run(*binDir, *upDir, *out, *registry, *tag, *version, *revision, *source, *epoch, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
 	}
 }
 
-func run(binDir, out, registry, tag, version, revision, source, epoch, only string) error {
+func run(binDir, upDir, out, registry, tag, version, revision, source, epoch, only string) error {
 	if tag == "" {
 		return fmt.Errorf("--tag is required")
 	}
@@ -55,7 +59,7 @@ func run(binDir, out, registry, tag, version, revision, source, epoch, only stri
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "IMAGE\tDIGEST\tSIZE")
-	for _, spec := range images.Catalog(binDir) {
+	for _, spec := range images.Catalog(binDir, upDir) {
 		if want != nil && !slices.Contains(want, spec.Name) {
 			continue
 		}

@@ -5,6 +5,7 @@
 package tools
 
 import (
+	_ "helm.sh/helm/v3/cmd/helm"
 	_ "honnef.co/go/tools/cmd/staticcheck"
 	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
 )

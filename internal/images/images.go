@@ -8,6 +8,7 @@ package images
 import (
 	"archive/tar"
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -167,6 +168,9 @@ func Build(spec Spec, o Options) (v1.Image, error) {
 	if _, err := os.Stat(spec.Binary); err != nil {
 		return nil, fmt.Errorf("image %s: %w (run make build first)", spec.Name, err)
 	}
+	if err := checkStatic(spec.Binary); err != nil {
+		return nil, fmt.Errorf("image %s: %w", spec.Name, err)
+	}
 	mtime := o.Created.UTC()
 	base := baseFiles()
 	have := map[string]bool{}
@@ -223,6 +227,23 @@ func Build(spec Spec, o Options) (v1.Image, error) {
 		return nil, err
 	}
 	return img, nil
+}
+
+// checkStatic refuses an ELF binary that needs a dynamic loader: the base
+// holds no libc, so it could not start ("exec: no such file or directory").
+// Files that are not ELF (the tests' stand-ins) are taken as they are.
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked, and the image has no C library: build it with CGO_ENABLED=0 (make build does)", path)
+		}
+	}
+	return nil
 }
 
 // Ref is an image's full reference: registry/repository:tag.

@@ -2,6 +2,7 @@ package images
 
 import (
 	"archive/tar"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -227,6 +228,43 @@ func TestBuildErrors(t *testing.T) {
 	} {
 		if _, err := Build(tc.spec, testOptions()); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Build(%+v) = %v, want an error containing %q", tc.spec, err, tc.want)
+		}
+	}
+}
+
+// A binary that needs the dynamic loader could not start in an image
+// without libc: the build refuses it, naming the fix.
+func TestBuildRefusesDynamicBinaries(t *testing.T) {
+	dynamic := ""
+	for _, p := range []string{"/bin/ls", "/usr/bin/ls", "/bin/sh"} {
+		if f, err := elf.Open(p); err == nil {
+			for _, prog := range f.Progs {
+				if prog.Type == elf.PT_INTERP {
+					dynamic = p
+				}
+			}
+			f.Close()
+		}
+		if dynamic != "" {
+			break
+		}
+	}
+	if dynamic == "" {
+		t.Fatal("no dynamically linked binary on this machine to test with")
+	}
+	_, err := Build(Spec{Name: "x", Binary: dynamic, Path: "/bin/x"}, testOptions())
+	if err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		t.Errorf("Build(%s) = %v, want a refusal naming CGO_ENABLED=0", dynamic, err)
+	}
+	// The test binary itself is static or not depending on how it was
+	// built; a static one passes.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checkStatic(self) == nil {
+		if _, err := Build(Spec{Name: "x", Binary: self, Path: "/bin/x"}, testOptions()); err != nil {
+			t.Errorf("a static binary: %v", err)
 		}
 	}
 }

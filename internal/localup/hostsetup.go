@@ -7,6 +7,7 @@ package localup
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -158,12 +159,12 @@ func (h *hostCluster) setupNetwork(ctx context.Context) error {
 	return nil
 }
 
-// teardownNetwork removes kube-proxy's iptables rules and the links up
-// made.
+// teardownNetwork removes the iptables rules of the node (kube-proxy's and
+// the kubelet's: chains named KUBE-*) and the links up made.
 func (h *hostCluster) teardownNetwork(out io.Writer) error {
 	var errs []error
-	if b, err := exec.Command(h.bin("kube-proxy"), "--cleanup", "--config="+h.path("kube-proxy", "config.yaml")).CombinedOutput(); err != nil {
-		errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %v: %s", err, lastLines(string(b), 5)))
+	if err := removeKubeRules(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, link := range []string{hostCNIBridge, hostLink} {
 		if _, err := net.InterfaceByName(link); err != nil {
@@ -174,6 +175,35 @@ func (h *hostCluster) teardownNetwork(out io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(out, "  removed link %s\n", link)
+	}
+	return errors.Join(errs...)
+}
+
+// removeKubeRules drops every KUBE-* chain, and every rule that jumps to
+// one, from each iptables backend present (nft and legacy, IPv4 and IPv6):
+// what the node's kube-proxy and kubelet wrote. kube-proxy --cleanup would
+// also try IPVS and nftables, whose tools this machine lacks.
+func removeKubeRules() error {
+	var errs []error
+	for _, bin := range []string{"iptables", "iptables-legacy", "ip6tables", "ip6tables-legacy"} {
+		if _, err := exec.LookPath(bin + "-save"); err != nil {
+			continue
+		}
+		dump, err := exec.Command(bin + "-save").Output()
+		if err != nil || !bytes.Contains(dump, []byte("KUBE-")) {
+			continue
+		}
+		var kept bytes.Buffer
+		for _, l := range strings.SplitAfter(string(dump), "\n") {
+			if !strings.Contains(l, "KUBE-") {
+				kept.WriteString(l)
+			}
+		}
+		cmd := exec.Command(bin + "-restore")
+		cmd.Stdin = &kept
+		if b, err := cmd.CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s-restore without the KUBE- chains: %v: %s", bin, err, lastLines(string(b), 5)))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/karmada-go/karmada/internal/agent"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Options are karmada-agent's flags.
@@ -69,8 +70,9 @@ func (o *Options) Validate() error {
 func NewCommand() *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
-		Use:   "karmada-agent --karmada-kubeconfig F --cluster-name NAME",
-		Short: "Run a pull-mode member's side of Karmada",
+		Version: version.Get().String(),
+		Use:     "karmada-agent --karmada-kubeconfig F --cluster-name NAME",
+		Short:   "Run a pull-mode member's side of Karmada",
 		Long: `karmada-agent runs in (or beside) a pull-mode member cluster, registered with
 karmadactl register. With the identity register obtained, it records the
 member's id on its Cluster (refusing a Cluster registered for another

@@ -16,6 +16,7 @@ import (
 
 	"github.com/karmada-go/karmada/internal/bench"
 	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Main runs the command and returns the exit code.
@@ -24,8 +25,9 @@ func Main() int { return cli.Run(NewCommand()) }
 // NewCommand returns the karmada-bench root command.
 func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "karmada-bench",
-		Short: "Measure a Karmada-API control plane from the outside",
+		Version: version.Get().String(),
+		Use:     "karmada-bench",
+		Short:   "Measure a Karmada-API control plane from the outside",
 		Long: `karmada-bench measures a control plane that serves the Karmada API, through
 that API and the member clusters' APIs only, so the same commands measure
 this project or any other implementation. Every wait is driven by watches.

@@ -45,6 +45,7 @@ import (
 	"github.com/karmada-go/karmada/internal/propagation/orphans"
 	"github.com/karmada-go/karmada/internal/propagation/workstatus"
 	"github.com/karmada-go/karmada/internal/registration/agentcsr"
+	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Options are the flags of karmada-controller-manager.
@@ -352,8 +353,9 @@ func enabledControllers(spec []string) ([]string, error) {
 func NewCommand() *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
-		Use:   "karmada-controller-manager",
-		Short: "Run the controllers of the Karmada control plane",
+		Version: version.Get().String(),
+		Use:     "karmada-controller-manager",
+		Short:   "Run the controllers of the Karmada control plane",
 		Long: `karmada-controller-manager runs the controllers of the Karmada control plane:
 cluster (execution namespaces, readiness taints), clusterStatus (health, version,
 APIs and resources of push-mode members), namespace (namespace propagation),

@@ -21,6 +21,7 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/token"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
 	"github.com/karmada-go/karmada/internal/karmadactl/unregister"
+	"github.com/karmada-go/karmada/internal/version"
 )
 
 // NewCommand returns the root command, named after how it was invoked.
@@ -28,6 +29,7 @@ func NewCommand(name string) *cobra.Command {
 	g := &options.Global{}
 	parent := "karmadactl"
 	cmd := &cobra.Command{
+		Version:       version.Get().String(),
 		Use:           "karmadactl",
 		Short:         "Manage the member clusters and policies of a Karmada control plane",
 		SilenceUsage:  true,

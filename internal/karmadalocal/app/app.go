@@ -11,6 +11,7 @@ import (
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Defaults of the fleet.
@@ -29,8 +30,9 @@ type globalOptions struct {
 func NewCommand() *cobra.Command {
 	g := &globalOptions{}
 	cmd := &cobra.Command{
-		Use:   "karmada-local",
-		Short: "Run a whole Karmada fleet on this machine",
+		Version: version.Get().String(),
+		Use:     "karmada-local",
+		Short:   "Run a whole Karmada fleet on this machine",
 		Long: `karmada-local runs a Karmada control plane and member clusters on this
 machine as local processes: etcd, karmada-apiserver (a real kube-apiserver)
 with its kube-controller-manager, and member clusters member1..N, each a real

@@ -15,6 +15,7 @@ import (
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
+	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Options are the flags of karmada-scheduler.
@@ -43,8 +44,9 @@ func (o *Options) Validate() error {
 func NewCommand() *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
-		Use:   "karmada-scheduler",
-		Short: "Place ResourceBindings and ClusterResourceBindings on member clusters",
+		Version: version.Get().String(),
+		Use:     "karmada-scheduler",
+		Short:   "Place ResourceBindings and ClusterResourceBindings on member clusters",
 		Long: `karmada-scheduler filters the member clusters with its filter plugins
 (APIEnablement, ClusterAffinity, ClusterEviction, SpreadConstraint,
 TaintToleration), estimates the replicas each can still take from its

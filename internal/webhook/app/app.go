@@ -32,6 +32,7 @@ import (
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/version"
 	"github.com/karmada-go/karmada/internal/webhook"
 )
 
@@ -88,8 +89,9 @@ func (o *Options) Validate() error {
 func NewCommand() *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
-		Use:   "karmada-webhook",
-		Short: "Admit Karmada objects: validation, defaulting and binding conversion",
+		Version: version.Get().String(),
+		Use:     "karmada-webhook",
+		Short:   "Admit Karmada objects: validation, defaulting and binding conversion",
 		Long: `karmada-webhook is the karmada-apiserver's admission webhook for the
 Karmada kinds. It validates PropagationPolicy, ClusterPropagationPolicy,
 OverridePolicy, ClusterOverridePolicy, ResourceBinding,

@@ -1,0 +1,567 @@
+//go:build hoste2e
+
+package hoste2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// pods of the release, by name.
+func releasePods(ctx context.Context, t *testing.T) map[string]corev1.Pod {
+	t.Helper()
+	list, err := hostKube(t).CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + release})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]corev1.Pod{}
+	for _, p := range list.Items {
+		out[p.Name] = p
+	}
+	return out
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Every component runs as a real container, Ready, under restricted Pod
+// Security, without a token of the host cluster; the setup Job completed.
+func TestEveryComponentRunsAsARealPod(t *testing.T) {
+	ctx := t.Context()
+	t.Logf("helm install to every pod Ready: %s", lane.installTime.Round(100*time.Millisecond))
+	ns, err := hostKube(t).CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
+		t.Fatalf("namespace %s does not enforce restricted Pod Security: %v", namespace, ns.Labels)
+	}
+	want := []string{"etcd", "karmada-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "kube-controller-manager"}
+	var got []string
+	jobs := 0
+	for name, p := range releasePods(ctx, t) {
+		if p.Labels["app"] == "karmada-setup" {
+			if p.Status.Phase == corev1.PodSucceeded {
+				jobs++
+			}
+			continue
+		}
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if !podReady(p) || p.Spec.NodeName != "karmada-host" {
+			t.Errorf("pod %s is not Ready on the node (phase %s, node %q)", name, p.Status.Phase, p.Spec.NodeName)
+		}
+		got = append(got, p.Labels["app"])
+		for _, c := range p.Status.ContainerStatuses {
+			if !strings.HasPrefix(c.ContainerID, "containerd://") || c.State.Running == nil {
+				t.Errorf("pod %s container %s is not a running containerd container: %+v", name, c.Name, c.State)
+			}
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.Projected != nil && strings.HasPrefix(v.Name, "kube-api-access-") {
+				t.Errorf("pod %s holds a service account token of the host cluster (volume %s)", name, v.Name)
+			}
+		}
+	}
+	sort.Strings(got)
+	if !slices.Equal(want, got) {
+		t.Errorf("components running %v, want %v", got, want)
+	}
+	if jobs < 1 {
+		t.Errorf("no setup Job pod completed")
+	}
+	// Memory of the control plane as pods, from the kubelet.
+	raw, err := hostKube(t).CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/karmada-host/proxy/stats/summary").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("reading the kubelet's stats summary: %v", err)
+	}
+	var summary struct {
+		Pods []struct {
+			PodRef struct{ Name, Namespace string } `json:"podRef"`
+			Memory *struct {
+				WorkingSetBytes *uint64 `json:"workingSetBytes"`
+			} `json:"memory"`
+		} `json:"pods"`
+	}
+	if err := json.Unmarshal(raw, &summary); err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, p := range summary.Pods {
+		if p.PodRef.Namespace == namespace && p.Memory != nil && p.Memory.WorkingSetBytes != nil {
+			t.Logf("memory %-45s %4d MiB", p.PodRef.Name, *p.Memory.WorkingSetBytes>>20)
+			total += *p.Memory.WorkingSetBytes
+		}
+	}
+	t.Logf("memory of the control plane as pods: %d MiB", total>>20)
+	if total == 0 {
+		t.Errorf("the kubelet reports no memory for the control plane's pods")
+	}
+}
+
+// The seeds' example, through the control plane installed on the host
+// cluster: the Deployment reaches member1 (push, its copy applied by the
+// controller manager's pod) and member2 (pull, by its agent), and the
+// template's status is aggregated.
+func TestSeedsExampleThroughTheHostControlPlane(t *testing.T) {
+	ctx := t.Context()
+	kk := func(args ...string) (string, error) {
+		return command("", filepath.Join(lane.bin, "kubectl"), append([]string{"--kubeconfig", lane.karmadaKubeconfig}, args...)...)
+	}
+	files := []string{filepath.Join(lane.root, "examples", "nginx-deployment.yaml"), filepath.Join(lane.root, "examples", "propagation-policy.yaml")}
+	if out, err := kk("apply", "-f", files[0], "-f", files[1]); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = kk("delete", "--ignore-not-found", "-f", files[0], "-f", files[1])
+	})
+	c := karmadaClient(t)
+	testenv.Eventually(t, 2*time.Minute, "the binding scheduled and fully applied", func(ctx context.Context) error {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, rb); err != nil {
+			return err
+		}
+		for _, cond := range []string{workv1alpha2.Scheduled, workv1alpha2.FullyApplied} {
+			if !meta.IsStatusConditionTrue(rb.Status.Conditions, cond) {
+				return fmt.Errorf("%s not True: %v", cond, rb.Status.Conditions)
+			}
+		}
+		return nil
+	})
+	for _, m := range []string{"member1", "member2"} {
+		mk := memberKube(t, m)
+		testenv.Eventually(t, 2*time.Minute, "nginx available in "+m, func(ctx context.Context) error {
+			d, err := mk.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if d.Status.AvailableReplicas != 1 {
+				return fmt.Errorf("available %d", d.Status.AvailableReplicas)
+			}
+			return nil
+		})
+	}
+	testenv.Eventually(t, time.Minute, "the template's aggregated status", func(ctx context.Context) error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "nginx"}, d); err != nil {
+			return err
+		}
+		if d.Status.ReadyReplicas != 2 {
+			return fmt.Errorf("ready replicas %d, want 2 (one per member)", d.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	// Deleting the template removes the copies.
+	if out, err := kk("delete", "-f", files[0]); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		mk := memberKube(t, m)
+		testenv.Eventually(t, 2*time.Minute, "nginx gone from "+m, func(ctx context.Context) error {
+			_, err := mk.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("still there (%v)", err)
+		})
+	}
+	_ = ctx
+}
+
+// karmadactl init on the cluster the chart was installed on, with the
+// flags that give the same values, upgrades the release in place and
+// restarts nothing: the same manifests come from the same chart.
+func TestKarmadactlInitOnTheInstalledCluster(t *testing.T) {
+	ctx := t.Context()
+	before := releasePods(ctx, t)
+	// The build running now (another test may have upgraded it).
+	d, err := hostKube(t).AppsV1().Deployments(namespace).Get(ctx, "karmada-scheduler", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := d.Spec.Template.Spec.Containers[0].Image
+	out, err := command("", filepath.Join(lane.bin, "karmadactl"), "init", "--kubeconfig", lane.hostKubeconfig, "--context", "karmada-host",
+		"--karmada-apiserver-advertise-address", nodeIP, "--port", nodePort, "--karmada-data", t.TempDir(), "--wait-component-ready-timeout", "5m",
+		"--image-tag", img[strings.LastIndex(img, ":")+1:])
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "revision") || !strings.Contains(out, "karmada-apiserver.config") {
+		t.Errorf("init output:\n%s", out)
+	}
+	after := releasePods(ctx, t)
+	for name, p := range before {
+		if p.Labels["app"] == "karmada-setup" || p.DeletionTimestamp != nil {
+			continue
+		}
+		q, ok := after[name]
+		if !ok || q.UID != p.UID {
+			t.Errorf("pod %s was replaced by init: nothing changed, so nothing should restart", name)
+			continue
+		}
+		for i := range p.Status.ContainerStatuses {
+			if i < len(q.Status.ContainerStatuses) && q.Status.ContainerStatuses[i].RestartCount != p.Status.ContainerStatuses[i].RestartCount {
+				t.Errorf("pod %s container restarted during init", name)
+			}
+		}
+	}
+	// The control plane still answers with the kubeconfig init wrote.
+	if _, err := command("", filepath.Join(lane.bin, "kubectl"), "--kubeconfig", lane.karmadaKubeconfig, "get", "clusters"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The images of make images are reproducible: built again from the same
+// binaries, with the labels the first build recorded, they are the same
+// bytes.
+func TestImagesAreReproducible(t *testing.T) {
+	dir := t.TempDir()
+	labels := imageLabels(t, filepath.Join(lane.imageDir, "karmada-scheduler.tar"))
+	created, err := time.Parse(time.RFC3339, labels["org.opencontainers.image.created"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := imageRef(t, filepath.Join(lane.imageDir, "karmada-scheduler.tar"))
+	registry := ref[:strings.LastIndex(ref, "/")]
+	out, err := command("", "go", "run", "./hack/images", "--bin-dir", lane.bin, "--output", dir, "--only", "karmada-scheduler,etcd,pause",
+		"--registry", registry, "--tag", ref[strings.LastIndex(ref, ":")+1:], "--version", labels["org.opencontainers.image.version"],
+		"--revision", labels["org.opencontainers.image.revision"], "--source-date-epoch", fmt.Sprint(created.Unix()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, name := range []string{"karmada-scheduler", "etcd", "pause"} {
+		a, err := os.ReadFile(filepath.Join(lane.imageDir, name+".tar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name+".tar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: a second build differs from make images' (%d and %d bytes)", name, len(a), len(b))
+		}
+	}
+	t.Logf("image sizes:\n%s", out)
+}
+
+// Acting as the attacker: a component's credentials reach only what
+// docs/security.md gives it, and a host-cluster tenant cannot read the
+// control plane's keys.
+func TestComponentsHoldOnlyTheirOwnRights(t *testing.T) {
+	ctx := t.Context()
+	hk := hostKube(t)
+	identity := func(secret string) kubernetes.Interface {
+		s, err := hk.CoreV1().Secrets(namespace).Get(ctx, secret, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data["kubeconfig"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The in-cluster name is for pods; the test dials the node port.
+		cfg.Host = "https://" + nodeIP + ":" + nodePort
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kc
+	}
+	forbidden := func(what string, err error) {
+		t.Helper()
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s: %v, want Forbidden", what, err)
+		}
+	}
+	sched := identity("karmada-scheduler-kubeconfig")
+	_, err := sched.CoreV1().Secrets("karmada-cluster").List(ctx, metav1.ListOptions{})
+	forbidden("the scheduler lists member credentials", err)
+	_, err = sched.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
+	forbidden("the scheduler reads templates", err)
+	cm := identity("karmada-controller-manager-kubeconfig")
+	_, err = cm.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}}}, metav1.CreateOptions{})
+	forbidden("the controller manager creates a pod", err)
+	wh := identity("karmada-webhook-kubeconfig")
+	_, err = wh.CoreV1().Secrets("karmada-cluster").List(ctx, metav1.ListOptions{})
+	forbidden("the webhook lists member credentials", err)
+	// No component's identity is an administrator.
+	for _, kc := range []kubernetes.Interface{sched, cm, wh} {
+		_, err := kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacBinding, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		forbidden("a component binds cluster-admin", err)
+	}
+
+	// A tenant of the host cluster with every right in a namespace of its
+	// own cannot read the control plane's Secrets.
+	tenantNS := "hoste2e-tenant"
+	if _, err := hk.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNS}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hk.CoreV1().Namespaces().Delete(context.Background(), tenantNS, metav1.DeleteOptions{}) })
+	if _, err := hk.RbacV1().RoleBindings(tenantNS).Create(ctx, tenantAdmin(tenantNS), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	tcfg := rest.CopyConfig(hostConfig())
+	tcfg.Impersonate = rest.ImpersonationConfig{UserName: "tenant", Groups: []string{"system:authenticated"}}
+	tenant, err := kubernetes.NewForConfig(tcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tenant.CoreV1().ConfigMaps(tenantNS).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("the tenant cannot use its own namespace: %v", err)
+	}
+	_, err = tenant.CoreV1().Secrets(namespace).Get(ctx, "karmada-cert", metav1.GetOptions{})
+	forbidden("a host tenant reads the control plane's CA", err)
+
+	// Only the kube-controller-manager and the setup Job see the CA key.
+	var holders []string
+	for name, p := range releasePods(ctx, t) {
+		for _, v := range p.Spec.Volumes {
+			if v.Secret != nil && v.Secret.SecretName == "karmada-cert" {
+				for _, it := range v.Secret.Items {
+					if it.Key == "ca.key" {
+						holders = append(holders, p.Labels["app"])
+					}
+				}
+			}
+		}
+		_ = name
+	}
+	for _, h := range holders {
+		if h != "kube-controller-manager" && h != "karmada-setup" {
+			t.Errorf("pod of %s mounts the CA key", h)
+		}
+	}
+}
+
+var rbacBinding = rbacClusterAdminBinding()
+
+// The control plane keeps the member copies across a helm upgrade to
+// another build: every component's pod is replaced, no copy is deleted,
+// recreated or rewritten, and propagation works afterwards.
+func TestHelmUpgradeKeepsEveryMemberCopy(t *testing.T) {
+	ctx := t.Context()
+	c := karmadaClient(t)
+	ns := "hoste2e-upgrade"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"app": "web"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}},
+		},
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}, Data: map[string]string{"k": "v"}}
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, {APIVersion: "v1", Kind: "ConfigMap", Name: "web-config"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}},
+		},
+	}
+	for _, o := range []client.Object{dep, cm, pp} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type copyID struct{ uid, gen, rv string }
+	copies := func(ctx context.Context, mk kubernetes.Interface) (map[string]copyID, error) {
+		d, err := mk.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if d.Status.AvailableReplicas != 1 {
+			return nil, fmt.Errorf("web available %d", d.Status.AvailableReplicas)
+		}
+		m, err := mk.CoreV1().ConfigMaps(ns).Get(ctx, "web-config", metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]copyID{
+			"deployment": {string(d.UID), fmt.Sprint(d.Generation), d.ResourceVersion},
+			"configmap":  {string(m.UID), fmt.Sprint(m.Generation), m.ResourceVersion},
+		}, nil
+	}
+	before := map[string]map[string]copyID{}
+	for _, m := range []string{"member1", "member2"} {
+		mk := memberKube(t, m)
+		testenv.Eventually(t, 2*time.Minute, "web in "+m, func(ctx context.Context) error {
+			var err error
+			before[m], err = copies(ctx, mk)
+			return err
+		})
+	}
+
+	// Another build: our binaries linked again with another version, and
+	// their images with another tag, imported into the node.
+	next := "v0.0.0-hoste2e-next"
+	dir := t.TempDir()
+	// Static, as make build links them: the images hold no C library.
+	t.Setenv("CGO_ENABLED", "0")
+	binDir := filepath.Join(dir, "bin")
+	if out, err := command("", "go", "build", "-trimpath", "-o", binDir+"/",
+		"-ldflags", "-s -w -X github.com/karmada-go/karmada/internal/version.gitVersion="+next,
+		"./cmd/karmada-controller-manager", "./cmd/karmada-scheduler", "./cmd/karmada-webhook", "./cmd/karmadactl", "./cmd/karmada-agent",
+		"./cmd/karmada-local", "./cmd/karmada-bench", "./cmd/pause"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ref := imageRef(t, filepath.Join(lane.imageDir, "karmada-scheduler.tar"))
+	if out, err := command("", "go", "run", "./hack/images", "--bin-dir", binDir, "--upstream-bin-dir", lane.bin, "--output", filepath.Join(dir, "images"),
+		"--registry", ref[:strings.LastIndex(ref, "/")], "--tag", next, "--source-date-epoch", "0",
+		"--only", "karmada-controller-manager,karmada-scheduler,karmada-webhook,karmadactl,kube-apiserver,kube-controller-manager,etcd,pause,coredns"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := command("", filepath.Join(lane.bin, "karmada-local"), "host", "--host-dir", lane.hostDir, "up", "--kubeconfig", lane.hostKubeconfig,
+		"--images", filepath.Join(dir, "images"), "--node-ip", nodeIP); err != nil {
+		t.Fatalf("importing the new images: %v\n%s", err, out)
+	}
+	var tags []string
+	for _, comp := range []string{"etcd.internal", "apiServer", "kubeControllerManager", "controllerManager", "scheduler", "webhook", "postInstallJob"} {
+		tags = append(tags, comp+".image.tag="+next)
+	}
+	podsBefore := releasePods(ctx, t)
+	start := time.Now()
+	out, err := helm("upgrade", release, filepath.Join(lane.root, "charts", "karmada"), "-f", lane.valuesFile, "--set", strings.Join(tags, ","), "--wait", "--wait-for-jobs", "--timeout", "10m")
+	if err != nil {
+		dumpPods()
+		t.Fatalf("helm upgrade: %v\n%s", err, out)
+	}
+	t.Logf("helm upgrade to another build took %s", time.Since(start).Round(100*time.Millisecond))
+	for name, p := range releasePods(ctx, t) {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if old, ok := podsBefore[name]; ok && old.UID == p.UID && p.Labels["app"] != "karmada-setup" {
+			t.Errorf("pod %s was not replaced by the upgrade", name)
+		}
+		if img := p.Spec.Containers[0].Image; !strings.HasSuffix(img, ":"+next) {
+			t.Errorf("pod %s runs %s after the upgrade, want the tag %s", name, img, next)
+		}
+	}
+	// The Karmada API answers with the kept certificates (the CA did not
+	// change: the agent's and the members' trust still holds).
+	testenv.Eventually(t, 2*time.Minute, "every cluster Ready after the upgrade", func(ctx context.Context) error {
+		list := &clusterv1alpha1.ClusterList{}
+		if err := c.List(ctx, list); err != nil {
+			return err
+		}
+		for _, cl := range list.Items {
+			if !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+				return fmt.Errorf("%s not Ready", cl.Name)
+			}
+		}
+		return nil
+	})
+	// Nothing in the members was deleted, recreated or rewritten.
+	for _, m := range []string{"member1", "member2"} {
+		mk := memberKube(t, m)
+		testenv.Consistently(t, 15*time.Second, "the copies in "+m+" untouched after the upgrade", func(ctx context.Context) error {
+			now, err := copies(ctx, mk)
+			if err != nil {
+				return err
+			}
+			for k, id := range before[m] {
+				if now[k].uid != id.uid {
+					return fmt.Errorf("%s recreated (uid %s, was %s)", k, now[k].uid, id.uid)
+				}
+				if now[k].gen != id.gen {
+					return fmt.Errorf("%s rewritten (generation %s, was %s)", k, now[k].gen, id.gen)
+				}
+			}
+			return nil
+		})
+	}
+	// The upgraded control plane propagates.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"data":{"k":"after-upgrade"}}`))
+	if err := c.Patch(ctx, cm, patch); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		mk := memberKube(t, m)
+		testenv.Eventually(t, time.Minute, "the change reaches "+m, func(ctx context.Context) error {
+			got, err := mk.CoreV1().ConfigMaps(ns).Get(ctx, "web-config", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got.Data["k"] != "after-upgrade" {
+				return fmt.Errorf("data %v", got.Data)
+			}
+			return nil
+		})
+	}
+}
+
+// imageLabels reads the config labels of an OCI layout tarball.
+func imageLabels(t *testing.T, file string) map[string]string {
+	t.Helper()
+	files := untar(t, file)
+	var idx struct {
+		Manifests []struct{ Digest string } `json:"manifests"`
+	}
+	mustJSON(t, files["index.json"], &idx)
+	var manifest struct {
+		Config struct{ Digest string } `json:"config"`
+	}
+	mustJSON(t, files["blobs/sha256/"+strings.TrimPrefix(idx.Manifests[0].Digest, "sha256:")], &manifest)
+	var config struct {
+		Config struct{ Labels map[string]string } `json:"config"`
+	}
+	mustJSON(t, files["blobs/sha256/"+strings.TrimPrefix(manifest.Config.Digest, "sha256:")], &config)
+	return config.Config.Labels
+}
+
+func imageRef(t *testing.T, file string) string {
+	t.Helper()
+	var idx struct {
+		Manifests []struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"manifests"`
+	}
+	mustJSON(t, untar(t, file)["index.json"], &idx)
+	return idx.Manifests[0].Annotations["io.containerd.image.name"]
+}
+
+func mustJSON(t *testing.T, b []byte, into any) {
+	t.Helper()
+	if err := json.Unmarshal(b, into); err != nil {
+		t.Fatal(err)
+	}
+}
