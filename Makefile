@@ -68,6 +68,8 @@ verify: $(BIN)/controller-gen $(BIN)/staticcheck ## Fail when generated files, g
 	$(GO) vet ./...
 	$(BIN)/staticcheck ./...
 	$(BIN)/staticcheck -tags e2e ./test/e2e/
+	$(GO) vet -tags hoste2e ./test/hoste2e/
+	$(BIN)/staticcheck -tags hoste2e ./test/hoste2e/
 
 .PHONY: lint
 lint: verify ## Alias of verify

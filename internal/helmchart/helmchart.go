@@ -114,6 +114,8 @@ type Options struct {
 	Namespace, Release string
 	// CreateNamespace creates the namespace when missing.
 	CreateNamespace bool
+	// Wait waits until every object is ready and the setup Job has run.
+	Wait bool
 	// Timeout bounds the wait for every object to be ready and the setup
 	// Job to finish.
 	Timeout time.Duration
@@ -134,8 +136,9 @@ func (o Options) config() (*action.Configuration, error) {
 }
 
 // Apply installs the chart as a release, or upgrades the release when it
-// exists, and waits until every object is ready and the setup Job has
-// run. Running it again with the same values changes nothing that runs.
+// exists, and (with o.Wait) waits until every object is ready and the setup
+// Job has run. Running it again with the same values changes nothing that
+// runs.
 func Apply(ctx context.Context, ch *chart.Chart, vals map[string]any, o Options) (*release.Release, error) {
 	cfg, err := o.config()
 	if err != nil {
@@ -149,7 +152,7 @@ func Apply(ctx context.Context, ch *chart.Chart, vals map[string]any, o Options)
 		in := action.NewInstall(cfg)
 		in.ReleaseName, in.Namespace = o.Release, o.Namespace
 		in.CreateNamespace = o.CreateNamespace
-		in.Wait, in.WaitForJobs, in.Timeout = true, true, o.Timeout
+		in.Wait, in.WaitForJobs, in.Timeout = o.Wait, o.Wait, o.Timeout
 		rel, err := in.RunWithContext(ctx, ch, vals)
 		if err != nil {
 			return nil, fmt.Errorf("installing release %s in namespace %s: %w", o.Release, o.Namespace, err)
@@ -160,7 +163,7 @@ func Apply(ctx context.Context, ch *chart.Chart, vals map[string]any, o Options)
 	}
 	up := action.NewUpgrade(cfg)
 	up.Namespace = o.Namespace
-	up.Wait, up.WaitForJobs, up.Timeout = true, true, o.Timeout
+	up.Wait, up.WaitForJobs, up.Timeout = o.Wait, o.Wait, o.Timeout
 	rel, err := up.RunWithContext(ctx, o.Release, ch, vals)
 	if err != nil {
 		return nil, fmt.Errorf("upgrading release %s in namespace %s: %w", o.Release, o.Namespace, err)
@@ -176,7 +179,7 @@ func Uninstall(o Options) (found bool, err error) {
 		return false, err
 	}
 	un := action.NewUninstall(cfg)
-	un.Wait, un.Timeout = true, o.Timeout
+	un.Wait, un.Timeout = o.Wait, o.Timeout
 	if _, err := un.Run(o.Release); err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) || strings.Contains(err.Error(), "not found") {
 			return false, nil

@@ -680,3 +680,18 @@ func helmchartHookNames(r *Rendered) []string {
 	}
 	return out
 }
+
+// BenchmarkRender renders the whole control plane, certificates included:
+// what every install, upgrade and karmadactl init does before talking to
+// the cluster.
+func BenchmarkRender(b *testing.B) {
+	ch, err := Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Render(context.Background(), ch, map[string]any{}, DefaultRelease, DefaultNamespace); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

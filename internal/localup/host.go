@@ -151,10 +151,6 @@ func (h *hostCluster) logPath(step string) string {
 	return filepath.Join(h.dir, "logs", filepath.FromSlash(step)+".log")
 }
 
-func (h *hostCluster) pidPath(step string) string {
-	return filepath.Join(h.dir, "run", filepath.FromSlash(step)+".pid")
-}
-
 func (h *hostCluster) bin(name string) string { return filepath.Join(h.cfg.BinDir, name) }
 
 // prepare creates (or reuses) every certificate, key and kubeconfig.

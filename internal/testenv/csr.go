@@ -15,6 +15,7 @@ import (
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 )
 
 // CertificateRequest is a PEM certificate request for a subject (common
@@ -43,6 +44,13 @@ func KeyedCertificateRequest(t testing.TB, cn string, orgs func(pub any) []strin
 // SelfSignedCA is the PEM certificate of a new self-signed CA.
 func SelfSignedCA(t testing.TB) []byte {
 	t.Helper()
+	cert, _ := CA(t)
+	return cert
+}
+
+// CA is a new self-signed CA: its PEM certificate and key.
+func CA(t testing.TB) (certPEM, keyPEM []byte) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +59,14 @@ func SelfSignedCA(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := certutil.EncodeCertificates(ca)
+	certPEM, err = certutil.EncodeCertificates(ca)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	if keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key); err != nil {
+		t.Fatal(err)
+	}
+	return certPEM, keyPEM
 }
 
 // servingCert writes, under dir, a serving certificate for 127.0.0.1 and its

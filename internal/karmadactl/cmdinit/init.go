@@ -353,7 +353,7 @@ func RunInit(ctx context.Context, kubeconfig string, o Options, out io.Writer) e
 	}
 	began := time.Now()
 	fmt.Fprintf(out, "Installing the Karmada control plane in namespace %s of %s\n", o.Namespace, cfg.Host)
-	rel, err := helmchart.Apply(ctx, ch, vals, helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: o.Timeout})
+	rel, err := helmchart.Apply(ctx, ch, vals, helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: o.Timeout, Wait: true})
 	if err != nil {
 		return err
 	}
@@ -455,7 +455,7 @@ func RunDeinit(ctx context.Context, kubeconfig string, o DeinitOptions, in io.Re
 			return fmt.Errorf("deinit cancelled")
 		}
 	}
-	found, err := helmchart.Uninstall(helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: o.Timeout})
+	found, err := helmchart.Uninstall(helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: o.Timeout, Wait: true})
 	if err != nil {
 		return err
 	}
