@@ -38,13 +38,17 @@ build: upstream ## Build every binary into bin/ (upstream ones only when their p
 	ln -sf karmadactl $(BIN)/kubectl-karmada
 
 .PHONY: images
-images: build ## Build an OCI image of every binary we ship (and of the upstream ones the chart runs) into _output/images, without Docker
+images: build upstream-host ## Build an OCI image of every binary we ship (and of the upstream ones the chart runs) into _output/images, without Docker
 	$(GO) run ./hack/images --bin-dir $(BIN) --upstream-bin-dir $(CURDIR)/bin --output $(IMAGE_DIR) --registry $(IMAGE_REGISTRY) --tag $(IMAGE_TAG) \
 		--version $(VERSION) --revision $(GIT_REVISION) --source-date-epoch $(SOURCE_DATE_EPOCH)
 
 .PHONY: upstream
 upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from their pinned Go modules
-	@hack/build-kube.sh
+	@hack/build-kube.sh fleet
+
+.PHONY: upstream-host
+upstream-host: ## Build what the host cluster and the images add: kubelet, kube-proxy and CoreDNS, from their pinned Go modules
+	@hack/build-kube.sh host
 
 $(BIN)/controller-gen: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen

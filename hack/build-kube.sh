@@ -1,24 +1,43 @@
 #!/usr/bin/env bash
-# Builds the pinned upstream binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok; kubelet, kube-proxy and CoreDNS for the
-# host cluster of `karmada-local host`) into bin/. A stamp file records the
-# pins they were built from; when the modules of kube/ are unchanged and every
-# binary exists, nothing is rebuilt. Every binary is static (CGO_ENABLED=0),
-# so that the same file runs on the machine and in an image.
+# Builds the pinned upstream binaries into bin/: by default what the local
+# fleet runs (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+# etcd, kwok); with the argument `host`, what the host cluster of
+# `karmada-local host` and the images add (kubelet, kube-proxy, CoreDNS). A
+# stamp file per set records the pins it was built from; when they are
+# unchanged and every binary exists, nothing is rebuilt. Every binary is
+# static (CGO_ENABLED=0), so that the same file runs on the machine and in an
+# image.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 mkdir -p "$bin"
-
-kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kubelet kube-proxy)
 export CGO_ENABLED=0
-stamp="$bin/.upstream-stamp"
-want=$(cat "$root/kube/go.mod" "$root/kube/go.sum" "$root/kube/kwok/go.mod" "$root/kube/kwok/go.sum" "$root/kube/coredns/go.mod" "$root/kube/coredns/go.sum" "$root/kube/coredns/main.go" "$0" | sha256sum | cut -d' ' -f1)
+
+set_name=${1:-fleet}
+case "$set_name" in
+  fleet)
+    kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
+    others=(kwok)
+    stamp="$bin/.upstream-stamp"
+    inputs=("$root/kube/go.mod" "$root/kube/go.sum" "$root/kube/kwok/go.mod" "$root/kube/kwok/go.sum")
+    ;;
+  host)
+    kube_bins=(kubelet kube-proxy)
+    others=(coredns)
+    stamp="$bin/.upstream-host-stamp"
+    inputs=("$root/kube/go.mod" "$root/kube/go.sum" "$root/kube/coredns/go.mod" "$root/kube/coredns/go.sum" "$root/kube/coredns/main.go")
+    ;;
+  *)
+    echo "usage: $0 [fleet|host]" >&2
+    exit 2
+    ;;
+esac
+want=$(cat "${inputs[@]}" "$0" | sha256sum | cut -d' ' -f1)
 
 missing=0
-for b in "${kube_bins[@]}" kwok coredns; do [ -x "$bin/$b" ] || missing=1; done
+for b in "${kube_bins[@]}" "${others[@]}"; do [ -x "$bin/$b" ] || missing=1; done
 if [ "$missing" = 0 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  echo "upstream binaries are up to date (pins unchanged)"
+  echo "upstream binaries ($set_name) are up to date (pins unchanged)"
   exit 0
 fi
 
@@ -40,14 +59,17 @@ start=$(date +%s)
 (cd "$root/kube" && go build -trimpath -ldflags "$ld" -o "$bin/" $(printf './%s ' "${kube_bins[@]}"))
 echo "built in $(( $(date +%s) - start ))s"
 
-kwokver=$(cd "$root/kube/kwok" && go list -m -f '{{.Version}}' sigs.k8s.io/kwok)
-echo "building kwok $kwokver"
-start=$(date +%s)
-(cd "$root/kube/kwok" && go build -trimpath -ldflags "-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok)
-echo "built in $(( $(date +%s) - start ))s"
-corednsver=$(cd "$root/kube/coredns" && go list -m -f '{{.Version}}' github.com/coredns/coredns)
-echo "building coredns $corednsver"
-start=$(date +%s)
-(cd "$root/kube/coredns" && go build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$corednsver" -o "$bin/coredns" .)
-echo "built in $(( $(date +%s) - start ))s"
+if [ "$set_name" = fleet ]; then
+  kwokver=$(cd "$root/kube/kwok" && go list -m -f '{{.Version}}' sigs.k8s.io/kwok)
+  echo "building kwok $kwokver"
+  start=$(date +%s)
+  (cd "$root/kube/kwok" && go build -trimpath -ldflags "-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok)
+  echo "built in $(( $(date +%s) - start ))s"
+else
+  corednsver=$(cd "$root/kube/coredns" && go list -m -f '{{.Version}}' github.com/coredns/coredns)
+  echo "building coredns $corednsver"
+  start=$(date +%s)
+  (cd "$root/kube/coredns" && go build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$corednsver" -o "$bin/coredns" .)
+  echo "built in $(( $(date +%s) - start ))s"
+fi
 echo "$want" > "$stamp"

@@ -387,23 +387,9 @@ func HostUp(ctx context.Context, cfg HostConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	healthy := map[string]bool{}
-	for _, s := range steps {
-		if !s.isProcess() {
-			continue
-		}
-		r, ok := running[s.Name]
-		if !ok {
-			continue
-		}
-		if s.Probe.Check(ctx) == nil {
-			healthy[s.Name] = true
-			continue
-		}
-		fmt.Fprintf(out, "%s (pid %d) is running but not healthy; restarting it\n", s.Name, r.PID)
-		if err := stopRecorded(r, 10*time.Second); err != nil {
-			return fmt.Errorf("stopping unhealthy %s: %w", s.Name, err)
-		}
+	healthy, err := keepHealthy(ctx, steps, running, out)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "Starting the host cluster: node %s at %s (state in %s)\n", HostNodeName, cfg.NodeIP, cfg.StateDir)
 	f := &fleet{cfg: Config{StateDir: cfg.StateDir}}

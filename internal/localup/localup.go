@@ -109,24 +109,9 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 
 	// What is already running and healthy is left alone.
-	healthy := map[string]bool{}
-	for _, s := range steps {
-		if !s.isProcess() {
-			continue
-		}
-		r, ok := running[s.Name]
-		if !ok {
-			continue
-		}
-		if s.Probe.Check(ctx) == nil {
-			healthy[s.Name] = true
-			continue
-		}
-		fmt.Fprintf(out, "%s (pid %d) is running but not healthy; restarting it\n", s.Name, r.PID)
-		if err := stopRecorded(r, 10*time.Second); err != nil {
-			return fmt.Errorf("stopping unhealthy %s: %w", s.Name, err)
-		}
-		delete(running, s.Name)
+	healthy, err := keepHealthy(ctx, steps, running, out)
+	if err != nil {
+		return err
 	}
 	allUp := true
 	for _, s := range steps {
@@ -176,6 +161,32 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "  karmada-local status\n")
 	return nil
+}
+
+// keepHealthy returns the process steps that run and pass their probe,
+// which up leaves alone; a recorded process that fails its probe is
+// stopped (and dropped from running), to be started again.
+func keepHealthy(ctx context.Context, steps []*Step, running map[string]pidRecord, out io.Writer) (map[string]bool, error) {
+	healthy := map[string]bool{}
+	for _, s := range steps {
+		if !s.isProcess() {
+			continue
+		}
+		r, ok := running[s.Name]
+		if !ok {
+			continue
+		}
+		if s.Probe.Check(ctx) == nil {
+			healthy[s.Name] = true
+			continue
+		}
+		fmt.Fprintf(out, "%s (pid %d) is running but not healthy; restarting it\n", s.Name, r.PID)
+		if err := stopRecorded(r, 10*time.Second); err != nil {
+			return nil, fmt.Errorf("stopping unhealthy %s: %w", s.Name, err)
+		}
+		delete(running, s.Name)
+	}
+	return healthy, nil
 }
 
 // run executes steps, skipping the already healthy processes. When a step

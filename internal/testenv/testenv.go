@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -313,4 +315,26 @@ func (e *Env) StartWebhook(t testing.TB) {
 		}
 		return nil
 	})
+}
+
+// RunsLast fails the test when a test file of the package in the working
+// directory sorts after file: Go runs a package's test files in the order
+// of their names, and file's tests (a fleet restarted, a control plane
+// uninstalled) must come after every other.
+func RunsLast(t testing.TB, file string) {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "_test.go") {
+			files = append(files, e.Name())
+		}
+	}
+	sort.Strings(files)
+	if last := files[len(files)-1]; last != file {
+		t.Errorf("%s sorts after %s, whose tests must run last; rename one of them", last, file)
+	}
 }

@@ -5,14 +5,14 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karmada-go/karmada/internal/testenv"
 )
 
 // The fleet's own life cycle: a second up changes nothing, status shows every
@@ -93,19 +93,4 @@ func TestLifecycle(t *testing.T) {
 
 // TestLifecycleRunsLast: no test file sorts after this one, so TestLifecycle,
 // which takes the fleet down and up again, is the last test of a whole run.
-func TestLifecycleRunsLast(t *testing.T) {
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), "_test.go") {
-			files = append(files, e.Name())
-		}
-	}
-	sort.Strings(files)
-	if last := files[len(files)-1]; last != "zz_lifecycle_test.go" {
-		t.Errorf("%s sorts after zz_lifecycle_test.go: its tests would run after the fleet was restarted; rename one of them", last)
-	}
-}
+func TestLifecycleRunsLast(t *testing.T) { testenv.RunsLast(t, "zz_lifecycle_test.go") }

@@ -140,3 +140,5 @@ func TestHelmUninstallLeavesNothingBehind(t *testing.T) {
 		t.Errorf("deinit after uninstall: %v\n%s", err, out)
 	}
 }
+
+func TestUninstallRunsLast(t *testing.T) { testenv.RunsLast(t, "zz_uninstall_test.go") }
