@@ -74,12 +74,14 @@ verify: $(BIN)/controller-gen $(BIN)/staticcheck ## Fail when generated files, g
 	$(BIN)/staticcheck -tags e2e ./test/e2e/
 	$(GO) vet -tags hoste2e ./test/hoste2e/
 	$(BIN)/staticcheck -tags hoste2e ./test/hoste2e/
+	$(GO) vet -tags hae2e ./test/hae2e/
+	$(BIN)/staticcheck -tags hae2e ./test/hae2e/
 
 .PHONY: lint
 lint: verify ## Alias of verify
 
 .PHONY: test
-test: build verify test-unit test-e2e test-host ## Run every test: unit and integration (real apiserver), e2e (a real fleet), then the host lane (a real host cluster)
+test: build verify test-unit test-e2e test-ha test-host ## Run every test: unit and integration (real apiserver), e2e (a real fleet), the HA lane (chaos on an HA fleet), then the host lane (a real host cluster)
 
 .PHONY: test-unit
 test-unit: build ## Unit and integration tests (integration tests use bin/ as envtest assets)
@@ -88,6 +90,14 @@ test-unit: build ## Unit and integration tests (integration tests use bin/ as en
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against one fleet started for the run
 	KARMADA_BIN_DIR=$(BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v $(if $(RUN),-run '$(RUN)') ./test/e2e/...
+
+.PHONY: test-ha
+test-ha: build ha-deps ## HA lane: chaos tests on one highly available fleet (karmada-local up --ha)
+	KARMADA_BIN_DIR=$(BIN) $(GO) test $(GOFLAGS) -count=1 -tags hae2e -timeout 30m -v $(if $(RUN),-run '$(RUN)') ./test/hae2e/...
+
+.PHONY: ha-deps
+ha-deps: ## Install the Debian package karmada-local up --ha needs (haproxy)
+	@hack/install-ha-deps.sh
 
 # The host lane's own directories, apart from a developer's host cluster.
 HOST_E2E_DIR ?= $(CURDIR)/_output/e2e-host

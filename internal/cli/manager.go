@@ -37,11 +37,15 @@ type ManagerOptions struct {
 	Kubeconfig              string
 	LeaderElect             bool
 	LeaderElectionNamespace string
-	Metrics                 MetricsFlags
-	HealthProbeBindAddress  string
-	PprofBindAddress        string
-	KubeAPIQPS              float32
-	KubeAPIBurst            int
+	// LeaseDuration, RenewDeadline and RetryPeriod time the election, as
+	// Karmada's --leader-elect-lease-duration, -renew-deadline and
+	// -retry-period do.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	Metrics                                   MetricsFlags
+	HealthProbeBindAddress                    string
+	PprofBindAddress                          string
+	KubeAPIQPS                                float32
+	KubeAPIBurst                              int
 }
 
 // AddFlags registers the flags, with the component's own health probe
@@ -50,6 +54,9 @@ func (o *ManagerOptions) AddFlags(f *pflag.FlagSet, healthProbeAddress string) {
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver (default: in-cluster, then $KUBECONFIG)")
 	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader before running, so that several replicas can run")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", "karmada-system", "namespace of the leader election lease")
+	f.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the leader's last renewal before it takes the lease over")
+	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it stops leading (and exits); less than the lease duration")
+	f.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire or renew the lease")
 	o.Metrics.AddFlags(f)
 	f.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", healthProbeAddress, "address of plain-HTTP /healthz and /readyz (unauthenticated, as Kubernetes serves them; they tell only ok or not)")
 	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "loopback address of an unauthenticated plain-HTTP /debug/pprof; empty disables it (--enable-pprof serves it behind the metrics authentication instead)")
@@ -67,6 +74,16 @@ func (o *ManagerOptions) Validate() error {
 	}
 	if o.KubeAPIBurst <= 0 {
 		return fmt.Errorf("--kube-api-burst=%d: must be positive", o.KubeAPIBurst)
+	}
+	if o.LeaderElect {
+		switch {
+		case o.RetryPeriod <= 0:
+			return fmt.Errorf("--leader-elect-retry-period=%s: must be positive", o.RetryPeriod)
+		case o.RenewDeadline <= o.RetryPeriod:
+			return fmt.Errorf("--leader-elect-renew-deadline=%s: must be longer than --leader-elect-retry-period (%s)", o.RenewDeadline, o.RetryPeriod)
+		case o.LeaseDuration <= o.RenewDeadline:
+			return fmt.Errorf("--leader-elect-lease-duration=%s: must be longer than --leader-elect-renew-deadline (%s), or a standby could take the lease while the leader still acts on it", o.LeaseDuration, o.RenewDeadline)
+		}
 	}
 	if o.PprofBindAddress != "" && o.PprofBindAddress != "0" {
 		host, _, err := net.SplitHostPort(o.PprofBindAddress)
@@ -168,6 +185,13 @@ func (o *ManagerOptions) NewManager(ctx context.Context, cfg *rest.Config, leade
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaseDuration:           &o.LeaseDuration,
+		RenewDeadline:           &o.RenewDeadline,
+		RetryPeriod:             &o.RetryPeriod,
+		// A replica that stops (SIGTERM, a rollout) hands the lease over
+		// at once instead of leaving the standby to wait for it to expire.
+		// Every runnable has returned by then, so nothing acts after.
+		LeaderElectionReleaseOnCancel: true,
 	}
 	for _, c := range customize {
 		c(&opts)

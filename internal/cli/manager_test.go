@@ -55,6 +55,35 @@ current-context: x
 	}
 }
 
+func TestLeaderElectionFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in the error; empty: valid
+	}{
+		{nil, ""},
+		{[]string{"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s"}, ""},
+		{[]string{"--leader-elect-lease-duration=10s"}, "--leader-elect-lease-duration=10s: must be longer than --leader-elect-renew-deadline (10s)"},
+		{[]string{"--leader-elect-renew-deadline=2s"}, "--leader-elect-renew-deadline=2s: must be longer than --leader-elect-retry-period (2s)"},
+		{[]string{"--leader-elect-retry-period=0s"}, "--leader-elect-retry-period=0s: must be positive"},
+		// Not checked when there is no election.
+		{[]string{"--leader-elect=false", "--leader-elect-lease-duration=1s"}, ""},
+	} {
+		o := &ManagerOptions{}
+		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		o.AddFlags(f, ":10999")
+		if err := f.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.Validate()
+		if tc.want == "" && err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+		}
+		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
 const status = `{"availableReplicas":2,"observedGeneration":1,"readyReplicas":2,"replicas":2,"updatedReplicas":2}`
 
 // Works and bindings decoded apart, with equal manifests or statuses, hold

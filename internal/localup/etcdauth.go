@@ -36,7 +36,7 @@ func prefixEnd(p string) string {
 func (f *fleet) isolateAPIServers(root *tls.Config) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		cli, err := clientv3.New(clientv3.Config{
-			Endpoints: []string{fmt.Sprintf("https://127.0.0.1:%d", f.etcd.clientPort)}, TLS: root,
+			Endpoints: f.etcdEndpoints(), TLS: root,
 			DialTimeout: 10 * time.Second, Context: ctx, Logger: zap.NewNop(),
 		})
 		if err != nil {

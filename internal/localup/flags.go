@@ -11,17 +11,25 @@ import (
 	"strings"
 )
 
-// etcdArgs: the one etcd every API server of the fleet shares, each under
-// its own key prefix.
-func (f *fleet) etcdArgs(etcdURL string) []string {
+// etcdArgs: a member of the etcd every API server of the fleet shares, each
+// under its own key prefix: the only one, or one of three with --ha.
+func (f *fleet) etcdArgs(m etcdMember) []string {
+	var initial []string
+	for _, o := range f.etcd.members {
+		initial = append(initial, o.name+"="+o.peerURL())
+	}
 	return []string{
-		"--name=karmada-local",
-		"--data-dir=" + f.etcd.dataDir,
-		"--listen-client-urls=" + etcdURL,
-		"--advertise-client-urls=" + etcdURL,
-		fmt.Sprintf("--listen-peer-urls=https://127.0.0.1:%d", f.etcd.peerPort),
-		fmt.Sprintf("--initial-advertise-peer-urls=https://127.0.0.1:%d", f.etcd.peerPort),
-		fmt.Sprintf("--initial-cluster=karmada-local=https://127.0.0.1:%d", f.etcd.peerPort),
+		"--name=" + m.name,
+		"--data-dir=" + m.dataDir,
+		"--listen-client-urls=" + m.clientURL(),
+		"--advertise-client-urls=" + m.clientURL(),
+		"--listen-peer-urls=" + m.peerURL(),
+		"--initial-advertise-peer-urls=" + m.peerURL(),
+		// Read only when the data directory is empty: a member that
+		// restarts rejoins with what it stored.
+		"--initial-cluster=" + strings.Join(initial, ","),
+		"--initial-cluster-state=new",
+		"--initial-cluster-token=karmada-local",
 		"--cert-file=" + f.etcd.server, "--key-file=" + f.etcd.serverKey,
 		"--trusted-ca-file=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"), "--client-cert-auth",
 		"--peer-cert-file=" + f.etcd.server, "--peer-key-file=" + f.etcd.serverKey,
@@ -36,14 +44,14 @@ func (f *fleet) etcdArgs(etcdURL string) []string {
 
 // apiserverArgs: a cluster's kube-apiserver, the control plane's or a
 // member's.
-func (f *fleet) apiserverArgs(c *cluster, etcdURL string) []string {
+func (f *fleet) apiserverArgs(c *cluster, port int) []string {
 	pki := filepath.Join(c.dir, "pki")
 	caFile := filepath.Join(pki, "ca.crt")
 	args := []string{
 		"--bind-address=" + c.host,
 		"--advertise-address=" + c.host,
-		fmt.Sprintf("--secure-port=%d", c.ports[slotAPIServer]),
-		"--etcd-servers=" + etcdURL,
+		fmt.Sprintf("--secure-port=%d", port),
+		"--etcd-servers=" + strings.Join(f.etcdEndpoints(), ","),
 		"--etcd-prefix=" + EtcdPrefix(c.name),
 		"--etcd-cafile=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"),
 		"--etcd-certfile=" + c.etcdCert,
@@ -86,7 +94,7 @@ func (f *fleet) apiserverArgs(c *cluster, etcdURL string) []string {
 
 // controllerManagerArgs: a cluster's kube-controller-manager; the control
 // plane's runs only what Karmada relies on there.
-func controllerManagerArgs(c *cluster) []string {
+func (f *fleet) controllerManagerArgs(c *cluster, port int) []string {
 	pki := filepath.Join(c.dir, "pki")
 	caFile := filepath.Join(pki, "ca.crt")
 	args := []string{
@@ -94,13 +102,14 @@ func controllerManagerArgs(c *cluster) []string {
 		"--authentication-kubeconfig=" + c.kcmConfig,
 		"--authorization-kubeconfig=" + c.kcmConfig,
 		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", c.ports[slotControllerManager]),
+		fmt.Sprintf("--secure-port=%d", port),
 		"--tls-cert-file=" + filepath.Join(pki, "controller-manager-serving.crt"),
 		"--tls-private-key-file=" + filepath.Join(pki, "controller-manager-serving.key"),
 		"--service-account-private-key-file=" + c.saKey,
 		"--root-ca-file=" + caFile,
 		"--use-service-account-credentials=true",
-		"--leader-elect=false",
+		// Two replicas of the control plane's elect a leader with --ha.
+		fmt.Sprintf("--leader-elect=%t", c.index == 0 && f.cfg.HA),
 		"--flex-volume-plugin-dir=" + filepath.Join(c.dir, "volume-plugins"),
 		"--v=1",
 	}

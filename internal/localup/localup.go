@@ -76,11 +76,16 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if err := checkOutsideEphemeral(cfg.PortBase, cfg.PortBase+10*(cfg.Members+1)-1); err != nil {
+	if err := checkOutsideEphemeral(cfg.PortBase, cfg.lastPort()); err != nil {
 		return err
 	}
 	if err := checkBinaries(cfg.BinDir); err != nil {
 		return err
+	}
+	if cfg.HA {
+		if _, err := findHAProxy(); err != nil {
+			return err
+		}
 	}
 	began := time.Now()
 	rec, err := readState(cfg.StateDir)
@@ -96,8 +101,8 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		cfg.PropagateKinds, cfg.ClusterAdmin = rec.PropagateKinds, rec.ClusterAdmin
 	}
 	if rec != nil && len(running) > 0 && !rec.sameFleet(recordOf(cfg)) {
-		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t --advertise-address=%s --karmada-kubeconfig=%s; run `karmada-local down` before changing them",
-			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","), rec.Profiling, rec.AdvertiseAddress, rec.ExternalKarmada)
+		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t --advertise-address=%s --karmada-kubeconfig=%s --ha=%t; run `karmada-local down` before changing them",
+			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","), rec.Profiling, rec.AdvertiseAddress, rec.ExternalKarmada, rec.HA)
 	}
 	f := newFleet(cfg)
 	if err := f.prepare(); err != nil {
@@ -268,7 +273,7 @@ func Down(stateDir string, opts DownOptions, out io.Writer) error {
 	var etcd []string
 	var others []string
 	for name := range running {
-		if strings.HasSuffix(name, "/etcd") {
+		if isEtcdStep(name) {
 			etcd = append(etcd, name)
 		} else {
 			others = append(others, name)

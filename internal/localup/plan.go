@@ -76,6 +76,10 @@ type Config struct {
 	// its own and joins (or registers) its members there.
 	ExternalKarmada        string
 	ExternalKarmadaContext string
+	// HA runs the control plane highly available (ha.go): three etcd
+	// members, two karmada-apiservers and two karmada-webhooks behind
+	// haproxy, two leader-elected replicas of every controller.
+	HA bool
 }
 
 // address is where the fleet's API servers listen.
@@ -101,14 +105,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--members=%d: must be between 0 and 50", c.Members)
 	case c.NodesPerMember < 1 || c.NodesPerMember > 500:
 		return fmt.Errorf("--nodes-per-member=%d: must be between 1 and 500", c.NodesPerMember)
-	case c.PortBase < 1024 || c.PortBase+10*(c.Members+1) > 65535:
-		return fmt.Errorf("--port-base=%d: the fleet needs ports %d to %d, which must lie between 1024 and 65535", c.PortBase, c.PortBase, c.PortBase+10*(c.Members+1)-1)
+	case c.PortBase < 1024 || c.lastPort() > 65535:
+		return fmt.Errorf("--port-base=%d: the fleet needs ports %d to %d, which must lie between 1024 and 65535", c.PortBase, c.PortBase, c.lastPort())
 	case c.StateDir == "":
 		return fmt.Errorf("--state-dir must not be empty")
 	case c.Kubeconfig == "":
 		return fmt.Errorf("--kubeconfig must not be empty")
 	case c.ClusterAdmin && len(c.PropagateKinds) > 0:
 		return fmt.Errorf("--propagate-kinds and --cluster-admin: choose one (--cluster-admin grants every kind)")
+	case c.HA && c.ExternalKarmada != "":
+		return fmt.Errorf("--ha with --karmada-kubeconfig: the control plane runs elsewhere, so there is none here to make highly available")
 	case c.ExternalKarmada != "" && c.Members == 0:
 		return fmt.Errorf("--karmada-kubeconfig with --members=0: a fleet joined to another control plane needs members")
 	}
@@ -186,6 +192,8 @@ type cluster struct {
 // etcdAuthStep turns etcd authentication on before any API server starts.
 const etcdAuthStep = "karmada/etcd-auth"
 
+// apiURL is where clients reach the cluster's API: its kube-apiserver, or
+// with --ha the control plane's load balancer.
 func (c *cluster) apiURL() string {
 	return fmt.Sprintf("https://%s", net.JoinHostPort(c.host, fmt.Sprint(c.ports[slotAPIServer])))
 }
@@ -211,12 +219,12 @@ type fleet struct {
 	clusters []*cluster
 	etcd     struct {
 		ca                *CA
-		dataDir           string
 		server, serverKey string
 		// root administers etcd auth; each API server has a client
 		// certificate of its own (cluster.etcdCert).
-		root, rootKey        string
-		clientPort, peerPort int
+		root, rootKey string
+		// members: one, or three with --ha.
+		members []etcdMember
 	}
 }
 
@@ -251,9 +259,7 @@ func newFleet(cfg Config) *fleet {
 		}
 		f.clusters = append(f.clusters, c)
 	}
-	f.etcd.clientPort = f.clusters[0].ports[slotEtcdClient]
-	f.etcd.peerPort = f.clusters[0].ports[slotEtcdPeer]
-	f.etcd.dataDir = filepath.Join(cfg.StateDir, "etcd", "data")
+	f.layoutEtcd()
 	return f
 }
 
@@ -428,26 +434,36 @@ func (f *fleet) steps() ([]*Step, error) {
 		pool.AddCert(f.etcd.ca.Cert)
 		etcdTLS.RootCAs, etcdTLS.Certificates = pool, []tls.Certificate{pair}
 	}
-	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", f.etcd.clientPort)
-	steps := []*Step{{
-		Name:         "karmada/etcd",
-		Cluster:      ControlPlane,
-		Binary:       f.bin("etcd"),
-		Args:         f.etcdArgs(etcdURL),
-		Ports:        []int{f.etcd.clientPort, f.etcd.peerPort},
-		Probe:        &Probe{URL: etcdURL + "/health", TLS: etcdTLS},
-		ReadyTimeout: 30 * time.Second,
-	}, {
+	var steps []*Step
+	for _, m := range f.etcd.members {
+		steps = append(steps, &Step{
+			Name:    m.step,
+			Cluster: ControlPlane,
+			Binary:  f.bin("etcd"),
+			Args:    f.etcdArgs(m),
+			Ports:   []int{m.clientPort, m.peerPort},
+			// /health answers 200 once the cluster has a leader: the
+			// members of a new cluster start together.
+			Probe:        &Probe{URL: m.clientURL() + "/health", TLS: etcdTLS},
+			ReadyTimeout: 30 * time.Second,
+		})
+	}
+	steps = append(steps, &Step{
 		Name:    etcdAuthStep,
 		Cluster: ControlPlane,
-		After:   []string{"karmada/etcd"},
+		After:   f.etcdSteps(),
 		Run:     f.isolateAPIServers(etcdTLS),
-	}}
+	})
+	if f.cfg.HA {
+		if err := f.writeHAProxyConfig(f.clusters[0]); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range f.clusters {
 		if c.index == 0 && f.cfg.external() {
 			continue
 		}
-		cs, err := f.clusterSteps(c, etcdURL)
+		cs, err := f.clusterSteps(c)
 		if err != nil {
 			return nil, err
 		}
@@ -459,7 +475,7 @@ func (f *fleet) steps() ([]*Step, error) {
 	return steps, nil
 }
 
-func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
+func (f *fleet) clusterSteps(c *cluster) ([]*Step, error) {
 	clientTLS, err := c.clientTLS()
 	if err != nil {
 		return nil, err
@@ -467,42 +483,65 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	servingTLS := &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}
 	prefix := func(s string) string { return c.name + "/" + s }
 
-	apiserver := &Step{
-		Name:         prefix("kube-apiserver"),
-		Cluster:      c.name,
-		After:        []string{"karmada/etcd", etcdAuthStep},
-		Binary:       f.bin("kube-apiserver"),
-		Args:         f.apiserverArgs(c, etcdURL),
-		Ports:        []int{c.ports[slotAPIServer]},
-		Probe:        &Probe{URL: c.apiURL() + "/readyz", TLS: clientTLS},
-		ReadyTimeout: 60 * time.Second,
+	var steps, apiservers []*Step
+	for _, r := range f.apiserverReplicas(c) {
+		apiservers = append(apiservers, &Step{
+			Name:         prefix("kube-apiserver" + r.suffix),
+			Cluster:      c.name,
+			After:        append(f.etcdSteps(), etcdAuthStep),
+			Binary:       f.bin("kube-apiserver"),
+			Args:         f.apiserverArgs(c, r.port),
+			Ports:        []int{r.port},
+			Probe:        &Probe{URL: fmt.Sprintf("https://%s/readyz", net.JoinHostPort(c.host, fmt.Sprint(r.port))), TLS: clientTLS},
+			ReadyTimeout: 60 * time.Second,
+		})
+	}
+	steps = append(steps, apiservers...)
+	// api is the step after which the cluster's API URL answers.
+	api := apiservers[0].Name
+	if c.index == 0 && f.cfg.HA {
+		var names []string
+		for _, s := range apiservers {
+			names = append(names, s.Name)
+		}
+		lb, err := f.haproxyStep(c, names)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, lb)
+		api = lb.Name
 	}
 
-	kcm := &Step{
-		Name:         prefix("kube-controller-manager"),
-		Cluster:      c.name,
-		After:        []string{apiserver.Name},
-		Binary:       f.bin("kube-controller-manager"),
-		Args:         controllerManagerArgs(c),
-		Ports:        []int{c.ports[slotControllerManager]},
-		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotControllerManager]), TLS: servingTLS},
-		ReadyTimeout: 60 * time.Second,
+	var kcms []*Step
+	for _, r := range f.kubeControllerManagerReplicas(c) {
+		kcm := &Step{
+			Name:         prefix("kube-controller-manager" + r.suffix),
+			Cluster:      c.name,
+			After:        []string{api},
+			Binary:       f.bin("kube-controller-manager"),
+			Args:         f.controllerManagerArgs(c, r.port),
+			Ports:        []int{r.port},
+			Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", r.port), TLS: servingTLS},
+			Leader:       f.leaderProbe(c, fmt.Sprintf("https://127.0.0.1:%d/metrics", r.port), "", `workqueue_adds_total{name="namespace"}`),
+			ReadyTimeout: 60 * time.Second,
+		}
+		if c.index == 0 {
+			// The control plane's starts after the CRDs are installed, so
+			// that its garbage collector watches bindings from the start
+			// instead of after its next discovery resync.
+			kcm.After = []string{"karmada/setup"}
+		}
+		kcms = append(kcms, kcm)
 	}
+	steps = append(steps, kcms...)
 	if c.index == 0 {
-		// The control plane's starts after the CRDs are installed, so
-		// that its garbage collector watches bindings from the start
-		// instead of after its next discovery resync.
-		kcm.After = []string{"karmada/setup"}
-	}
-	steps := []*Step{apiserver, kcm}
-	if c.index == 0 {
-		return append(steps, f.karmadaSteps(c, apiserver.Name)...), nil
+		return append(steps, f.karmadaSteps(c, api)...), nil
 	}
 
 	scheduler := &Step{
 		Name:         prefix("kube-scheduler"),
 		Cluster:      c.name,
-		After:        []string{apiserver.Name},
+		After:        []string{api},
 		Binary:       f.bin("kube-scheduler"),
 		Args:         schedulerArgs(c),
 		Ports:        []int{c.ports[slotScheduler]},
@@ -512,7 +551,7 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	kwok := &Step{
 		Name:    prefix("kwok"),
 		Cluster: c.name,
-		After:   []string{apiserver.Name},
+		After:   []string{api},
 		Binary:  f.bin("kwok"),
 		Args:    kwokArgs(c),
 		// kwok loads <workdir>/kwok.yaml when present; keep a user's
@@ -525,7 +564,7 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	nodes := &Step{
 		Name:    prefix("nodes"),
 		Cluster: c.name,
-		After:   []string{apiserver.Name, kcm.Name, scheduler.Name, kwok.Name},
+		After:   []string{api, kcms[0].Name, scheduler.Name, kwok.Name},
 		Run:     f.setupMember(c),
 	}
 	if c.pull {
@@ -540,26 +579,40 @@ func (f *fleet) clusterSteps(c *cluster, etcdURL string) ([]*Step, error) {
 	return append(steps, scheduler, kwok, nodes, join), nil
 }
 
-// karmadaComponent is one of our control plane binaries: one replica
-// without leader election, acting as itself, with its (authenticated)
-// metrics and health endpoints on two ports of the control plane's block.
-func (f *fleet) karmadaComponent(c *cluster, name string, metricsSlot, healthSlot int, after ...string) *Step {
-	health := c.ports[healthSlot]
+// leaderProbe asks a leader-elected process of the cluster, with the
+// cluster's administrator certificate, whether it leads; nil without --ha,
+// where each runs alone without an election.
+func (f *fleet) leaderProbe(c *cluster, metricsURL, lease, marker string) *LeaderProbe {
+	if !f.cfg.HA || c.index != 0 {
+		return nil
+	}
+	tlsCfg, err := c.clientTLS()
+	if err != nil {
+		return nil
+	}
+	return &LeaderProbe{URL: metricsURL, TLS: tlsCfg, Lease: lease, Marker: marker}
+}
+
+// karmadaComponent is one replica of our control plane controllers, acting
+// as itself, with its (authenticated) metrics and health endpoints; leader-
+// elected with --ha, alone without.
+func (f *fleet) karmadaComponent(c *cluster, name string, r replica, after ...string) *Step {
 	return &Step{
-		Name:    "karmada/" + name,
+		Name:    "karmada/" + name + r.suffix,
 		Cluster: c.name,
 		After:   after,
 		Binary:  f.bin(name),
 		Args: append([]string{
 			"--kubeconfig=" + c.karmadaConfigs[name],
-			"--leader-elect=false",
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
+			fmt.Sprintf("--leader-elect=%t", f.cfg.HA),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", r.health),
 			// Behind the metrics authentication.
 			"--enable-pprof",
 			"--v=2",
-		}, c.metricsArgs(c.ports[metricsSlot])...),
-		Ports:        []int{c.ports[metricsSlot], health},
-		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
+		}, c.metricsArgs(r.metrics)...),
+		Ports:        []int{r.metrics, r.health},
+		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", r.health)},
+		Leader:       f.leaderProbe(c, fmt.Sprintf("https://127.0.0.1:%d/metrics", r.metrics), name, ""),
 		ReadyTimeout: 30 * time.Second,
 	}
 }
@@ -570,52 +623,64 @@ const controllerManagerMemoryLimit = "512Mi"
 
 // karmadaSteps are the control plane's own: setup, the Karmada components,
 // and the wait for every member to be joined and Ready.
-func (f *fleet) karmadaSteps(c *cluster, apiserver string) []*Step {
+func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 	// The webhook needs no API server; the setup that registers it, and
 	// so everything after, waits for it: with failurePolicy Fail, no
 	// Karmada object is written unadmitted.
-	webhookPort, webhookMetrics := c.ports[slotKarmadaWebhook], c.ports[slotKarmadaWebhookMetrics]
-	webhook := &Step{
-		Name:    "karmada/karmada-webhook",
-		Cluster: c.name,
-		Binary:  f.bin("karmada-webhook"),
-		Args: append([]string{
-			"--bind-address=127.0.0.1",
-			fmt.Sprintf("--secure-port=%d", webhookPort),
-			"--cert-dir=" + filepath.Dir(c.webhookCert),
-			"--tls-cert-file-name=" + filepath.Base(c.webhookCert),
-			"--tls-private-key-file-name=" + filepath.Base(c.webhookKey),
-			// Only to review requests to its /metrics.
-			"--kubeconfig=" + c.karmadaConfigs["karmada-webhook"],
-			// /healthz and /readyz are on the webhook port, over TLS.
-			"--health-probe-bind-address=0",
-			// For the default ClusterTaintPolicy (NoExecute).
-			"--allow-no-execute-taint-policy",
-			"--enable-pprof",
-			"--v=2",
-		}, c.metricsArgs(webhookMetrics)...),
-		Ports:        []int{webhookPort, webhookMetrics},
-		Probe:        &Probe{URL: c.webhookURL() + "/readyz", TLS: &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}},
-		ReadyTimeout: 30 * time.Second,
-	}
+	var steps []*Step
 	setup := &Step{
 		Name:    "karmada/setup",
 		Cluster: c.name,
-		After:   []string{apiserver, webhook.Name},
+		After:   []string{api},
 		Run:     f.setupControlPlane(c),
 	}
-	kcm := f.karmadaComponent(c, "karmada-controller-manager", slotKarmadaControllerManagerMetrics, slotKarmadaControllerManagerHealth, setup.Name)
-	// Failover on: the default ClusterTaintPolicy taints a failed cluster
-	// NoExecute, and the taint manager evicts what does not tolerate it
-	// (policies tolerate it 300 s by default).
-	kcm.Args = append(kcm.Args, "--feature-gates=Failover=true", "--enable-no-execute-taint-eviction")
-	// Room for K = 10,000 templates over 3 members (a live heap of about
-	// 300 MB) on a machine the members share (docs/performance.md).
-	kcm.Args = append(kcm.Args, "--memory-limit="+controllerManagerMemoryLimit)
-	sched := f.karmadaComponent(c, "karmada-scheduler", slotKarmadaSchedulerMetrics, slotKarmadaSchedulerHealth, setup.Name)
+	for _, r := range f.webhookReplicas(c) {
+		webhook := &Step{
+			Name:    "karmada/karmada-webhook" + r.suffix,
+			Cluster: c.name,
+			Binary:  f.bin("karmada-webhook"),
+			Args: append([]string{
+				"--bind-address=127.0.0.1",
+				fmt.Sprintf("--secure-port=%d", r.port),
+				"--cert-dir=" + filepath.Dir(c.webhookCert),
+				"--tls-cert-file-name=" + filepath.Base(c.webhookCert),
+				"--tls-private-key-file-name=" + filepath.Base(c.webhookKey),
+				// Only to review requests to its /metrics.
+				"--kubeconfig=" + c.karmadaConfigs["karmada-webhook"],
+				// /healthz and /readyz are on the webhook port, over TLS.
+				"--health-probe-bind-address=0",
+				// For the default ClusterTaintPolicy (NoExecute).
+				"--allow-no-execute-taint-policy",
+				"--enable-pprof",
+				"--v=2",
+			}, c.metricsArgs(r.metrics)...),
+			Ports:        []int{r.port, r.metrics},
+			Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/readyz", r.port), TLS: &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}},
+			ReadyTimeout: 30 * time.Second,
+		}
+		steps = append(steps, webhook)
+		setup.After = append(setup.After, webhook.Name)
+	}
+	steps = append(steps, setup)
+	var kcm []string
+	for _, r := range f.controllerReplicas(c, "karmada-controller-manager") {
+		s := f.karmadaComponent(c, "karmada-controller-manager", r, setup.Name)
+		// Failover on: the default ClusterTaintPolicy taints a failed cluster
+		// NoExecute, and the taint manager evicts what does not tolerate it
+		// (policies tolerate it 300 s by default).
+		s.Args = append(s.Args, "--feature-gates=Failover=true", "--enable-no-execute-taint-eviction")
+		// Room for K = 10,000 templates over 3 members (a live heap of about
+		// 300 MB) on a machine the members share (docs/performance.md).
+		s.Args = append(s.Args, "--memory-limit="+controllerManagerMemoryLimit)
+		steps = append(steps, s)
+		kcm = append(kcm, s.Name)
+	}
+	for _, r := range f.controllerReplicas(c, "karmada-scheduler") {
+		steps = append(steps, f.karmadaComponent(c, "karmada-scheduler", r, setup.Name))
+	}
 	ready := f.clustersReadyStep()
-	ready.After = append(ready.After, kcm.Name)
-	return []*Step{webhook, setup, kcm, sched, ready}
+	ready.After = append(ready.After, kcm...)
+	return append(steps, ready)
 }
 
 // clustersReadyStep waits, after every join and agent, until every member's

@@ -35,6 +35,8 @@ type stateRecord struct {
 	AdvertiseAddress       string `json:"advertiseAddress,omitempty"`
 	ExternalKarmada        string `json:"externalKarmada,omitempty"`
 	ExternalKarmadaContext string `json:"externalKarmadaContext,omitempty"`
+	// HA is up's --ha.
+	HA bool `json:"ha,omitempty"`
 }
 
 // recordOf is what up records of cfg.
@@ -42,7 +44,7 @@ func recordOf(cfg Config) stateRecord {
 	return stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase,
 		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling,
 		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin,
-		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext}
+		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext, HA: cfg.HA}
 }
 
 // config is the configuration of the recorded fleet.
@@ -50,7 +52,7 @@ func (r stateRecord) config(stateDir, binDir string) Config {
 	return Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
 		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling,
 		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin,
-		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext}
+		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext, HA: r.HA}
 }
 
 // sameFleet reports whether two records describe the same processes with
@@ -58,7 +60,7 @@ func (r stateRecord) config(stateDir, binDir string) Config {
 func (r stateRecord) sameFleet(o stateRecord) bool {
 	return r.Members == o.Members && r.PortBase == o.PortBase && r.NodesPerMember == o.NodesPerMember &&
 		slices.Equal(sorted(r.PullMembers), sorted(o.PullMembers)) && r.Profiling == o.Profiling &&
-		r.AdvertiseAddress == o.AdvertiseAddress && r.ExternalKarmada == o.ExternalKarmada && r.ExternalKarmadaContext == o.ExternalKarmadaContext
+		r.AdvertiseAddress == o.AdvertiseAddress && r.ExternalKarmada == o.ExternalKarmada && r.ExternalKarmadaContext == o.ExternalKarmadaContext && r.HA == o.HA
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "fleet.json") }

@@ -10,15 +10,18 @@ import (
 
 // ComponentStatus is one process of the fleet as Status sees it.
 type ComponentStatus struct {
-	Name    string
-	PID     int
-	Ports   []int
-	Running bool
-	Healthy bool
-	Problem string
+	Name    string `json:"name"`
+	PID     int    `json:"pid,omitempty"`
+	Ports   []int  `json:"ports"`
+	Running bool   `json:"running"`
+	Healthy bool   `json:"healthy"`
+	Problem string `json:"problem,omitempty"`
+	// Leader is "leader" or "standby" for a process that elects a leader
+	// (with --ha), "?" when it could not be asked, else empty.
+	Leader string `json:"leader,omitempty"`
 	// RSSBytes is the resident memory now, PeakRSSBytes its peak since start.
-	RSSBytes     int64
-	PeakRSSBytes int64
+	RSSBytes     int64 `json:"rssBytes,omitempty"`
+	PeakRSSBytes int64 `json:"peakRSSBytes,omitempty"`
 }
 
 // Status reports every process of the recorded fleet.
@@ -55,6 +58,16 @@ func statusOf(ctx context.Context, stateDir string, steps []*Step) ([]ComponentS
 			} else {
 				st.Healthy = true
 			}
+			if s.Leader != nil {
+				switch leads, err := s.Leader.Leads(ctx); {
+				case err != nil:
+					st.Leader = "?"
+				case leads:
+					st.Leader = "leader"
+				default:
+					st.Leader = "standby"
+				}
+			}
 		} else {
 			st.Problem = "not running"
 		}
@@ -66,7 +79,21 @@ func statusOf(ctx context.Context, stateDir string, steps []*Step) ([]ComponentS
 // PrintStatus writes Status as a table.
 func PrintStatus(out io.Writer, statuses []ComponentStatus) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMPONENT\tPID\tPORTS\tHEALTH\tRSS\tPEAK RSS")
+	// The LEADER column only for a fleet whose processes elect leaders.
+	elects := false
+	for _, s := range statuses {
+		elects = elects || s.Leader != ""
+	}
+	leader := func(s ComponentStatus) string {
+		if !elects {
+			return ""
+		}
+		if s.Leader == "" {
+			return "\t-"
+		}
+		return "\t" + s.Leader
+	}
+	fmt.Fprintln(tw, "COMPONENT\tPID\tPORTS\tHEALTH"+leader(ComponentStatus{Leader: "LEADER"})+"\tRSS\tPEAK RSS")
 	var total, peak int64
 	for _, s := range statuses {
 		pid, health, rss, hwm := "-", "healthy", "-", "-"
@@ -86,9 +113,9 @@ func PrintStatus(out io.Writer, statuses []ComponentStatus) {
 		for i, p := range s.Ports {
 			ports[i] = fmt.Sprint(p)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, pid, strings.Join(ports, ","), health, rss, hwm)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\n", s.Name, pid, strings.Join(ports, ","), health, leader(s), rss, hwm)
 	}
 	// The sum of per-process peaks bounds the fleet's peak from above.
-	fmt.Fprintf(tw, "TOTAL\t\t\t\t%dMi\t%dMi\n", total>>20, peak>>20)
+	fmt.Fprintf(tw, "TOTAL\t\t\t%s\t%dMi\t%dMi\n", leader(ComponentStatus{Leader: " "}), total>>20, peak>>20)
 	tw.Flush()
 }

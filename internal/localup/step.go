@@ -30,6 +30,9 @@ type Step struct {
 	Ports []int
 	// Probe tells when the process is ready and, later, healthy.
 	Probe *Probe
+	// Leader, when set, tells whether the process leads its election
+	// (status shows it).
+	Leader *LeaderProbe
 	// ReadyTimeout bounds the wait for the probe after start.
 	ReadyTimeout time.Duration
 

@@ -180,7 +180,16 @@ func startSteps(ctx context.Context, f *fleet, stateDir, binDir, target string, 
 	if err != nil {
 		return err
 	}
-	if _, ok := running["karmada/etcd"]; !ok {
+	etcd := false
+	for _, m := range f.etcd.members {
+		_, ok := running[m.step]
+		etcd = etcd || ok
+	}
+	onlyEtcd := true
+	for _, s := range steps {
+		onlyEtcd = onlyEtcd && isEtcdStep(s.Name)
+	}
+	if !etcd && !onlyEtcd {
 		return fmt.Errorf("etcd of the fleet is not running: run `karmada-local up` to start the whole fleet")
 	}
 	healthy := map[string]bool{}

@@ -3,6 +3,8 @@
 package app
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,7 +111,8 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().IntVar(&cfg.Members, "members", defaultMembers, "number of member clusters (member1..N)")
 	cmd.Flags().IntVar(&cfg.NodesPerMember, "nodes-per-member", defaultNodesPerMember, "number of kwok nodes in each member")
 	cmd.Flags().StringVar(&cfg.Kubeconfig, "kubeconfig", filepath.Join(home, ".kube", "karmada.config"), "kubeconfig file that receives the contexts karmada-apiserver and member1..N")
-	cmd.Flags().IntVar(&cfg.PortBase, "port-base", defaultPortBase, "first port of the fleet; cluster i (0 = control plane) uses the ten ports from port-base+10*i")
+	cmd.Flags().IntVar(&cfg.PortBase, "port-base", defaultPortBase, "first port of the fleet; cluster i (0 = control plane) uses the ten ports from port-base+10*i (--ha: and the twenty after the last member's)")
+	cmd.Flags().BoolVar(&cfg.HA, "ha", false, "a highly available control plane: three etcd members, two karmada-apiservers and two karmada-webhooks behind haproxy (Debian package; make ha-deps), two leader-elected replicas of kube-controller-manager, karmada-controller-manager and karmada-scheduler")
 	cmd.Flags().StringSliceVar(&cfg.PropagateKinds, "propagate-kinds", nil, "kinds Karmada may write in the members, as karmadactl join --propagate-kinds takes them (default "+strings.Join(localup.DefaultPropagateKinds, ",")+")")
 	cmd.Flags().BoolVar(&cfg.ClusterAdmin, "cluster-admin", false, "join the members with karmadactl join --cluster-admin (every right in the members) instead")
 	cmd.Flags().BoolVar(&cfg.Profiling, "profiling", false, "serve /debug/pprof on every kube-apiserver (kube-apiserver --profiling; an admin's credentials are needed) and on etcd (--enable-pprof; its client certificates); off by default")
@@ -140,20 +143,32 @@ and wait until each has exited. Data is kept for the next up unless --purge.`,
 }
 
 func newStatusCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:     "status",
-		Short:   "List each component of the fleet with its pid, ports and health",
-		Example: `  karmada-local status`,
-		Args:    cobra.NoArgs,
+	var output string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "List each component of the fleet with its pid, ports, health, memory and (--ha) whether it leads",
+		Example: `  karmada-local status
+  karmada-local status -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "" && output != "json" {
+				return fmt.Errorf("--output=%q: must be json, or empty for a table", output)
+			}
 			st, err := localup.Status(cmd.Context(), g.stateDir, g.binDir)
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
 			}
 			localup.PrintStatus(cmd.OutOrStdout(), st)
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json (default: a table)")
+	return cmd
 }
 
 func newMemberCommand(g *globalOptions) *cobra.Command {

@@ -1,0 +1,557 @@
+//go:build hae2e
+
+package hae2e
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+const (
+	// templates propagate while each disruption happens.
+	templates = 200
+	// disruptAfter templates are created before the disruption.
+	disruptAfter = 50
+	// leaseDuration is the controllers' --leader-elect-lease-duration
+	// (Karmada's default, which karmada-local keeps); retryPeriod their
+	// --leader-elect-retry-period.
+	leaseDuration = 15 * time.Second
+	retryPeriod   = 2 * time.Second
+)
+
+// scenario is one chaos test: a namespace of templates propagated to both
+// members by one policy, the member copies watched from before the first
+// template is created (every copy's UIDs and deletions recorded), and a
+// writer that keeps updating an object of the control plane every 200 ms
+// (the longest time without a successful write recorded).
+type scenario struct {
+	t       *testing.T
+	ns      string
+	karmada client.Client
+	created atomic.Int32
+	// createDone is closed once every template is created.
+	createDone chan struct{}
+	copies     map[string]*copyLog
+	heartbeat  *writer
+	stop       context.CancelFunc
+}
+
+// copyLog is what a member's watch saw of the copies.
+type copyLog struct {
+	mu      sync.Mutex
+	uids    map[string]map[types.UID]bool
+	deleted map[string]int
+	store   cache.Store
+}
+
+func startScenario(t *testing.T, name string) *scenario {
+	t.Helper()
+	ensureUp(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &scenario{t: t, ns: "chaos-" + name, karmada: karmadaClient(t), createDone: make(chan struct{}), copies: map[string]*copyLog{}, stop: cancel}
+	t.Cleanup(func() { s.cleanup() })
+	if err := s.karmada.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "chaos"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"chaos": "template"}}}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: members}},
+		},
+	}
+	if err := s.karmada.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		s.copies[m] = watchCopies(ctx, t, m, s.ns)
+	}
+	s.heartbeat = startWriter(ctx, t, s.karmada, s.ns)
+	go s.create(ctx)
+	testenv.Eventually(t, time.Minute, fmt.Sprintf("%d templates created", disruptAfter), func(context.Context) error {
+		if n := s.created.Load(); n < disruptAfter {
+			return fmt.Errorf("%d created", n)
+		}
+		return nil
+	})
+	return s
+}
+
+// create writes the templates at about 20 a second, so that propagation is
+// under way for the whole disruption.
+func (s *scenario) create(ctx context.Context) {
+	defer close(s.createDone)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < templates; i++ {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: fmt.Sprintf("cm-%03d", i), Labels: map[string]string{"chaos": "template"}},
+			Data: map[string]string{"i": fmt.Sprint(i)}}
+		// Retried through the disruption: a write the control plane
+		// refused while an API server or etcd member died is made again.
+		for {
+			err := s.karmada.Create(ctx, cm.DeepCopy())
+			if err == nil || apierrors.IsAlreadyExists(err) {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		s.created.Add(1)
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func watchCopies(ctx context.Context, t *testing.T, member, ns string) *copyLog {
+	l := &copyLog{uids: map[string]map[types.UID]bool{}, deleted: map[string]int{}}
+	f := informers.NewSharedInformerFactoryWithOptions(kube(t, member), 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "chaos=template" }))
+	inf := f.Core().V1().ConfigMaps().Informer()
+	seen := func(o any) {
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.uids[cm.Name] == nil {
+				l.uids[cm.Name] = map[types.UID]bool{}
+			}
+			l.uids[cm.Name][cm.UID] = true
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, o any) { seen(o) },
+		DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if cm, ok := o.(*corev1.ConfigMap); ok {
+				l.mu.Lock()
+				l.deleted[cm.Name]++
+				l.mu.Unlock()
+			}
+		},
+	})
+	l.store = inf.GetStore()
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	return l
+}
+
+// writer updates one ConfigMap of the control plane (not a template) every
+// 200 ms and records the longest time between two successful writes.
+type writer struct {
+	mu       sync.Mutex
+	last     time.Time
+	maxGap   time.Duration
+	failures int
+}
+
+func startWriter(ctx context.Context, t *testing.T, c client.Client, ns string) *writer {
+	w := &writer{last: time.Now()}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "heartbeat"}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := c.Patch(wctx, cm, client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"data":{"n":"%d"}}`, i))))
+			cancel()
+			now := time.Now()
+			w.mu.Lock()
+			if err == nil {
+				w.maxGap = max(w.maxGap, now.Sub(w.last))
+				w.last = now
+			} else if ctx.Err() == nil {
+				w.failures++
+			}
+			w.mu.Unlock()
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	return w
+}
+
+// longestGap is the longest time without a successful write so far,
+// counting the one still open.
+func (w *writer) longestGap() (time.Duration, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return max(w.maxGap, time.Since(w.last)), w.failures
+}
+
+// converged waits until every template has its copy in both members, one
+// Work per member and a binding scheduled to both, then checks that no copy
+// was ever deleted or created twice.
+func (s *scenario) converged(timeout time.Duration) {
+	t := s.t
+	t.Helper()
+	<-s.createDone
+	if n := s.created.Load(); n != templates {
+		t.Fatalf("only %d of %d templates were created", n, templates)
+	}
+	testenv.Eventually(t, timeout, fmt.Sprintf("%d templates propagated to %v", templates, members), func(ctx context.Context) error {
+		for _, m := range members {
+			if n := len(s.copies[m].store.List()); n != templates {
+				return fmt.Errorf("%s has %d copies", m, n)
+			}
+		}
+		var rbs workv1alpha2.ResourceBindingList
+		if err := s.karmada.List(ctx, &rbs, client.InNamespace(s.ns)); err != nil {
+			return err
+		}
+		scheduled := 0
+		for _, rb := range rbs.Items {
+			var got []string
+			for _, c := range rb.Spec.Clusters {
+				got = append(got, c.Name)
+			}
+			slices.Sort(got)
+			if slices.Equal(got, members) {
+				scheduled++
+			}
+		}
+		if scheduled != templates {
+			return fmt.Errorf("%d of %d bindings scheduled to %v", scheduled, len(rbs.Items), members)
+		}
+		return nil
+	})
+	// Exactly one Work per template and member.
+	ctx := context.Background()
+	for _, m := range members {
+		var works workv1alpha1.WorkList
+		if err := s.karmada.List(ctx, &works, client.InNamespace("karmada-es-"+m)); err != nil {
+			t.Fatal(err)
+		}
+		perTemplate := map[string]int{}
+		for _, w := range works.Items {
+			for _, man := range w.Spec.Workload.Manifests {
+				if strings.Contains(string(man.Raw), `"namespace":"`+s.ns+`"`) && strings.Contains(string(man.Raw), `"kind":"ConfigMap"`) {
+					var meta struct {
+						Metadata metav1.ObjectMeta `json:"metadata"`
+					}
+					if err := json.Unmarshal(man.Raw, &meta); err != nil {
+						t.Fatal(err)
+					}
+					perTemplate[meta.Metadata.Name]++
+				}
+			}
+		}
+		if len(perTemplate) != templates {
+			t.Errorf("%s: Works for %d templates, want %d", m, len(perTemplate), templates)
+		}
+		for name, n := range perTemplate {
+			if n != 1 {
+				t.Errorf("%s: %d Works for %s/%s, want 1", m, n, s.ns, name)
+			}
+		}
+	}
+	for _, m := range members {
+		l := s.copies[m]
+		l.mu.Lock()
+		for name, uids := range l.uids {
+			if len(uids) != 1 {
+				t.Errorf("%s: the copy of %s/%s was created %d times (UIDs %v)", m, s.ns, name, len(uids), uids)
+			}
+		}
+		for name, n := range l.deleted {
+			t.Errorf("%s: the copy of %s/%s was deleted %d times", m, s.ns, name, n)
+		}
+		l.mu.Unlock()
+	}
+}
+
+func (s *scenario) cleanup() {
+	s.stop()
+	ctx := context.Background()
+	_ = s.karmada.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})
+	testenv.Eventually(s.t, 3*time.Minute, "namespace "+s.ns+" deleted from the control plane", func(ctx context.Context) error {
+		err := s.karmada.Get(ctx, client.ObjectKey{Name: s.ns}, &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+	// Whatever the test stopped runs again for the next.
+	ensureUp(s.t)
+}
+
+// leaderOf is the process of component that leads, as status shows it,
+// once exactly one does.
+func leaderOf(t *testing.T, component string) localup.ComponentStatus {
+	t.Helper()
+	var leader localup.ComponentStatus
+	testenv.Eventually(t, 2*leaseDuration, "one leading "+component, func(context.Context) error {
+		var leaders []localup.ComponentStatus
+		for _, s := range status(t) {
+			if (s.Name == "karmada/"+component || s.Name == "karmada/"+component+"-2") && s.Leader == "leader" {
+				leaders = append(leaders, s)
+			}
+		}
+		if len(leaders) != 1 {
+			return fmt.Errorf("%d leaders: %v", len(leaders), leaders)
+		}
+		leader = leaders[0]
+		return nil
+	})
+	return leader
+}
+
+// holder is the identity that holds a lease of the control plane.
+func holder(ctx context.Context, c client.Client, lease string) (string, error) {
+	var l coordinationv1.Lease
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "karmada-system", Name: lease}, &l); err != nil {
+		return "", err
+	}
+	if l.Spec.HolderIdentity == nil {
+		return "", nil
+	}
+	return *l.Spec.HolderIdentity, nil
+}
+
+// takeover waits until someone other than before holds the lease and
+// returns how long after since that was.
+func takeover(t *testing.T, c client.Client, lease, before string, since time.Time) time.Duration {
+	t.Helper()
+	var took time.Duration
+	testenv.Eventually(t, 3*leaseDuration, "another replica holding lease "+lease, func(ctx context.Context) error {
+		h, err := holder(ctx, c, lease)
+		if err != nil {
+			return err
+		}
+		if h == before || h == "" {
+			return fmt.Errorf("held by %q", h)
+		}
+		took = time.Since(since)
+		return nil
+	})
+	return took
+}
+
+// killLeader kills the leading replica of component while templates
+// propagate, and checks that the other takes over within the lease
+// duration (and a retry period: the standby tries every retry period) and
+// that every template converges.
+func killLeader(t *testing.T, component string) {
+	s := startScenario(t, strings.TrimPrefix(component, "karmada-"))
+	ctx := context.Background()
+	before, err := holder(ctx, s.karmada, component)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := leaderOf(t, component)
+	killed := time.Now()
+	if out, err := karmadaLocal("component", "stop", "--kill", leader.Name); err != nil {
+		t.Fatalf("killing %s: %v\n%s", leader.Name, err, out)
+	}
+	took := takeover(t, s.karmada, component, before, killed)
+	t.Logf("TAKEOVER %s: %s killed (SIGKILL) while %d/%d templates were created; the other replica leads %s later", component, leader.Name, s.created.Load(), templates, took.Round(100*time.Millisecond))
+	if limit := leaseDuration + 2*retryPeriod; took > limit {
+		t.Errorf("takeover after %s, want within the lease duration and a retry period (%s)", took, limit)
+	}
+	if other := leaderOf(t, component); other.Name == leader.Name {
+		t.Errorf("status shows %s leading, which was killed", other.Name)
+	}
+	s.converged(3 * time.Minute)
+}
+
+func TestKillLeadingControllerManager(t *testing.T) { killLeader(t, "karmada-controller-manager") }
+
+func TestKillLeadingScheduler(t *testing.T) { killLeader(t, "karmada-scheduler") }
+
+// etcdClient is a client of every etcd member, as etcd's root.
+func etcdClient(t *testing.T, endpoints []string) *clientv3.Client {
+	t.Helper()
+	pki := filepath.Join(fleet.stateDir, "etcd", "pki")
+	pair, err := tls.LoadX509KeyPair(filepath.Join(pki, "root-client.crt"), filepath.Join(pki, "root-client.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		TLS: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+// The etcd leader dies while templates propagate: the other two elect
+// another, writes continue, and every template converges.
+func TestKillEtcdLeader(t *testing.T) {
+	s := startScenario(t, "etcd")
+	ctx := context.Background()
+	endpoints := map[string]string{}
+	var all []string
+	for _, st := range status(t) {
+		if st.Name == "karmada/etcd" || strings.HasPrefix(st.Name, "karmada/etcd-") && st.Name != "karmada/etcd-auth" {
+			endpoints[st.Name] = fmt.Sprintf("https://127.0.0.1:%d", st.Ports[0])
+			all = append(all, endpoints[st.Name])
+		}
+	}
+	if len(endpoints) != 3 {
+		t.Fatalf("etcd members: %v, want 3", endpoints)
+	}
+	cli := etcdClient(t, all)
+	var leader string
+	for name, ep := range endpoints {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := cli.Status(sctx, ep)
+		cancel()
+		if err != nil {
+			t.Fatalf("etcd status of %s: %v", name, err)
+		}
+		if st.Header.MemberId == st.Leader {
+			leader = name
+		}
+	}
+	if leader == "" {
+		t.Fatal("no etcd member is the leader")
+	}
+	if out, err := karmadaLocal("component", "stop", "--kill", leader); err != nil {
+		t.Fatalf("killing %s: %v\n%s", leader, err, out)
+	}
+	killed := time.Now()
+	testenv.Eventually(t, time.Minute, "a write to the control plane after the etcd leader died", func(context.Context) error {
+		s.heartbeat.mu.Lock()
+		defer s.heartbeat.mu.Unlock()
+		if !s.heartbeat.last.After(killed) {
+			return fmt.Errorf("no write since %s", killed.Format(time.TimeOnly))
+		}
+		return nil
+	})
+	s.converged(3 * time.Minute)
+	gap, failures := s.heartbeat.longestGap()
+	t.Logf("ETCD %s (the leader) killed while %d/%d templates were created; longest time without a write %s (%d writes failed)", leader, s.created.Load(), templates, gap.Round(100*time.Millisecond), failures)
+	if gap > 20*time.Second {
+		t.Errorf("the control plane took no write for %s after the etcd leader died", gap)
+	}
+}
+
+// One karmada-apiserver dies while templates propagate: the balancer sends
+// everyone to the other, and every component keeps working (the push
+// member's copies through the controller manager, the pull member's
+// through its agent).
+func TestKillKarmadaAPIServer(t *testing.T) {
+	s := startScenario(t, "apiserver")
+	if out, err := karmadaLocal("component", "stop", "--kill", "karmada/kube-apiserver"); err != nil {
+		t.Fatalf("killing karmada/kube-apiserver: %v\n%s", err, out)
+	}
+	s.converged(3 * time.Minute)
+	gap, failures := s.heartbeat.longestGap()
+	t.Logf("APISERVER karmada/kube-apiserver killed while %d/%d templates were created; longest time without a write %s (%d writes failed)", s.created.Load(), templates, gap.Round(100*time.Millisecond), failures)
+	if gap > 20*time.Second {
+		t.Errorf("the control plane took no write for %s after one of its API servers died", gap)
+	}
+	for _, st := range status(t) {
+		if st.Name == "karmada/kube-apiserver-2" && !st.Healthy {
+			t.Errorf("the other karmada-apiserver is not healthy: %s", st.Problem)
+		}
+	}
+}
+
+// The leading controller manager is paused (SIGSTOP) for longer than its
+// lease: the other takes over, and when the paused one resumes it finds
+// its lease gone and exits instead of acting as a second leader.
+func TestPausedLeaderStepsDown(t *testing.T) {
+	s := startScenario(t, "paused")
+	ctx := context.Background()
+	const component = "karmada-controller-manager"
+	before, err := holder(ctx, s.karmada, component)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := leaderOf(t, component)
+	paused := time.Now()
+	if err := syscall.Kill(leader.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = syscall.Kill(leader.PID, syscall.SIGCONT)
+		}
+	}()
+	took := takeover(t, s.karmada, component, before, paused)
+	t.Logf("PAUSE %s stopped (SIGSTOP); the other replica leads %s later", leader.Name, took.Round(100*time.Millisecond))
+	// Paused past its lease and its renew deadline by a margin.
+	if wait := leaseDuration + 5*time.Second - time.Since(paused); wait > 0 {
+		time.Sleep(wait) // the pause itself is what is tested: its length, not a synchronisation
+	}
+	if err := syscall.Kill(leader.PID, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	cont := time.Now()
+	testenv.Eventually(t, 30*time.Second, leader.Name+" exiting after it resumed", func(context.Context) error {
+		if processAlive(leader.PID) {
+			return fmt.Errorf("pid %d still runs", leader.PID)
+		}
+		return nil
+	})
+	t.Logf("PAUSE %s exited %s after it resumed (paused %s)", leader.Name, time.Since(cont).Round(100*time.Millisecond), cont.Sub(paused).Round(100*time.Millisecond))
+	log, _ := os.ReadFile(filepath.Join(fleet.stateDir, "logs", leader.Name+".log"))
+	if !strings.Contains(string(log[max(0, len(log)-20000):]), "leader election lost") {
+		t.Errorf("%s's log does not end with the loss of its election:\n%s", leader.Name, tail(string(log), 10))
+	}
+	if h, err := holder(ctx, s.karmada, component); err != nil || h == before {
+		t.Errorf("lease %s held by %q (%v) after the paused leader resumed, want the other replica", component, h, err)
+	}
+	s.converged(3 * time.Minute)
+}
+
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses; a zombie is gone.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

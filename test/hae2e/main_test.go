@@ -1,0 +1,154 @@
+//go:build hae2e
+
+// Package hae2e is the HA lane: one highly available fleet (karmada-local up
+// --ha: three etcd members, two karmada-apiservers and two karmada-webhooks
+// behind haproxy, two leader-elected replicas of each controller) and chaos
+// tests on it, each while 200 templates propagate: a leader killed, an etcd
+// member killed, a karmada-apiserver killed, a leader paused past its
+// lease. Each test leaves the fleet as it found it (what it killed started
+// again) and runs alone with -run.
+package hae2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// fleet is the one HA fleet of the run.
+var fleet struct {
+	bin, stateDir, kubeconfig string
+	portBase                  int
+}
+
+// The fleet's members: member1 joined in push mode, member2 registered in
+// pull mode (its agent reaches the control plane through the balancer too).
+var members = []string{"member1", "member2"}
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	binDir := os.Getenv("KARMADA_BIN_DIR")
+	if binDir == "" {
+		binDir = filepath.Join(testenv.RepoRoot(), "bin")
+	}
+	fleet.bin = filepath.Join(binDir, "karmada-local")
+	if _, err := os.Stat(fleet.bin); err != nil {
+		fmt.Fprintf(os.Stderr, "the HA lane needs %s: run `make test-ha`\n", fleet.bin)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "karmada-hae2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fleet.stateDir = filepath.Join(dir, "state")
+	fleet.kubeconfig = filepath.Join(dir, "kubeconfig")
+	// Apart from a developer's fleet (31000), the e2e lane's (24000) and
+	// the host lane's (25000).
+	fleet.portBase = 26000
+	start := time.Now()
+	out, err := karmadaLocal("up", "--ha", "--members", "2", "--nodes-per-member", "1", "--pull-members", "member2",
+		"--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
+	fmt.Printf("karmada-local up --ha took %s:\n%s\n", time.Since(start).Round(100*time.Millisecond), out)
+	defer func() {
+		if out, err := karmadaLocal("down", "--purge"); err != nil {
+			fmt.Fprintf(os.Stderr, "karmada-local down --purge failed: %v\n%s\n", err, out)
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "karmada-local up --ha failed: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// karmadaLocal runs the real binary against the run's state directory.
+func karmadaLocal(args ...string) (string, error) {
+	cmd := exec.Command(fleet.bin, append(args, "--state-dir", fleet.stateDir)...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	return buf.String(), err
+}
+
+// status is karmada-local status -o json.
+func status(t *testing.T) []localup.ComponentStatus {
+	t.Helper()
+	cmd := exec.Command(fleet.bin, "status", "-o", "json", "--state-dir", fleet.stateDir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("karmada-local status -o json: %v", err)
+	}
+	var st []localup.ComponentStatus
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("karmada-local status -o json: %v\n%s", err, out)
+	}
+	return st
+}
+
+func restConfig(t *testing.T, context string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: fleet.kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		t.Fatalf("loading context %s: %v", context, err)
+	}
+	cfg.Timeout = 5 * time.Second
+	cfg.QPS, cfg.Burst = 200, 400
+	return cfg
+}
+
+func kube(t *testing.T, context string) kubernetes.Interface {
+	t.Helper()
+	kc, err := kubernetes.NewForConfig(restConfig(t, context))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+func karmadaClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(restConfig(t, localup.ControlPlaneContext), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// ensureUp starts again whatever a test stopped, and waits until the whole
+// fleet is healthy: every test starts from a whole fleet and leaves one.
+func ensureUp(t *testing.T) {
+	t.Helper()
+	if out, err := karmadaLocal("up", "--ha", "--members", "2", "--nodes-per-member", "1", "--pull-members", "member2",
+		"--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase)); err != nil {
+		t.Fatalf("karmada-local up --ha: %v\n%s", err, out)
+	}
+	testenv.Eventually(t, time.Minute, "every process of the fleet healthy", func(ctx context.Context) error {
+		for _, s := range status(t) {
+			if !s.Healthy {
+				return fmt.Errorf("%s: %s", s.Name, s.Problem)
+			}
+		}
+		return nil
+	})
+}
