@@ -7,16 +7,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -27,6 +31,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/cache/intern"
 	"github.com/karmada-go/karmada/internal/cache/pagedlist"
+	"github.com/karmada-go/karmada/internal/leaderfence"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
@@ -176,6 +181,19 @@ func (o *ManagerOptions) NewManager(ctx context.Context, cfg *rest.Config, leade
 	if err := WaitForAPIs(ctx, cfg, o.HealthProbeBindAddress, KarmadaGroupVersions...); err != nil {
 		return nil, err
 	}
+	var lock resourcelock.Interface
+	if o.LeaderElect {
+		// Every write of the process, to the karmada-apiserver and (through
+		// clusterclient) to the members, passes the fence: none once the
+		// lease may have passed to another replica (leaderfence).
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(leaderfence.Default.Wrap)
+		var err error
+		if lock, err = o.leaseLock(cfg, leaderElectionID); err != nil {
+			return nil, err
+		}
+		leaderfence.Default.Enable(o.RenewDeadline)
+	}
 	opts := ctrl.Options{
 		Scheme:                  scheme.Scheme,
 		Cache:                   CacheOptions(),
@@ -185,9 +203,11 @@ func (o *ManagerOptions) NewManager(ctx context.Context, cfg *rest.Config, leade
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
-		LeaseDuration:           &o.LeaseDuration,
-		RenewDeadline:           &o.RenewDeadline,
-		RetryPeriod:             &o.RetryPeriod,
+		// The lease lock, whose renewals open the fence.
+		LeaderElectionResourceLockInterface: lock,
+		LeaseDuration:                       &o.LeaseDuration,
+		RenewDeadline:                       &o.RenewDeadline,
+		RetryPeriod:                         &o.RetryPeriod,
 		// A replica that stops (SIGTERM, a rollout) hands the lease over
 		// at once instead of leaving the standby to wait for it to expire.
 		// Every runnable has returned by then, so nothing acts after.
@@ -207,6 +227,29 @@ func (o *ManagerOptions) NewManager(ctx context.Context, cfg *rest.Config, leade
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// leaseLock is the Lease leaderElectionID in the election's namespace, held
+// under an identity of this process (host name and a random suffix, as
+// Kubernetes' components name theirs), recorded by the fence.
+func (o *ManagerOptions) leaseLock(cfg *rest.Config, leaderElectionID string) (resourcelock.Interface, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("leader election identity: %w", err)
+	}
+	lockCfg := rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election")
+	// A renewal that hangs must not outlast the renew deadline.
+	lockCfg.Timeout = o.RenewDeadline / 2
+	kc, err := kubernetes.NewForConfig(lockCfg)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaderElectionNamespace, leaderElectionID,
+		kc.CoreV1(), kc.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+	if err != nil {
+		return nil, err
+	}
+	return leaderfence.Default.Lock(lock), nil
 }
 
 // KarmadaGroupVersions are the API versions of the Karmada CRDs every

@@ -496,6 +496,13 @@ func (f *fleet) clusterSteps(c *cluster) ([]*Step, error) {
 			ReadyTimeout: 60 * time.Second,
 		})
 	}
+	// The second karmada-apiserver starts once the first serves: two
+	// starting together on a new etcd race to initialise the Service IP
+	// allocator, and the loser exits ("another caller has already
+	// initialized the resource").
+	for i := 1; i < len(apiservers); i++ {
+		apiservers[i].After = append(apiservers[i].After, apiservers[0].Name)
+	}
 	steps = append(steps, apiservers...)
 	// api is the step after which the cluster's API URL answers.
 	api := apiservers[0].Name

@@ -112,7 +112,9 @@ func restConfig(t *testing.T, context string) *rest.Config {
 	if err != nil {
 		t.Fatalf("loading context %s: %v", context, err)
 	}
-	cfg.Timeout = 5 * time.Second
+	// Long enough for a delete of every template at once; the heartbeat
+	// writer bounds its own requests.
+	cfg.Timeout = 60 * time.Second
 	cfg.QPS, cfg.Burst = 200, 400
 	return cfg
 }
@@ -135,11 +137,18 @@ func karmadaClient(t *testing.T) client.Client {
 	return c
 }
 
-// ensureUp starts again whatever a test stopped, and waits until the whole
-// fleet is healthy: every test starts from a whole fleet and leaves one.
+// ensureUp starts whatever is not running (a test that failed before it
+// restarted what it killed), and waits until the whole fleet is healthy:
+// every test starts from a whole fleet.
 func ensureUp(t *testing.T) {
 	t.Helper()
-	if out, err := karmadaLocal("up", "--ha", "--members", "2", "--nodes-per-member", "1", "--pull-members", "member2",
+	whole := true
+	for _, s := range status(t) {
+		whole = whole && s.Running
+	}
+	if whole {
+		// Healthy soon, or the wait below says which is not.
+	} else if out, err := karmadaLocal("up", "--ha", "--members", "2", "--nodes-per-member", "1", "--pull-members", "member2",
 		"--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase)); err != nil {
 		t.Fatalf("karmada-local up --ha: %v\n%s", err, out)
 	}

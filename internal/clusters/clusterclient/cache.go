@@ -26,6 +26,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/karmada-go/karmada/internal/leaderfence"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -159,6 +161,10 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 		cfg.BearerToken = ""
 		cfg.WrapTransport = m.authenticate
 	}
+	// A leader-elected process writes to members only while it holds its
+	// lease (leaderfence; open in a process without an election).
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(leaderfence.Default.Wrap)
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)
