@@ -20,7 +20,7 @@ type fakeLock struct {
 
 func (f *fakeLock) Create(context.Context, resourcelock.LeaderElectionRecord) error { return f.err }
 func (f *fakeLock) Update(context.Context, resourcelock.LeaderElectionRecord) error { return f.err }
-func (f *fakeLock) Identity() string                                               { return "me" }
+func (f *fakeLock) Identity() string                                                { return "me" }
 
 // clocked is a fence whose clock the test moves.
 func clocked() (*Fence, *time.Duration) {
