@@ -87,9 +87,18 @@ test: build verify test-unit test-e2e test-ha test-host ## Run every test: unit 
 test-unit: build ## Unit and integration tests (integration tests use bin/ as envtest assets)
 	KUBEBUILDER_ASSETS=$(BIN) $(GO) test $(GOFLAGS) -count=1 $(if $(RUN),-run '$(RUN)') ./...
 
+# The build TestUpgradeInPlace upgrades a fleet from: the last commit before
+# issue 42 (in-place upgrades).
+UPGRADE_FROM     ?= 94c0e3ee0a9a3f6784b8adbd92fd2d203b997c5a
+UPGRADE_FROM_BIN ?= $(CURDIR)/_output/upgrade-from/bin
+
+.PHONY: upgrade-from
+upgrade-from: ## Build our binaries at $(UPGRADE_FROM) into _output/upgrade-from/bin (the e2e upgrade test's starting point)
+	@hack/build-upgrade-from.sh $(UPGRADE_FROM) $(UPGRADE_FROM_BIN) $(BIN)
+
 .PHONY: test-e2e
-test-e2e: build ## End-to-end tests against one fleet started for the run
-	KARMADA_BIN_DIR=$(BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v $(if $(RUN),-run '$(RUN)') ./test/e2e/...
+test-e2e: build upgrade-from ## End-to-end tests against one fleet started for the run
+	KARMADA_BIN_DIR=$(BIN) KARMADA_UPGRADE_FROM_BIN_DIR=$(UPGRADE_FROM_BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v $(if $(RUN),-run '$(RUN)') ./test/e2e/...
 
 .PHONY: test-ha
 test-ha: build ha-deps ## HA lane: chaos tests on one highly available fleet (karmada-local up --ha)

@@ -25,11 +25,10 @@ func (f *fleet) etcdArgs(m etcdMember) []string {
 		"--advertise-client-urls=" + m.clientURL(),
 		"--listen-peer-urls=" + m.peerURL(),
 		"--initial-advertise-peer-urls=" + m.peerURL(),
-		// Read only when the data directory is empty: a member that
-		// restarts rejoins with what it stored.
+		// Read only when the data directory is empty (a new cluster,
+		// etcd's default state): a member that restarts rejoins with what
+		// it stored.
 		"--initial-cluster=" + strings.Join(initial, ","),
-		"--initial-cluster-state=new",
-		"--initial-cluster-token=karmada-local",
 		"--cert-file=" + f.etcd.server, "--key-file=" + f.etcd.serverKey,
 		"--trusted-ca-file=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"), "--client-cert-auth",
 		"--peer-cert-file=" + f.etcd.server, "--peer-key-file=" + f.etcd.serverKey,

@@ -168,11 +168,18 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	return nil
 }
 
-// keepHealthy returns the process steps that run and pass their probe,
-// which up leaves alone; a recorded process that fails its probe is
-// stopped (and dropped from running), to be started again.
+// keepHealthy returns the process steps that run what the plan says and
+// pass their probe, which up leaves alone. A recorded process that fails
+// its probe, or runs another binary, flags or environment than its step
+// (an upgrade: make build, another --bin-dir; a changed setting), is
+// stopped (and dropped from running), to be started again in the plan's
+// order.
 func keepHealthy(ctx context.Context, steps []*Step, running map[string]pidRecord, out io.Writer) (map[string]bool, error) {
+	// Every process is judged before any is stopped: an API server probed
+	// after its etcd was stopped for an upgrade would be taken for
+	// unhealthy and restarted for nothing.
 	healthy := map[string]bool{}
+	restart := map[string]string{}
 	for _, s := range steps {
 		if !s.isProcess() {
 			continue
@@ -181,13 +188,23 @@ func keepHealthy(ctx context.Context, steps []*Step, running map[string]pidRecor
 		if !ok {
 			continue
 		}
-		if s.Probe.Check(ctx) == nil {
+		if why := drift(s, r.PID); why != "" {
+			restart[s.Name] = why
+		} else if s.Probe.Check(ctx) == nil {
 			healthy[s.Name] = true
+		} else {
+			restart[s.Name] = "it is running but not healthy"
+		}
+	}
+	for _, s := range steps {
+		why, ok := restart[s.Name]
+		if !ok {
 			continue
 		}
-		fmt.Fprintf(out, "%s (pid %d) is running but not healthy; restarting it\n", s.Name, r.PID)
+		r := running[s.Name]
+		fmt.Fprintf(out, "%s (pid %d): %s; restarting it\n", s.Name, r.PID, why)
 		if err := stopRecorded(r, 10*time.Second); err != nil {
-			return nil, fmt.Errorf("stopping unhealthy %s: %w", s.Name, err)
+			return nil, fmt.Errorf("stopping %s: %w", s.Name, err)
 		}
 		delete(running, s.Name)
 	}
