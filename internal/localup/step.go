@@ -59,22 +59,29 @@ func (p *Probe) Check(ctx context.Context) error {
 	if p.Func != nil {
 		return p.Func(ctx)
 	}
-	tr := &http.Transport{TLSClientConfig: p.TLS, DisableKeepAlives: true}
+	_, err := get(ctx, p.URL, p.TLS, 512)
+	return err
+}
+
+// get reads up to limit bytes of url's body over a connection of its own,
+// or says what answered other than 200.
+func get(ctx context.Context, url string, tlsConfig *tls.Config, limit int64) ([]byte, error) {
+	tr := &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %d: %s", p.URL, resp.StatusCode, body)
+		return nil, fmt.Errorf("%s answered %d: %.512s", url, resp.StatusCode, body)
 	}
-	return nil
+	return body, err
 }
 
 // runDAG runs do for every step once all of the step's dependencies have

@@ -109,7 +109,7 @@ func TestUpgradeInPlace(t *testing.T) {
 		}
 	}
 	// Every template available in both members, its status aggregated.
-	testenv.Eventually(t, 3*time.Minute, "100 Deployments available in both members and aggregated", func(ctx context.Context) error {
+	aggregated := func(ctx context.Context) error {
 		var list appsv1.DeploymentList
 		if err := karmada.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return err
@@ -124,7 +124,8 @@ func TestUpgradeInPlace(t *testing.T) {
 			return fmt.Errorf("%d of %d aggregated with 2 available replicas", done, len(list.Items))
 		}
 		return nil
-	})
+	}
+	testenv.Eventually(t, 3*time.Minute, "100 Deployments available in both members and aggregated", aggregated)
 	type copyState struct {
 		uid        types.UID
 		generation int64
@@ -198,22 +199,7 @@ func TestUpgradeInPlace(t *testing.T) {
 	}
 	// Still converged: status aggregated again by the new build, every
 	// template still in both members.
-	testenv.Eventually(t, 2*time.Minute, "100 Deployments still available and aggregated after the upgrade", func(ctx context.Context) error {
-		var list appsv1.DeploymentList
-		if err := karmada.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		done := 0
-		for _, d := range list.Items {
-			if d.Status.AvailableReplicas == 2 {
-				done++
-			}
-		}
-		if done != templates {
-			return fmt.Errorf("%d of %d aggregated", done, len(list.Items))
-		}
-		return nil
-	})
+	testenv.Eventually(t, 2*time.Minute, "100 Deployments still available and aggregated after the upgrade", aggregated)
 	// Nothing is written to the members after that either, while the
 	// restarted controllers and agent go through every Work.
 	testenv.Consistently(t, 15*time.Second, "no Deployment written to the members after the upgrade", func(ctx context.Context) error {
