@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates deepcopy functions and CRDs from the types in api/.
+# Regenerates deepcopy functions and CRDs from the types in api/, and the
+# chart's copy of the monitoring files (deploy/monitoring).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -7,3 +8,6 @@ bin/controller-gen object paths=./api/...
 # Only generated YAML lives in config/crd; remove old ones so renames do not linger.
 find config/crd -name '*.yaml' -delete
 bin/controller-gen crd:crdVersions=v1 paths=./api/... output:crd:artifacts:config=config/crd
+# Helm reads only files inside the chart: it ships a copy.
+mkdir -p charts/karmada/files/monitoring
+cp deploy/monitoring/karmada-alerts.yaml deploy/monitoring/karmada-dashboard.json charts/karmada/files/monitoring/

@@ -5,12 +5,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Generate into a copy of the tree so the working tree is never modified.
-tar -C "$root" --exclude=./bin --exclude=./.git --exclude=./_state -cf - . | tar -C "$tmp" -xf -
+tar -C "$root" --exclude=./bin --exclude=./.git --exclude=./_state --exclude=./_output -cf - . | tar -C "$tmp" -xf -
 mkdir -p "$tmp/bin" && ln -s "$root/bin/controller-gen" "$tmp/bin/controller-gen"
 (cd "$tmp" && hack/update-codegen.sh)
-if ! diff -r -q "$root/api" "$tmp/api" >/dev/null || ! diff -r -q "$root/config/crd" "$tmp/config/crd" >/dev/null; then
-  diff -r -u "$root/api" "$tmp/api" || true
-  diff -r -u "$root/config/crd" "$tmp/config/crd" || true
+gen=(api config/crd charts/karmada/files)
+stale=0
+for d in "${gen[@]}"; do
+  diff -r -q "$root/$d" "$tmp/$d" >/dev/null || stale=1
+done
+if [ "$stale" = 1 ]; then
+  for d in "${gen[@]}"; do diff -r -u "$root/$d" "$tmp/$d" || true; done
   echo "generated files are out of date: run 'make generate' and commit the result" >&2
   exit 1
 fi

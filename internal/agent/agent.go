@@ -38,10 +38,12 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/propagation/workstatus"
@@ -84,6 +86,10 @@ var ErrWrongCluster = errors.New("the member is not the registered cluster")
 
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
+	metrics.RegisterAgent()
+	// The control plane's serving certificate, as the agent sees it.
+	cfg.Karmada = rest.CopyConfig(cfg.Karmada)
+	cfg.Karmada.Wrap(certexpiry.Wrap("karmada-apiserver"))
 	log := klog.FromContext(ctx).WithValues("cluster", cfg.ClusterName)
 	mc, err := kubernetes.NewForConfig(cfg.Member)
 	if err != nil {

@@ -31,6 +31,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/cache/intern"
 	"github.com/karmada-go/karmada/internal/cache/pagedlist"
+	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/leaderfence"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -99,6 +100,10 @@ func (o *ManagerOptions) Validate() error {
 	return o.Metrics.Validate()
 }
 
+// KarmadaAPIServer names the control plane's API server in the certificate
+// expiry metric.
+const KarmadaAPIServer = "karmada-apiserver"
+
 // RESTConfig loads the karmada-apiserver's configuration from --kubeconfig
 // when given (and only from it), else in-cluster or $KUBECONFIG, with the
 // flags' QPS and burst.
@@ -113,6 +118,7 @@ func (o *ManagerOptions) RESTConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("no --kubeconfig and no in-cluster or $KUBECONFIG configuration: %w", err)
 	}
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	certexpiry.Config(KarmadaAPIServer, cfg)
 	return cfg, nil
 }
 

@@ -27,6 +27,8 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/karmada-go/karmada/internal/certexpiry"
 )
 
 // MetricsFlags are the flags of the metrics endpoint every binary serves
@@ -105,6 +107,8 @@ func (m *MetricsFlags) ServerOptions() metricsserver.Options {
 	}
 	o.SecureServing = true
 	o.FilterProvider = m.authenticated
+	certexpiry.File("metrics", certexpiry.Serving, m.CertFile)
+	certexpiry.File("metrics-client-ca", certexpiry.CA, m.ClientCAFile)
 	o.TLSOpts = []func(*tls.Config){func(c *tls.Config) {
 		c.MinVersion = tls.VersionTLS12
 		// A certificate is asked for, not required: token clients send

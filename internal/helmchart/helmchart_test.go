@@ -25,6 +25,8 @@ import (
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
+
+	"github.com/karmada-go/karmada/deploy"
 )
 
 // render renders the embedded chart with vals (YAML) and decodes every
@@ -693,5 +695,70 @@ func BenchmarkRender(b *testing.B) {
 		if _, err := Render(context.Background(), ch, map[string]any{}, DefaultRelease, DefaultNamespace); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The monitoring values install the dashboard and the alert rules of
+// deploy/monitoring, as they are; by default neither.
+func TestMonitoring(t *testing.T) {
+	if o := defaults(t); o.byKey["ConfigMap/karmada-dashboard"] != nil || o.byKey["PrometheusRule/karmada"] != nil {
+		t.Fatalf("monitoring objects rendered by default: %v", o.keys())
+	}
+	o := render(t, "monitoring: {dashboard: {enabled: true}, prometheusRule: {enabled: true, labels: {release: kube-prometheus}}}")
+	cm := o.byKey["ConfigMap/karmada-dashboard"]
+	if cm == nil {
+		t.Fatalf("no dashboard ConfigMap: %v", o.keys())
+	}
+	if cm.GetLabels()["grafana_dashboard"] != "1" {
+		t.Errorf("dashboard labels %v, want grafana_dashboard: \"1\" for Grafana's sidecar", cm.GetLabels())
+	}
+	want, err := deploy.Monitoring.ReadFile(deploy.DashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedString(cm.Object, "data", "karmada-dashboard.json")
+	if got != strings.TrimSuffix(string(want), "\n") {
+		t.Errorf("the ConfigMap's dashboard differs from deploy/%s", deploy.DashboardFile)
+	}
+	pr := o.byKey["PrometheusRule/karmada"]
+	if pr == nil {
+		t.Fatalf("no PrometheusRule: %v", o.keys())
+	}
+	if pr.GetAPIVersion() != "monitoring.coreos.com/v1" || pr.GetLabels()["release"] != "kube-prometheus" {
+		t.Errorf("PrometheusRule %s with labels %v", pr.GetAPIVersion(), pr.GetLabels())
+	}
+	rules, err := deploy.AlertRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+	var names []string
+	for _, g := range groups {
+		rs, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rs {
+			names = append(names, r.(map[string]any)["alert"].(string))
+			if expr := r.(map[string]any)["expr"].(string); expr == "" {
+				t.Errorf("rule %v without expression", r)
+			}
+		}
+	}
+	if len(names) != len(rules) {
+		t.Errorf("PrometheusRule holds %d rules (%v), deploy/%s %d", len(names), names, deploy.AlertsFile, len(rules))
+	}
+}
+
+// The election timings reach both leader-elected components.
+func TestLeaderElectionValues(t *testing.T) {
+	o := render(t, "leaderElection: {leaseDuration: 30s, renewDeadline: 20s, retryPeriod: 4s}")
+	for _, name := range []string{"karmada-controller-manager", "karmada-scheduler"} {
+		args := strings.Join(o.deployment(t, name).Spec.Template.Spec.Containers[0].Command, " ")
+		for _, want := range []string{"--leader-elect=true", "--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s"} {
+			if !strings.Contains(args, want) {
+				t.Errorf("%s: %s lacks %s", name, args, want)
+			}
+		}
+	}
+	if _, err := tryRender("leaderElection: {leaseDuration: soon}"); err == nil {
+		t.Error("leaderElection.leaseDuration=soon was accepted")
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/estimator"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/scheduler/core"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
@@ -21,6 +23,14 @@ const EstimatorStep = "GeneralEstimator"
 
 // SpreadStep names the spread-constraint selection in explanations.
 const SpreadStep = "SpreadConstraint"
+
+// The scheduling algorithm's steps, timed.
+var (
+	stepFilter = metrics.SchedulingAlgorithmDuration.WithLabelValues(metrics.StepFilter)
+	stepScore  = metrics.SchedulingAlgorithmDuration.WithLabelValues(metrics.StepScore)
+	stepSelect = metrics.SchedulingAlgorithmDuration.WithLabelValues(metrics.StepSelect)
+	stepAssign = metrics.SchedulingAlgorithmDuration.WithLabelValues(metrics.StepAssignReplicas)
+)
 
 // MaxExplained bounds the clusters kept in a placement explanation.
 const MaxExplained = 64
@@ -113,6 +123,7 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 
 	var feasible []*clusterv1alpha1.Cluster
 	available := map[string]int32{}
+	step := time.Now()
 	for i := range clusters {
 		c := &clusters[i]
 		ex[c.Name] = &workv1alpha2.ClusterExplanation{Name: c.Name, Feasible: true}
@@ -147,6 +158,7 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 		}
 		feasible = append(feasible, c)
 	}
+	stepFilter.Observe(metrics.Since(step))
 	result := func(err error) Result {
 		return Result{Err: err, Explanation: explanation(ex, err)}
 	}
@@ -159,7 +171,9 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 		return result(fmt.Errorf("0/%d clusters are available: %s", len(clusters), summarize(diagnosis)))
 	}
 
+	step = time.Now()
 	scores, st := fw.RunScores(ctx, spec, feasible)
+	stepScore.Observe(metrics.Since(step))
 	if !st.IsSuccess() {
 		// A score plugin has no verdict to give but a failure.
 		return result(&PluginError{Plugin: st.Plugin(), Message: st.Message()})
@@ -182,14 +196,18 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	if divided {
 		needed = spec.Replicas
 	}
+	step = time.Now()
 	selected, dropped, err := core.SelectBySpread(constraints, cands, needed)
+	stepSelect.Observe(metrics.Since(step))
 	for name, why := range dropped {
 		ex[name].Reason, ex[name].Plugin = why, SpreadStep
 	}
 	if err != nil {
 		return result(err)
 	}
+	step = time.Now()
 	targets, err := core.Assign(spec.Replicas, strategy, selected, spec.Clusters)
+	stepAssign.Observe(metrics.Since(step))
 	if err != nil {
 		return result(err)
 	}

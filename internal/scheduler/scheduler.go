@@ -38,6 +38,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
@@ -73,6 +74,14 @@ type Scheduler struct {
 	// written holds, per binding key, the ownWrite of the last status this
 	// scheduler wrote.
 	written sync.Map
+	// waiting holds the bindings waiting for another try, by key: the
+	// pending queue (metrics.QueueBackoff or QueueUnschedulable) they are
+	// counted in.
+	waiting sync.Map
+	// queues are the controllers' work queues, whose lengths are the
+	// active pending bindings.
+	queues   []interface{ Len() int }
+	queuesMu sync.Mutex
 }
 
 // ownWrite is a scheduling outcome this scheduler wrote, remembered until the
@@ -93,10 +102,11 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 		s.SchedulerName = DefaultSchedulerName
 	}
 	s.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute)
-	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1)}
+	s.countPending()
+	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1), NewQueue: s.newQueue}
 	for _, k := range bindings.Kinds {
 		if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-"+strings.ToLower(k.Name)).
-			For(k.New().Object).
+			For(k.New().Object, builder.WithPredicates(countIncoming)).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(k)), builder.WithPredicates(placementRelevant)).
 			WithOptions(opts).
 			Complete(s.reconcilerFor(k)); err != nil {
@@ -106,12 +116,55 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
+// newQueue is controller-runtime's default queue, kept to be counted.
+func (s *Scheduler) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
+	s.queuesMu.Lock()
+	s.queues = append(s.queues, q)
+	s.queuesMu.Unlock()
+	return q
+}
+
+// countPending adds this scheduler's queues to scheduler_pending_bindings.
+func (s *Scheduler) countPending() {
+	metrics.PendingBindings.AddPending(metrics.QueueActive, func() int {
+		s.queuesMu.Lock()
+		defer s.queuesMu.Unlock()
+		n := 0
+		for _, q := range s.queues {
+			n += q.Len()
+		}
+		return n
+	})
+	for _, queue := range []string{metrics.QueueBackoff, metrics.QueueUnschedulable} {
+		metrics.PendingBindings.AddPending(queue, func() int {
+			n := 0
+			s.waiting.Range(func(_, v any) bool {
+				if v == queue {
+					n++
+				}
+				return true
+			})
+			return n
+		})
+	}
+}
+
+// countIncoming counts the binding events that reach the queue.
+var countIncoming = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Add").Inc(); return true },
+	UpdateFunc:  func(event.UpdateEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Update").Inc(); return true },
+	DeleteFunc:  func(event.DeleteEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Delete").Inc(); return true },
+	GenericFunc: func(event.GenericEvent) bool { return true },
+}
+
 func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		b, err := k.Get(ctx, s.Client, req.NamespacedName)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				s.written.Delete(req.String())
+				s.waiting.Delete(req.String())
 			}
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
@@ -127,7 +180,8 @@ func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 
 // scheduleOne schedules a binding whose spec changed since it was last
 // scheduled, or that did not fit last time.
-func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.Duration, error) {
+func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after time.Duration, err error) {
+	start := time.Now()
 	log := klog.FromContext(ctx)
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() {
@@ -170,6 +224,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 		log.Info("Scheduling binding afresh", "binding", klog.KObj(obj), "rescheduleTriggeredAt", spec.RescheduleTriggeredAt)
 	}
 	res := ScheduleFrom(ctx, s.Framework, in, clusters.Items, from)
+	defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()
 	var pluginErr *PluginError
 	if errors.As(res.Err, &pluginErr) {
 		// No verdict: the placement stays as it is, the condition says why,
@@ -230,6 +285,28 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (time.D
 	}
 	s.backoff.Forget(key)
 	return 0, nil
+}
+
+// recordAttempt counts a scheduling cycle, times it, and says in which
+// pending queue the binding waits, if any: a failed plugin or write is
+// retried with backoff, a binding that fits no cluster waits for a change.
+func (s *Scheduler) recordAttempt(obj client.Object, key string, start time.Time, fit, write error) {
+	kind := metrics.ResourceBinding
+	if obj.GetNamespace() == "" {
+		kind = metrics.ClusterResourceBinding
+	}
+	result := metrics.ResultOf(errors.Join(fit, write))
+	metrics.ScheduleAttempts.WithLabelValues(result, kind).Inc()
+	metrics.E2ESchedulingDuration.WithLabelValues(result, kind).Observe(metrics.Since(start))
+	var pluginErr *PluginError
+	switch {
+	case write != nil || errors.As(fit, &pluginErr):
+		s.waiting.Store(key, metrics.QueueBackoff)
+	case fit != nil:
+		s.waiting.Store(key, metrics.QueueUnschedulable)
+	default:
+		s.waiting.Delete(key)
+	}
 }
 
 // narrow records a graceful eviction task for each live cluster the new
@@ -418,6 +495,7 @@ func (s *Scheduler) unscheduledBindings(k bindings.Kind) handler.MapFunc {
 		for _, b := range list {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.Object)})
 		}
+		metrics.QueueIncomingBindings.WithLabelValues("ClusterChanged").Add(float64(len(out)))
 		return out
 	}
 }

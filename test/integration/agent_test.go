@@ -27,6 +27,7 @@ import (
 // applies a Work to its member and reports it applied; restarted, it
 // deletes nothing; a deleted Work's copy goes, and the Work with it.
 func TestAgent(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	kc := startAgentApprover(ctx, t, cp)

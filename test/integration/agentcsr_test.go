@@ -73,6 +73,7 @@ func decided(ctx context.Context, t *testing.T, kc kubernetes.Interface, what, n
 // come from a certificate of that registration. The others are denied,
 // saying why.
 func TestAgentCSRApproval(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	kc := startAgentApprover(ctx, t, env)
@@ -160,6 +161,7 @@ func TestAgentCSRApproval(t *testing.T) {
 // agent's RBAC; with the agent's identity (impersonated: real requests to
 // the real API server), it may do its own work and nothing of another's.
 func TestAgentRBAC(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	kc := startAgentApprover(ctx, t, env)

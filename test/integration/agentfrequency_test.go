@@ -44,6 +44,7 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // six renewals, and at most a status write per probe; a change in the
 // member (a node) still reaches the status within a period.
 func TestAgentHonoursStatusAndLeaseFrequencies(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	kc := startAgentApprover(ctx, t, cp)

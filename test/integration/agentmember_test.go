@@ -24,6 +24,7 @@ import (
 // touch a Secret but its own kubeconfig's (real requests, as the agent's
 // ServiceAccount).
 func TestAgentMemberRightsAreNarrowed(t *testing.T) {
+	t.Parallel()
 	member := testenv.StartMember(t)
 	ctx := context.Background()
 	admin := kubernetes.NewForConfigOrDie(member.Config)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestAPI(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 

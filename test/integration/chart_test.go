@@ -47,6 +47,7 @@ func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
 // its kinds, is accepted by a real kube-apiserver (server-side dry run) in
 // a namespace that enforces restricted Pod Security, without a warning.
 func TestChartObjectsAreAcceptedByARealAPIServer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	env := testenv.StartMember(t)
 	cfg := rest.CopyConfig(env.Config)
@@ -136,6 +137,7 @@ func TestChartObjectsAreAcceptedByARealAPIServer(t *testing.T) {
 // its names change, which is made anew with the same CA; uninstall removes
 // every object.
 func TestChartUpgradeKeepsCertificates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	env := testenv.StartMember(t)
 	kc, err := kubernetes.NewForConfig(env.Config)

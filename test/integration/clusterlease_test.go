@@ -28,6 +28,7 @@ import (
 // reporting Ready), it loses the taint; silent again, it is marked again.
 // A push-mode cluster is left to clusterStatus.
 func TestPullClusterLeaseMonitor(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client
@@ -132,6 +133,7 @@ func reportReady(ctx context.Context, t *testing.T, c client.Client, name string
 // whose agent has been silent (Ready Unknown) longer than that is let go by
 // the control plane; a live cluster's Work waits for its agent.
 func TestPullWorksReleasedAfterGrace(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client

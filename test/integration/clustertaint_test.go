@@ -25,6 +25,7 @@ import (
 // not target is left alone; a policy created after the fact applies to the
 // clusters already there; deleting a policy leaves its taints.
 func TestClusterTaintPolicy(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client

@@ -123,6 +123,7 @@ func createNamespace(ctx context.Context, t *testing.T, c client.Client, name st
 // The detector claims a template for the policy that selects it, writes the
 // binding from both, and releases the claim when the policy goes.
 func TestDetector(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	c := env.Client
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
@@ -259,6 +260,7 @@ func (g *getCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 // template that way), and still writes the binding from the template's
 // current version.
 func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	c := env.Client
 	gets := &getCounter{path: "/apis/apps/v1/namespaces/shop/deployments/web"}
@@ -329,6 +331,7 @@ func TestDetectorReadsClaimedTemplatesFromTheCache(t *testing.T) {
 // template changed only in status (the binding status controller's writes)
 // is not written again, one whose template changed otherwise is.
 func TestDetectorRestartWritesOnlyChangedBindings(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	c := env.Client
 	run := func() func() {
@@ -415,6 +418,7 @@ func TestDetectorRestartWritesOnlyChangedBindings(t *testing.T) {
 // readiness taints, and removes its Works and namespace before it goes; the
 // namespace controller propagates user namespaces as Works.
 func TestClusterAndNamespaceControllers(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	c := env.Client
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
@@ -552,6 +556,7 @@ func TestClusterAndNamespaceControllers(t *testing.T) {
 // cluster (pruned, replicas revised, overrides applied), moves Works with
 // the placement, and deletes them with the binding.
 func TestBindingController(t *testing.T) {
+	t.Parallel()
 	c := startBindingController(t, "member1", "member2", "member3")
 	ctx := context.Background()
 	web := deployment("shop", "web", 4)
@@ -695,6 +700,7 @@ func setClusters(ctx context.Context, t *testing.T, c client.Client, rb *workv1a
 // bindingStatus aggregates the Works' status into the binding and the
 // template.
 func TestBindingStatusController(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	c := env.Client
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
@@ -771,6 +777,7 @@ func TestBindingStatusController(t *testing.T) {
 // new cluster's Work gets Karmada's name. The manifest keeps the template's
 // claim and names the binding.
 func TestBindingKeepsExistingWorkName(t *testing.T) {
+	t.Parallel()
 	c := startBindingController(t, "member1", "member2")
 	ctx := context.Background()
 	web := deployment("shop", "web", 2)
@@ -872,6 +879,7 @@ func startBindingController(t *testing.T, clusters ...string) client.Client {
 // to kube-system) is refused: OverridesApplied turns False naming the policy
 // and the field, and no Work is written until the policy is gone.
 func TestBindingRefusesIdentityOverride(t *testing.T) {
+	t.Parallel()
 	c := startBindingController(t, "member1")
 	ctx := context.Background()
 	web := deployment("shop", "web", 1)
@@ -933,6 +941,7 @@ func TestBindingRefusesIdentityOverride(t *testing.T) {
 // divided, each cluster runs its share of the parallelism and completes its
 // share of the completions.
 func TestDuplicatedCopiesKeepTheTemplate(t *testing.T) {
+	t.Parallel()
 	c := startBindingController(t, "member1", "member2")
 	ctx := context.Background()
 	for _, divide := range []bool{false, true} {
@@ -1001,6 +1010,7 @@ func webBinding(web *appsv1.Deployment, replicas int32, targets ...workv1alpha2.
 // Work for member1 is not written (OverridesApplied False, naming the
 // policy), its Work for member2 is, and a Deployment's Works are.
 func TestFailingOverrideBlocksOnlyWhatItSelects(t *testing.T) {
+	t.Parallel()
 	c := startBindingController(t, "member1", "member2")
 	ctx := context.Background()
 	cop := &policyv1alpha1.ClusterOverridePolicy{
@@ -1095,6 +1105,7 @@ func (f *frozenTemplates) Get(ctx context.Context, key client.ObjectKey, obj cli
 // Works made from the newer one: the binding controller reads the template
 // from the API server when the cached copy is not the binding's version.
 func TestBindingReadsTheTemplateTheCacheLacks(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	c := env.Client
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {

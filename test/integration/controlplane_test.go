@@ -17,6 +17,7 @@ import (
 // schema, no printer columns) is brought to this release's, keeping its
 // objects; Helm's crds/ would have left it as it was.
 func TestCRDsAreUpgradedInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	env := testenv.StartMember(t)
 	if err := controlplane.InstallCRDs(ctx, env.Config); err != nil {

@@ -25,6 +25,7 @@ import (
 // its Work's deletion is held while it is not, and the copy goes once it
 // is. Placed there again meanwhile, the copy is kept for the new Work.
 func TestEvictedCopyWaitsForAHealthyReplacement(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)

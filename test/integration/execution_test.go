@@ -103,6 +103,7 @@ func appliedCondition(ctx context.Context, c client.Client, key types.Namespaced
 // removes only its own copies; workStatus writes the Applied condition and
 // the copies' status once the member's copies show the Work's generation.
 func TestExecutionAndWorkStatus(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)
@@ -344,6 +345,7 @@ func TestExecutionAndWorkStatus(t *testing.T) {
 // into success once the cluster is Ready and the copies show the Work's
 // generation, written by workStatus.
 func TestAppliedRecoversAfterNotReady(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)
@@ -413,6 +415,7 @@ func TestAppliedRecoversAfterNotReady(t *testing.T) {
 // the Work is deleted it is released (Karmada's marks removed), not
 // deleted. An object the Work created is deleted with it.
 func TestOverwriteAdoptsAndReleases(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)
@@ -491,6 +494,7 @@ func TestOverwriteAdoptsAndReleases(t *testing.T) {
 // the one that joined (spec.id is not its kube-system UID) gets no clients:
 // nothing is sent to it.
 func TestNewConnectionsCheckTheClusterIdentity(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)
@@ -521,6 +525,7 @@ func TestNewConnectionsCheckTheClusterIdentity(t *testing.T) {
 // (let go at once, it would leave Karmada's marks on them, and the orphan
 // sweep would delete them).
 func TestPreservedCopiesAreReleased(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)
@@ -592,6 +597,7 @@ func TestPreservedCopiesAreReleased(t *testing.T) {
 // gone; with removal on, what two sweeps in a row find is deleted (or,
 // when adopted, released); objects of an existing Work are left alone.
 func TestOrphanSweep(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)

@@ -103,6 +103,7 @@ func reportHealth(ctx context.Context, t *testing.T, c client.Client, name strin
 // The taint manager, the graceful eviction controller and the scheduler
 // against a real API server.
 func TestTaintEvictionIsGraceful(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client
@@ -305,6 +306,7 @@ func TestTaintEvictionIsGraceful(t *testing.T) {
 // its cluster for longer than tolerationSeconds is moved, with a graceful
 // eviction task carrying the state its statePreservation extracts.
 func TestApplicationFailover(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client

@@ -23,6 +23,7 @@ import (
 // join checks who it talks to, and what it would take over, before it
 // writes any credential.
 func TestJoinChecksBeforeWriting(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	mc := kubernetes.NewForConfigOrDie(member.Config)
@@ -75,6 +76,7 @@ func TestJoinChecksBeforeWriting(t *testing.T) {
 // nothing of the same names that join did not create; with the member out
 // of reach (--force) it says how to remove the credentials later.
 func TestUnjoinRemovesOnlyWhatJoinCreated(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	mc := kubernetes.NewForConfigOrDie(member.Config)

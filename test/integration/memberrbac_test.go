@@ -58,6 +58,7 @@ func as(t *testing.T, member *testenv.Env, token string) kubernetes.Interface {
 // The identity join makes in the member can do what the controllers need
 // and no more, checked with real requests against the member's API server.
 func TestJoinGrantsLeastPrivilege(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	admin := kubernetes.NewForConfigOrDie(member.Config)
@@ -215,6 +216,7 @@ func TestJoinGrantsLeastPrivilege(t *testing.T) {
 // The controller manager renews a member token at 80% of its lifetime, with
 // the token itself, and the new one is stored and works.
 func TestTokenRenewal(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, TokenTTL: join.MinTokenTTL}
@@ -285,6 +287,7 @@ func mustCluster(ctx context.Context, t *testing.T, cp *testenv.Env, name string
 // quota's status as the quota controller would. The e2e suite runs the
 // real one.)
 func TestNamespaceDeletionCountsUnlistedKinds(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	if err := join.Run(ctx, cp.Client, member.Config, join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace,
@@ -372,6 +375,7 @@ func TestNamespaceDeletionCountsUnlistedKinds(t *testing.T) {
 // already included; granting it (joining again with the kind added) lets
 // the same Work apply, with nothing written to it.
 func TestRefusedKindNamesTheGrant(t *testing.T) {
+	t.Parallel()
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, PropagateKinds: []string{"deployments.apps", "configmaps"}}

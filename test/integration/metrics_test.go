@@ -24,6 +24,7 @@ import (
 // authenticates and authorizes (get on the path), as Kubernetes components
 // do; the roles of deploy/rbac grant exactly that.
 func TestMetricsAreAuthenticated(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

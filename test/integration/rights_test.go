@@ -28,6 +28,7 @@ import (
 // granted the adopt verb; the controller manager, with the roles of
 // deploy/rbac, can write the bindings of such policies.
 func TestOverwriteNeedsTheAdoptGrant(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	env.StartWebhook(t)
 	ctx := context.Background()
@@ -128,6 +129,7 @@ func impersonating(t *testing.T, env *testenv.Env, who rest.ImpersonationConfig)
 // namespaces (karmada-es-*) and no other: RBAC cannot say so, the
 // ValidatingAdmissionPolicy shipped with them does.
 func TestControllerManagerDeletesOnlyExecutionNamespaces(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client

@@ -101,6 +101,7 @@ func startScheduler(t *testing.T) (*testenv.Env, context.Context) {
 }
 
 func TestScheduler(t *testing.T) {
+	t.Parallel()
 	env, ctx := startScheduler(t)
 	c := env.Client
 	notReady := corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoSchedule}
@@ -207,6 +208,7 @@ func TestScheduler(t *testing.T) {
 }
 
 func TestSchedulerAddsClustersThatBecomeFeasible(t *testing.T) {
+	t.Parallel()
 	env, ctx := startScheduler(t)
 	c := env.Client
 	readyCluster(ctx, t, c, "member1")

@@ -23,6 +23,7 @@ import (
 // API server holds them, follows changes and deletions, and refuses what it
 // cannot answer with an error naming it.
 func TestTemplateCache(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	c := env.Client
 	var store *templatecache.Store

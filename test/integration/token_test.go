@@ -19,6 +19,7 @@ import (
 // token create writes a bootstrap token Secret as Kubernetes reads it;
 // list shows it; delete takes an id or a whole token.
 func TestBootstrapTokens(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	kc := kubernetes.NewForConfigOrDie(env.Config)

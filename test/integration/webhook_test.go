@@ -24,6 +24,7 @@ import (
 // TestWebhook runs karmada-webhook against a real API server, registered as
 // karmada-local registers it.
 func TestWebhook(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	env.StartWebhook(t)
 	ctx := context.Background()

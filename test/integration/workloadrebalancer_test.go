@@ -24,6 +24,7 @@ import (
 // is reported Failed, the finish time is set once both have a result, and
 // with ttlSecondsAfterFinished the rebalancer is deleted after it.
 func TestWorkloadRebalancer(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	c := env.Client

@@ -19,6 +19,7 @@ import (
 // computation that then finds nothing to change. That skip works only while
 // the API server hands a manifest back as json.Marshal wrote it.
 func TestWorkManifestComesBackAsWritten(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t)
 	ctx := context.Background()
 	createNamespace(ctx, t, env.Client, "karmada-es-member1")

@@ -36,6 +36,7 @@ func earlierWorkName(kind, name, namespace string) string {
 // upgrade and a later change of the template. A template propagated after
 // the upgrade gets Karmada v1.19's name.
 func TestUpgradeKeepsEarlierWorkNames(t *testing.T) {
+	t.Parallel()
 	plane := testenv.Start(t)
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)

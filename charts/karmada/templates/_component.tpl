@@ -50,6 +50,9 @@ spec:
             - /bin/{{ .name }}
             - --kubeconfig=/etc/karmada/config/kubeconfig
             - --leader-elect=true
+            - --leader-elect-lease-duration={{ $root.Values.leaderElection.leaseDuration }}
+            - --leader-elect-renew-deadline={{ $root.Values.leaderElection.renewDeadline }}
+            - --leader-elect-retry-period={{ $root.Values.leaderElection.retryPeriod }}
             - --metrics-bind-address=0.0.0.0:8080
             - --client-ca-file=/etc/karmada/pki/ca.crt
             - --health-probe-bind-address=0.0.0.0:10357

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/leaderfence"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
@@ -165,6 +166,7 @@ func (c *Cache) Get(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Mem
 	// lease (leaderfence; open in a process without an election).
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(leaderfence.Default.Wrap)
+	cfg.Wrap(certexpiry.Wrap(cluster.Name))
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("clients for cluster %s: %w", cluster.Name, err)

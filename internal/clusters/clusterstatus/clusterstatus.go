@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +33,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/estimator"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/metrics"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -102,6 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.Members.Forget(req.Name)
 			r.forget(req.Name)
+			metrics.ForgetCluster(req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -109,6 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !cluster.DeletionTimestamp.IsZero() {
 		r.Members.Forget(cluster.Name)
 		r.forget(cluster.Name)
+		metrics.ForgetCluster(cluster.Name)
 		return ctrl.Result{}, nil
 	}
 	if !clusterclient.Serves(r.Agent, cluster) {
@@ -116,6 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// plane, a push-mode one's.
 		return ctrl.Result{}, nil
 	}
+	start := time.Now()
 
 	status := cluster.Status.DeepCopy()
 	observed, reason, message, member := r.probe(ctx, cluster)
@@ -142,6 +147,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			soon = errors.Is(err, errNotSynced)
 		}
 	}
+	recordStatus(cluster.Name, status)
+	metrics.ClusterSyncStatusDuration.WithLabelValues(cluster.Name).Observe(metrics.Since(start))
 	if !equality.Semantic.DeepEqual(status, &cluster.Status) {
 		patch := client.MergeFrom(cluster.DeepCopy())
 		cluster.Status = *status
@@ -160,6 +167,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		after = notSyncedRetry
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// recordStatus exports a cluster's status as Karmada's cluster_* gauges.
+func recordStatus(name string, status *clusterv1alpha1.ClusterStatus) {
+	ready := 0.0
+	if meta.IsStatusConditionTrue(status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+		ready = 1
+	}
+	metrics.ClusterReadyState.WithLabelValues(name).Set(ready)
+	if n := status.NodeSummary; n != nil {
+		metrics.ClusterNodeNumber.WithLabelValues(name).Set(float64(n.TotalNum))
+		metrics.ClusterReadyNodeNumber.WithLabelValues(name).Set(float64(n.ReadyNum))
+	}
+	if rs := status.ResourceSummary; rs != nil {
+		set := func(g *prometheus.GaugeVec, list corev1.ResourceList, res corev1.ResourceName) {
+			if q, ok := list[res]; ok {
+				g.WithLabelValues(name).Set(q.AsApproximateFloat64())
+			}
+		}
+		set(metrics.ClusterCPUAllocatable, rs.Allocatable, corev1.ResourceCPU)
+		set(metrics.ClusterMemoryAllocatable, rs.Allocatable, corev1.ResourceMemory)
+		set(metrics.ClusterPodAllocatable, rs.Allocatable, corev1.ResourcePods)
+		set(metrics.ClusterCPUAllocated, rs.Allocated, corev1.ResourceCPU)
+		set(metrics.ClusterMemoryAllocated, rs.Allocated, corev1.ResourceMemory)
+		set(metrics.ClusterPodAllocated, rs.Allocated, corev1.ResourcePods)
+	}
 }
 
 // decide says whether the observed status may be written now. A change

@@ -52,7 +52,7 @@ const recheck = time.Minute
 var expiryGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "karmada_cluster_token_expiration_timestamp_seconds",
 	Help: "When the member token of a push-mode cluster expires (Unix seconds); absent for tokens that do not expire.",
-}, []string{"cluster"})
+}, []string{"member_cluster"})
 
 func init() { metrics.Registry.MustRegister(expiryGauge) }
 

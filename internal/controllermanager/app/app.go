@@ -36,6 +36,7 @@ import (
 	"github.com/karmada-go/karmada/internal/failover/taintmanager"
 	"github.com/karmada-go/karmada/internal/failover/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/features"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
@@ -387,6 +388,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	ctrl.SetLogger(klog.NewKlogr())
+	metrics.RegisterControllerManager()
 	log := klog.FromContext(ctx)
 	cfg, err := o.RESTConfig()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -37,6 +38,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
@@ -65,7 +67,48 @@ type Manager struct {
 	limiter *rate.Limiter
 	// clusters reads Clusters without copying them.
 	clusters *clusterready.Clusters
+	// queued holds, per binding, the clusters it is due to be evicted
+	// from (now, or once a toleration runs out): the eviction queue the
+	// metrics count.
+	queued   map[string]queuedEviction
+	queuedMu sync.Mutex
 }
+
+// queuedEviction is a binding waiting to be evicted from clusters.
+type queuedEviction struct {
+	kind     string
+	clusters []string
+}
+
+// queue records what a binding waits to be evicted from (nothing: it left
+// the queue), in karmada_eviction_queue_depth and karmada_eviction_kind_total.
+func (m *Manager) queue(key string, kind string, clusters []string) {
+	m.queuedMu.Lock()
+	defer m.queuedMu.Unlock()
+	if old, ok := m.queued[key]; ok {
+		queueDepth.Dec()
+		for _, c := range old.clusters {
+			metrics.EvictionKindTotal.WithLabelValues(c, old.kind).Dec()
+		}
+		delete(m.queued, key)
+	}
+	if len(clusters) == 0 {
+		return
+	}
+	if m.queued == nil {
+		m.queued = map[string]queuedEviction{}
+	}
+	m.queued[key] = queuedEviction{kind: kind, clusters: clusters}
+	queueDepth.Inc()
+	for _, c := range clusters {
+		metrics.EvictionKindTotal.WithLabelValues(c, kind).Inc()
+	}
+}
+
+// The taint manager's eviction queue, as the metrics name it.
+const queueName = "taint-manager"
+
+var queueDepth = metrics.EvictionQueueDepth.WithLabelValues(queueName)
 
 // SetupWithManager registers one controller per binding kind.
 func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
@@ -98,7 +141,7 @@ func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc: func(event.DeleteEvent) bool { return false },
 			})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(m.Workers, 1)}).
-			Complete(k.Reconciler(m.Client, m.sync, nil)); err != nil {
+			Complete(k.Reconciler(m.Client, m.sync, func(req reconcile.Request) { m.queue(req.String(), "", nil) })); err != nil {
 			return err
 		}
 	}
@@ -145,8 +188,10 @@ func (m *Manager) placedOn(k bindings.Kind) handler.MapFunc {
 func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Binding) (time.Duration, error) {
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() || len(spec.Clusters) == 0 {
+		m.queue(client.ObjectKeyFromObject(obj).String(), "", nil)
 		return 0, nil
 	}
+	start := time.Now()
 	var tolerations []corev1.Toleration
 	if spec.Placement != nil {
 		tolerations = spec.Placement.ClusterTolerations
@@ -154,6 +199,7 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Bind
 	now := m.Clock.Now()
 	type due struct{ cluster, why string }
 	var evict []due
+	var waiting []string
 	var after time.Duration
 	for _, t := range spec.Clusters {
 		// The informer's own Cluster: read, never modified.
@@ -168,6 +214,7 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Bind
 		if !ok {
 			continue
 		}
+		waiting = append(waiting, t.Name)
 		if wait := at.Sub(now); wait > 0 {
 			if after == 0 || wait < after {
 				after = wait
@@ -176,6 +223,7 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Bind
 		}
 		evict = append(evict, due{t.Name, why})
 	}
+	m.queue(client.ObjectKeyFromObject(obj).String(), spec.Resource.Kind, waiting)
 	if len(evict) == 0 {
 		return after, nil
 	}
@@ -215,7 +263,10 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Bind
 			done = append(done, fmt.Sprintf("%s (%s)", e.cluster, e.why))
 		}
 	}
-	if err := m.Client.Patch(ctx, obj, patch); err != nil {
+	err := m.Client.Patch(ctx, obj, patch)
+	metrics.EvictionProcessingTotal.WithLabelValues(queueName, metrics.ResultOf(err)).Inc()
+	metrics.EvictionProcessingLatency.WithLabelValues(queueName).Observe(metrics.Since(start))
+	if err != nil {
 		return 0, fmt.Errorf("evicting from %s: %w", strings.Join(done, ", "), err)
 	}
 	mode := "purge mode " + string(purge)

@@ -5,6 +5,8 @@
 package binding
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,6 +45,7 @@ import (
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/overridemanager"
@@ -130,7 +133,10 @@ func (r *Reconciler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 		if err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
-		return requeue.OnConflict(r.sync(ctx, b))
+		start := time.Now()
+		err = r.sync(ctx, b)
+		metrics.BindingSyncWorkDuration.WithLabelValues(metrics.ResultOf(err)).Observe(metrics.Since(start))
+		return requeue.OnConflict(err)
 	})
 }
 
@@ -372,6 +378,7 @@ func Manifest(template *unstructured.Unstructured, b bindings.Binding, target wo
 	if interpreter.HasReplicas(out.GroupVersionKind().GroupKind()) && spec.Replicas > 0 && divided(spec.Placement) {
 		var err error
 		if out, err = interpreter.ReviseReplicas(out, target.Replicas); err != nil {
+			metrics.InterpreterErrors.WithLabelValues("ReviseReplica").Inc()
 			return WorkManifest{}, err
 		}
 		if out, err = divideCompletions(out, spec.Clusters, target.Name); err != nil {

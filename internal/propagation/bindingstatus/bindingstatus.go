@@ -34,6 +34,7 @@ import (
 	"github.com/karmada-go/karmada/internal/failover/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/jsonvalue"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/settle"
 	"github.com/karmada-go/karmada/internal/requeue"
@@ -340,6 +341,7 @@ func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.Object
 	}
 	next, err := interpreter.AggregateStatus(tmpl, items)
 	if err != nil {
+		metrics.InterpreterErrors.WithLabelValues("AggregateStatus").Inc()
 		return fmt.Errorf("aggregating status of %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	if jsonvalue.Equal(next.Object["status"], tmpl.Object["status"]) {

@@ -16,6 +16,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
@@ -26,6 +27,7 @@ import (
 func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate) error {
 	replicas, requirements, err := interpreter.Replicas(obj)
 	if err != nil {
+		metrics.InterpreterErrors.WithLabelValues("InterpretReplica").Inc()
 		events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the replicas of the template: %v", err)
 		return fmt.Errorf("reading replicas of %s: %w", obj.GetName(), err)
 	}

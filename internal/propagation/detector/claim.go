@@ -1,6 +1,8 @@
 package detector
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
@@ -17,6 +19,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/cache/compactobj"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
@@ -27,7 +30,7 @@ import (
 // cache: a template no policy selects costs no API call, and claiming a new
 // one costs one patch, whose answer is the full object the binding is built
 // from.
-func (d *Detector) reconcile(ctx context.Context, k key) error {
+func (d *Detector) reconcile(ctx context.Context, k key) (err error) {
 	log := klog.FromContext(ctx)
 	ri := d.resource(k)
 	obj, err := d.cachedMeta(k)
@@ -40,6 +43,7 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
+	matchStart := time.Now()
 	pps := &policyv1alpha1.PropagationPolicyList{}
 	if obj.GetNamespace() != "" {
 		if err := d.Client.List(ctx, pps, client.InNamespace(obj.GetNamespace())); err != nil {
@@ -52,6 +56,7 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 	}
 	current, claimed := policymatch.ClaimOf(obj)
 	chosen, ok := policymatch.Choose(current, claimed, policymatch.Candidates(obj, pps.Items, cpps.Items))
+	metrics.ResourceMatchPolicyDuration.Observe(metrics.Since(matchStart))
 	if !ok {
 		if claimed {
 			log.Info("Releasing template: no policy selects it any more")
@@ -65,11 +70,20 @@ func (d *Detector) reconcile(ctx context.Context, k key) error {
 		}
 		return nil
 	}
+	applyStart := time.Now()
+	defer func() {
+		result := metrics.ResultOf(err)
+		metrics.PolicyApplyAttempts.WithLabelValues(result).Inc()
+		metrics.ResourceApplyPolicyDuration.WithLabelValues(result).Observe(metrics.Since(applyStart))
+	}()
 	if err := d.ensurePermanentID(ctx, &chosen); err != nil {
 		return err
 	}
 	preempted := claimed && (current.Namespaced != chosen.Namespaced || current.Name != chosen.Name || current.Namespace != chosen.Namespace)
 	patched, err := d.setClaim(ctx, ri, obj, &chosen)
+	if preempted {
+		metrics.PolicyPreemption.WithLabelValues(metrics.ResultOf(err)).Inc()
+	}
 	if err != nil {
 		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Failed to claim the template for policy %s: %v", chosen.Key(), err)
 		return err

@@ -37,6 +37,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
@@ -163,7 +164,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	start := time.Now()
 	sent, applyErr := r.apply(ctx, member, work)
+	metrics.WorkSyncWorkloadDuration.WithLabelValues(metrics.ResultOf(applyErr)).Observe(metrics.Since(start))
 	if applyErr != nil {
 		events.Warning(r.Recorder, work, events.SyncFailed, "Failed to sync the work to cluster %s: %v", cluster.Name, applyErr)
 	} else if sent > 0 {
@@ -346,6 +349,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		}
 		ctrl.LoggerFrom(ctx).V(4).Info("Applying manifest", "work", klog.KObj(work), "generation", work.Generation, "appliedBefore", applied, "object", objectName(obj), "createOnly", absent)
 		err = r.send(ctx, ri, obj, absent)
+		countSend(m.Name, obj, absent, err)
 		if absent && apierrors.IsConflict(err) {
 			// Something of that name is there after all (not Karmada's, or a
 			// copy the cache has not shown yet): untouched; decide as above.
@@ -357,6 +361,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 				continue
 			}
 			err = r.send(ctx, ri, obj, false)
+			countSend(m.Name, obj, false, err)
 		}
 		if err != nil {
 			errs = append(errs, r.refusal(ctx, m, mapping, fmt.Errorf("applying %s %s: %w", obj.GetKind(), objectName(obj), err)))
@@ -395,6 +400,20 @@ func (r *Reconciler) refusal(ctx context.Context, m *clusterclient.Member, mappi
 // exists, and is ignored when the apply creates the object. One request
 // instead of a read and an apply, and what is in the way is never touched.
 const absentResourceVersion = "9223372036854775807"
+
+// countSend counts a create (createOnly) or update of a member object. A
+// create refused because the object exists is not a failed create: what
+// happens next decides.
+func countSend(cluster string, obj *unstructured.Unstructured, createOnly bool, err error) {
+	if createOnly {
+		if apierrors.IsConflict(err) {
+			return
+		}
+		metrics.CreateResourceToCluster.WithLabelValues(metrics.ResultOf(err), obj.GetAPIVersion(), obj.GetKind(), cluster, "false").Inc()
+		return
+	}
+	metrics.UpdateResourceToCluster.WithLabelValues(metrics.ResultOf(err), obj.GetAPIVersion(), obj.GetKind(), cluster, "updated").Inc()
+}
 
 // send server-side applies the manifest, create-only when absent.
 func (r *Reconciler) send(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, createOnly bool) error {
@@ -665,6 +684,11 @@ func (r *Reconciler) deleteIfOurs(ctx context.Context, m *clusterclient.Member, 
 		}
 	}
 	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrUID(cur.GetUID())}})
+	deleteErr := err
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		deleteErr = nil
+	}
+	metrics.DeleteResourceFromCluster.WithLabelValues(metrics.ResultOf(deleteErr), obj.GetAPIVersion(), obj.GetKind(), m.Name).Inc()
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), objectName(obj), err)
 	}

@@ -45,7 +45,7 @@ const listInterval = 100 * time.Millisecond
 var orphanedGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "karmada_orphaned_member_objects",
 	Help: "Objects marked as Karmada's in a member whose Work no longer exists, at the last sweep.",
-}, []string{"cluster"})
+}, []string{"member_cluster"})
 
 func init() { metrics.Registry.MustRegister(orphanedGauge) }
 

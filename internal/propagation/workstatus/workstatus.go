@@ -35,6 +35,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/settle"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
@@ -264,6 +265,7 @@ func (r *Reconciler) observe(work *workv1alpha1.Work, member *clusterclient.Memb
 			if !st.unobserved {
 				st.status = workv1alpha1.ManifestStatus{Identifier: st.id, Health: interpreter.Health(live)}
 				if st.status.Status, err = interpreter.ReflectStatus(live); err != nil {
+					metrics.InterpreterErrors.WithLabelValues("InterpretStatus").Inc()
 					events.Warning(r.Recorder, work, events.ReflectStatusFailed, "Failed to reflect the status of %s %s: %v", gvk.Kind, live.GetName(), err)
 					return nil, nil, 0, err
 				}

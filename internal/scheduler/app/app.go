@@ -12,6 +12,7 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/features"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
@@ -77,6 +78,7 @@ cluster, to status.placementExplanation (see karmadactl explain-placement).`,
 // Run starts the scheduler and blocks until ctx ends.
 func Run(ctx context.Context, o *Options) error {
 	ctrl.SetLogger(klog.NewKlogr())
+	metrics.RegisterScheduler()
 	fw, err := framework.New(plugins.NewInTreeRegistry(), o.Plugins)
 	if err != nil {
 		return err

@@ -7,10 +7,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/features"
+	"github.com/karmada-go/karmada/internal/metrics"
 )
 
 // Code is the outcome of a plugin call.
@@ -161,12 +165,35 @@ func Enabled(r Registry, spec []string) ([]string, error) {
 // RunFilters returns nil when every filter passes the cluster, else the
 // first failing plugin's status.
 func (f *Framework) RunFilters(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *Status {
+	start := time.Now()
 	for _, p := range f.filters {
-		if s := p.Filter(ctx, spec, cluster); !s.IsSuccess() {
+		ps := time.Now()
+		s := p.Filter(ctx, spec, cluster)
+		observe(metrics.PluginExecutionDuration, s, ps, p.Name(), extensionFilter)
+		if !s.IsSuccess() {
+			observe(metrics.FrameworkExtensionPointDuration, s, start, extensionFilter)
 			return s.WithPlugin(p.Name())
 		}
 	}
+	observe(metrics.FrameworkExtensionPointDuration, nil, start, extensionFilter)
 	return nil
+}
+
+// Extension points, as the metrics name them.
+const (
+	extensionFilter = "Filter"
+	extensionScore  = "Score"
+)
+
+// observe records a plugin's or an extension point's duration: result error
+// when it failed (Error), success when it gave a verdict (Unschedulable
+// included).
+func observe(h *prometheus.HistogramVec, s *Status, start time.Time, labels ...string) {
+	result := metrics.Success
+	if s.Code() == Error {
+		result = metrics.Error
+	}
+	h.WithLabelValues(append(labels, result)...).Observe(metrics.Since(start))
 }
 
 // PluginScores are one cluster's normalised scores, one per score plugin in
@@ -189,17 +216,22 @@ func (p PluginScores) Total(cluster string) int64 {
 // plugin's scores over the clusters (clamping to [MinScore, MaxScore]), and
 // returns them per cluster.
 func (f *Framework) RunScores(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) (PluginScores, *Status) {
+	start := time.Now()
 	out := PluginScores{Scores: make(map[string][]int64, len(clusters))}
 	for _, p := range f.scores {
 		out.Plugins = append(out.Plugins, p.Name())
 		scores := make(map[string]int64, len(clusters))
+		ps := time.Now()
 		for _, c := range clusters {
 			s, st := p.Score(ctx, spec, c)
 			if !st.IsSuccess() {
+				observe(metrics.PluginExecutionDuration, st, ps, p.Name(), extensionScore)
+				observe(metrics.FrameworkExtensionPointDuration, st, start, extensionScore)
 				return PluginScores{}, st.WithPlugin(p.Name())
 			}
 			scores[c.Name] = s
 		}
+		observe(metrics.PluginExecutionDuration, nil, ps, p.Name(), extensionScore)
 		if n, ok := p.(ScoreNormalizer); ok {
 			n.NormalizeScores(scores)
 		}
@@ -207,5 +239,6 @@ func (f *Framework) RunScores(ctx context.Context, spec *workv1alpha2.ResourceBi
 			out.Scores[c.Name] = append(out.Scores[c.Name], min(max(scores[c.Name], MinScore), MaxScore))
 		}
 	}
+	observe(metrics.FrameworkExtensionPointDuration, nil, start, extensionScore)
 	return out, nil
 }

@@ -30,7 +30,9 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
+	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/version"
 	"github.com/karmada-go/karmada/internal/webhook"
@@ -166,6 +168,8 @@ func (r reviews) Allowed(ctx context.Context, user authenticationv1.UserInfo, at
 // Run serves the webhook, metrics and health until ctx ends.
 func Run(ctx context.Context, o *Options) error {
 	ctrl.SetLogger(klog.NewKlogr())
+	metrics.RegisterBuildInfo()
+	certexpiry.File("webhook", certexpiry.Serving, filepath.Join(o.CertDir, o.CertName))
 	log := klog.FromContext(ctx)
 	server := crwebhook.NewServer(crwebhook.Options{
 		Host: o.BindAddress, Port: o.SecurePort, CertDir: o.CertDir, CertName: o.CertName, KeyName: o.KeyName,
@@ -178,6 +182,7 @@ func Run(ctx context.Context, o *Options) error {
 		if cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
 			return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
 		}
+		certexpiry.Config(cli.KarmadaAPIServer, cfg)
 		// Read when a Cluster's id changes, which is rare: no cache.
 		if clusters, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
 			return err
