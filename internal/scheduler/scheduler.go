@@ -152,9 +152,15 @@ func (s *Scheduler) countPending() {
 
 // countIncoming counts the binding events that reach the queue.
 var countIncoming = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Add").Inc(); return true },
-	UpdateFunc:  func(event.UpdateEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Update").Inc(); return true },
-	DeleteFunc:  func(event.DeleteEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Delete").Inc(); return true },
+	CreateFunc: func(event.CreateEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Add").Inc(); return true },
+	UpdateFunc: func(event.UpdateEvent) bool {
+		metrics.QueueIncomingBindings.WithLabelValues("Update").Inc()
+		return true
+	},
+	DeleteFunc: func(event.DeleteEvent) bool {
+		metrics.QueueIncomingBindings.WithLabelValues("Delete").Inc()
+		return true
+	},
 	GenericFunc: func(event.GenericEvent) bool { return true },
 }
 

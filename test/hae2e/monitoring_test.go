@@ -295,4 +295,3 @@ func scrape(ctx context.Context, url string, tlsConfig *tls.Config, token string
 	var p expfmt.TextParser
 	return p.TextToMetricFamilies(resp.Body)
 }
-
