@@ -100,6 +100,10 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		// The grant up was last given stands until another is given.
 		cfg.PropagateKinds, cfg.ClusterAdmin = rec.PropagateKinds, rec.ClusterAdmin
 	}
+	if rec != nil && cfg.CertValidity == 0 && cfg.CAValidity == 0 {
+		// Certificates keep the lifetimes up was last given.
+		cfg.CertValidity, cfg.CAValidity = rec.CertValidity, rec.CAValidity
+	}
 	if rec != nil && len(running) > 0 && !rec.sameFleet(recordOf(cfg)) {
 		return fmt.Errorf("the fleet in %s is running with --members=%d --nodes-per-member=%d --port-base=%d --pull-members=%s --profiling=%t --advertise-address=%s --karmada-kubeconfig=%s --ha=%t; run `karmada-local down` before changing them",
 			cfg.StateDir, rec.Members, rec.NodesPerMember, rec.PortBase, strings.Join(rec.PullMembers, ","), rec.Profiling, rec.AdvertiseAddress, rec.ExternalKarmada, rec.HA)

@@ -20,13 +20,49 @@ import (
 	"time"
 )
 
-// certValidity is how long generated certificates last. Leaf certificates
-// closer than certRenewBefore to expiry are issued again on the next up.
+// Default lifetimes of the certificates karmada-local makes (up's
+// --cert-validity-period and --ca-validity-period), as Karmada's
+// karmadactl init has them.
 const (
-	certValidity    = 365 * 24 * time.Hour
-	caValidity      = 10 * 365 * 24 * time.Hour
-	certRenewBefore = 7 * 24 * time.Hour
+	DefaultCertValidity = 365 * 24 * time.Hour
+	DefaultCAValidity   = 10 * 365 * 24 * time.Hour
+	// maxRenewBefore: a leaf certificate with less than this left (or a
+	// third of its lifetime, when shorter) is issued again by the next
+	// up, before the expiry alert (30 days) would fire.
+	maxRenewBefore = 30 * 24 * time.Hour
+	// backdate is how far before its issue a certificate is valid from,
+	// for clocks a little behind.
+	backdate = time.Hour
 )
+
+// Validity says how long the certificates a CA issues last.
+type Validity struct {
+	// CA is the lifetime of a new CA, Leaf of a new leaf certificate
+	// (zero: the defaults).
+	CA, Leaf time.Duration
+	// Renew issues every leaf certificate Ensure is asked for again, good
+	// or not (karmada-local certs renew).
+	Renew bool
+}
+
+func (v Validity) leaf() time.Duration {
+	if v.Leaf <= 0 {
+		return DefaultCertValidity
+	}
+	return v.Leaf
+}
+
+func (v Validity) ca() time.Duration {
+	if v.CA <= 0 {
+		return DefaultCAValidity
+	}
+	return v.CA
+}
+
+// renewBefore is how close to its expiry a leaf certificate is issued again.
+func (v Validity) renewBefore() time.Duration {
+	return min(maxRenewBefore, v.leaf()/3)
+}
 
 // CA is a certificate authority whose key lives on disk beside its certificate.
 type CA struct {
@@ -35,6 +71,8 @@ type CA struct {
 	CertPEM []byte
 	// Dir is where the CA and the certificates it issues are written.
 	Dir string
+	// validity of what it issues.
+	validity Validity
 }
 
 // CertSpec describes a leaf certificate to issue.
@@ -51,16 +89,22 @@ type CertSpec struct {
 	Client bool
 }
 
-// LoadOrCreateCA loads dir/ca.crt and dir/ca.key, or creates them when both are
-// absent. A half-present or unreadable pair is an error rather than being
-// replaced, since replacing a CA silently invalidates every kubeconfig.
+// LoadOrCreateCA is LoadOrCreateCAWith the default lifetimes.
 func LoadOrCreateCA(dir, commonName string) (*CA, error) {
+	return LoadOrCreateCAWith(dir, commonName, Validity{})
+}
+
+// LoadOrCreateCAWith loads dir/ca.crt and dir/ca.key, or creates them when
+// both are absent. A half-present or unreadable pair is an error rather than
+// being replaced, since replacing a CA silently invalidates every kubeconfig.
+// The CA issues leaf certificates as v says.
+func LoadOrCreateCAWith(dir, commonName string, v Validity) (*CA, error) {
 	certPath, keyPath := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
 	_, certErr := os.Stat(certPath)
 	_, keyErr := os.Stat(keyPath)
 	switch {
 	case certErr == nil && keyErr == nil:
-		return loadCA(dir, certPath, keyPath)
+		return loadCA(dir, certPath, keyPath, v)
 	case errors.Is(certErr, os.ErrNotExist) && errors.Is(keyErr, os.ErrNotExist):
 	default:
 		return nil, fmt.Errorf("certificate authority in %s is incomplete (need both ca.crt and ca.key): the state directory is stale, run `karmada-local down --purge`", dir)
@@ -76,8 +120,8 @@ func LoadOrCreateCA(dir, commonName string) (*CA, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          randomSerial(),
 		Subject:               pkix.Name{CommonName: commonName},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caValidity),
+		NotBefore:             now.Add(-backdate),
+		NotAfter:              now.Add(v.ca()),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -89,10 +133,10 @@ func LoadOrCreateCA(dir, commonName string) (*CA, error) {
 	if err := writeKeyPair(certPath, keyPath, der, key); err != nil {
 		return nil, err
 	}
-	return loadCA(dir, certPath, keyPath)
+	return loadCA(dir, certPath, keyPath, v)
 }
 
-func loadCA(dir, certPath, keyPath string) (*CA, error) {
+func loadCA(dir, certPath, keyPath string, v Validity) (*CA, error) {
 	cert, certPEM, err := readCert(certPath)
 	if err != nil {
 		return nil, err
@@ -104,16 +148,19 @@ func loadCA(dir, certPath, keyPath string) (*CA, error) {
 	if !cert.IsCA {
 		return nil, fmt.Errorf("%s is not a CA certificate: the state directory is stale, run `karmada-local down --purge`", certPath)
 	}
-	return &CA{Cert: cert, Key: key, CertPEM: certPEM, Dir: dir}, nil
+	return &CA{Cert: cert, Key: key, CertPEM: certPEM, Dir: dir, validity: v}, nil
 }
 
 // Ensure returns the paths of a leaf certificate and key issued by the CA,
-// issuing them when they are missing, not signed by this CA, expiring soon, or
-// issued for a different subject or SANs.
+// issuing them when they are missing, not signed by this CA, expiring soon,
+// issued for a different subject or SANs or lifetime, or when the CA renews
+// everything (Validity.Renew). A new pair replaces the old one file by file
+// through a rename, so a process reading them meanwhile sees one or the
+// other whole.
 func (ca *CA) Ensure(spec CertSpec) (certPath, keyPath string, err error) {
 	certPath = filepath.Join(ca.Dir, spec.Name+".crt")
 	keyPath = filepath.Join(ca.Dir, spec.Name+".key")
-	if cert, _, err := readCert(certPath); err == nil && ca.stillGood(cert, spec) {
+	if cert, _, err := readCert(certPath); err == nil && !ca.validity.Renew && ca.stillGood(cert, spec) {
 		if _, err := readKey(keyPath); err == nil {
 			return certPath, keyPath, nil
 		}
@@ -126,8 +173,8 @@ func (ca *CA) Ensure(spec CertSpec) (certPath, keyPath string, err error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: randomSerial(),
 		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(certValidity),
+		NotBefore:    now.Add(-backdate),
+		NotAfter:     now.Add(ca.validity.leaf()),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		IPAddresses:  spec.IPs,
 		DNSNames:     spec.DNS,
@@ -153,7 +200,11 @@ func (ca *CA) stillGood(cert *x509.Certificate, spec CertSpec) bool {
 	if cert.CheckSignatureFrom(ca.Cert) != nil {
 		return false
 	}
-	if time.Until(cert.NotAfter) < certRenewBefore {
+	if time.Until(cert.NotAfter) < ca.validity.renewBefore() {
+		return false
+	}
+	// Issued for another lifetime (up's --cert-validity-period changed).
+	if lifetime := cert.NotAfter.Sub(cert.NotBefore) - backdate; lifetime < ca.validity.leaf()-time.Minute || lifetime > ca.validity.leaf()+time.Minute {
 		return false
 	}
 	if cert.Subject.CommonName != spec.CommonName || !sameStrings(cert.Subject.Organization, spec.Organization) {
@@ -269,11 +320,22 @@ func writeKeyPair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) e
 	}
 	// Write the key first: a certificate without its key is detected as
 	// incomplete, while a key without its certificate is simply re-issued.
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", keyPath, err)
+	// Each file is replaced whole (renamed into place): a running process
+	// that reloads it never reads half of one.
+	if err := writeWhole(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return err
 	}
-	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", certPath, err)
+	return writeWhole(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+}
+
+// writeWhole writes path through a temporary file renamed over it.
+func writeWhole(path string, data []byte, mode os.FileMode) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, mode); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -10,9 +10,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 )
@@ -229,5 +231,102 @@ resources:
 	again, _ := EnsureEncryptionConfig(dir)
 	if second, _ := os.ReadFile(again); string(second) != s {
 		t.Fatal("the configuration changed again")
+	}
+}
+
+// Lifetimes are the configured ones; a certificate issued for another
+// lifetime, or every one when renewing, is issued again; the CA is kept.
+func TestValidity(t *testing.T) {
+	dir := t.TempDir()
+	v := Validity{CA: 48 * time.Hour, Leaf: 3 * time.Hour}
+	ca, err := LoadOrCreateCAWith(dir, "test-ca", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ca.Cert.NotAfter.Sub(ca.Cert.NotBefore) - backdate; got < 48*time.Hour-time.Minute || got > 48*time.Hour+time.Minute {
+		t.Errorf("CA lifetime %s, want 48h", got)
+	}
+	spec := CertSpec{Name: "cli", CommonName: "alice", Client: true}
+	path, _, err := ca.Ensure(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := readCert(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := first.NotAfter.Sub(first.NotBefore) - backdate; got < 3*time.Hour-time.Minute || got > 3*time.Hour+time.Minute {
+		t.Errorf("leaf lifetime %s, want 3h", got)
+	}
+	serial := func() string {
+		t.Helper()
+		c, _, err := readCert(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.SerialNumber.String()
+	}
+	// Kept while good (3 h left is more than a third of 3 h).
+	if _, _, err := ca.Ensure(spec); err != nil || serial() != first.SerialNumber.String() {
+		t.Fatalf("a good certificate was issued again (%v)", err)
+	}
+	// Another lifetime: issued again; the CA stays.
+	longer, err := LoadOrCreateCAWith(dir, "test-ca", Validity{CA: 48 * time.Hour, Leaf: 5 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !longer.Cert.Equal(ca.Cert) {
+		t.Fatal("a new lifetime replaced the CA")
+	}
+	if _, _, err := longer.Ensure(spec); err != nil || serial() == first.SerialNumber.String() {
+		t.Fatalf("a certificate issued for 3h was kept under a 5h lifetime (%v)", err)
+	}
+	// Renew: issued again although good.
+	kept := serial()
+	renew, err := LoadOrCreateCAWith(dir, "test-ca", Validity{CA: 48 * time.Hour, Leaf: 5 * time.Hour, Renew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := renew.Ensure(spec); err != nil || serial() == kept {
+		t.Fatalf("renew kept the certificate (%v)", err)
+	}
+	// Renewed before the expiry alert: 30 days of a year, a third of less.
+	for _, c := range []struct{ leaf, want time.Duration }{
+		{365 * 24 * time.Hour, 30 * 24 * time.Hour}, {0, 30 * 24 * time.Hour}, {3 * time.Hour, time.Hour},
+	} {
+		if got := (Validity{Leaf: c.leaf}).renewBefore(); got != c.want {
+			t.Errorf("renewBefore with a %s lifetime: %s, want %s", c.leaf, got, c.want)
+		}
+	}
+}
+
+func TestResidual(t *testing.T) {
+	for d, want := range map[time.Duration]string{-time.Minute: "expired", 0: "expired", 30 * time.Minute: "30m", 5 * time.Hour: "5h", 400 * 24 * time.Hour: "400d"} {
+		if got := residual(d); got != want {
+			t.Errorf("residual(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+func TestCertificateUsers(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", certificate-authority: /pki/ca.crt}}]
+users: [{name: u, user: {client-certificate: /pki/u.crt, client-key: /pki/u.key}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users := certificateUsers([]*Step{
+		{Name: "a", Binary: "x", Args: []string{"--tls-cert-file=/pki/srv.crt", "--kubeconfig=" + kc}},
+		{Name: "b", Binary: "x", Args: []string{"--cert-dir=/pki", "--tls-cert-file-name=hook.crt", "--etcd-cafile=/pki/ca.crt"}},
+		{Name: "task", Args: []string{"--tls-cert-file=/pki/srv.crt"}},
+	})
+	want := map[string][]string{"/pki/srv.crt": {"a"}, "/pki/u.crt": {"a"}, "/pki/ca.crt": {"a", "b"}, "/pki/hook.crt": {"b"}}
+	if !reflect.DeepEqual(users, want) {
+		t.Errorf("users %v, want %v", users, want)
 	}
 }

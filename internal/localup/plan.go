@@ -80,7 +80,22 @@ type Config struct {
 	// members, two karmada-apiservers and two karmada-webhooks behind
 	// haproxy, two leader-elected replicas of every controller.
 	HA bool
+	// CertValidity and CAValidity are the lifetimes of the certificates
+	// and CAs karmada-local makes (zero: DefaultCertValidity and
+	// DefaultCAValidity). A certificate issued for another lifetime is
+	// issued again by the next up; a CA is kept (replacing it would
+	// invalidate every kubeconfig).
+	CertValidity, CAValidity time.Duration
+	// renew issues every leaf certificate again (certs renew).
+	renew bool
 }
+
+// validity is how the fleet's CAs issue certificates.
+func (c Config) validity() Validity {
+	return Validity{CA: c.CAValidity, Leaf: c.CertValidity, Renew: c.renew}
+}
+
+func (c Config) caValidityOrDefault() time.Duration { return c.validity().ca() }
 
 // address is where the fleet's API servers listen.
 func (c Config) address() string {
@@ -113,6 +128,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--kubeconfig must not be empty")
 	case c.ClusterAdmin && len(c.PropagateKinds) > 0:
 		return fmt.Errorf("--propagate-kinds and --cluster-admin: choose one (--cluster-admin grants every kind)")
+	case c.CertValidity != 0 && c.CertValidity < time.Hour:
+		return fmt.Errorf("--cert-validity-period=%s: must be at least 1h", c.CertValidity)
+	case c.CAValidity != 0 && c.CAValidity < time.Hour:
+		return fmt.Errorf("--ca-validity-period=%s: must be at least 1h", c.CAValidity)
+	case c.CertValidity != 0 && c.CertValidity > c.caValidityOrDefault():
+		return fmt.Errorf("--cert-validity-period=%s: must not exceed the CAs' lifetime (--ca-validity-period=%s): a certificate cannot outlive its CA", c.CertValidity, c.caValidityOrDefault())
 	case c.HA && c.ExternalKarmada != "":
 		return fmt.Errorf("--ha with --karmada-kubeconfig: the control plane runs elsewhere, so there is none here to make highly available")
 	case c.ExternalKarmada != "" && c.Members == 0:
@@ -276,7 +297,7 @@ var loopback = []net.IP{net.ParseIP("127.0.0.1")}
 
 // prepare creates (or reuses) every certificate, key and component kubeconfig.
 func (f *fleet) prepare() error {
-	ca, err := LoadOrCreateCA(filepath.Join(f.cfg.StateDir, "etcd", "pki"), "karmada-local-etcd-ca")
+	ca, err := LoadOrCreateCAWith(filepath.Join(f.cfg.StateDir, "etcd", "pki"), "karmada-local-etcd-ca", f.cfg.validity())
 	if err != nil {
 		return err
 	}
@@ -309,7 +330,7 @@ func (f *fleet) prepare() error {
 
 func (f *fleet) prepareCluster(c *cluster) error {
 	pki := filepath.Join(c.dir, "pki")
-	ca, err := LoadOrCreateCA(pki, c.name+"-ca")
+	ca, err := LoadOrCreateCAWith(pki, c.name+"-ca", f.cfg.validity())
 	if err != nil {
 		return err
 	}
@@ -332,7 +353,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		return err
 	}
 	// The aggregation layer's front proxy: its own CA, as kubeadm sets it up.
-	fp, err := LoadOrCreateCA(filepath.Join(pki, "front-proxy"), c.name+"-front-proxy-ca")
+	fp, err := LoadOrCreateCAWith(filepath.Join(pki, "front-proxy"), c.name+"-front-proxy-ca", f.cfg.validity())
 	if err != nil {
 		return err
 	}

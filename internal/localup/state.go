@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // stateVersion is the layout version of the state directory. A directory
@@ -37,6 +38,10 @@ type stateRecord struct {
 	ExternalKarmadaContext string `json:"externalKarmadaContext,omitempty"`
 	// HA is up's --ha.
 	HA bool `json:"ha,omitempty"`
+	// CertValidity and CAValidity are up's --cert-validity-period and
+	// --ca-validity-period, kept as PropagateKinds is (0: the defaults).
+	CertValidity time.Duration `json:"certValidity,omitempty"`
+	CAValidity   time.Duration `json:"caValidity,omitempty"`
 }
 
 // recordOf is what up records of cfg.
@@ -44,7 +49,8 @@ func recordOf(cfg Config) stateRecord {
 	return stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase,
 		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling,
 		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin,
-		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext, HA: cfg.HA}
+		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext, HA: cfg.HA,
+		CertValidity: cfg.CertValidity, CAValidity: cfg.CAValidity}
 }
 
 // config is the configuration of the recorded fleet.
@@ -52,7 +58,8 @@ func (r stateRecord) config(stateDir, binDir string) Config {
 	return Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
 		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling,
 		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin,
-		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext, HA: r.HA}
+		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext, HA: r.HA,
+		CertValidity: r.CertValidity, CAValidity: r.CAValidity}
 }
 
 // sameFleet reports whether two records describe the same processes with

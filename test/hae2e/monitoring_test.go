@@ -21,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -77,6 +78,19 @@ func TestMonitoringMetricsAreExported(t *testing.T) {
 		}
 	}
 	testenv.Eventually(t, time.Minute, "the probe ConfigMap in both members", copies(true))
+	// An update, for the update counters.
+	if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"a":"c"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Minute, "the update in both members", func(ctx context.Context) error {
+		for _, m := range members {
+			got, err := kube(t, m).CoreV1().ConfigMaps(ns).Get(ctx, "probe", metav1.GetOptions{})
+			if err != nil || got.Data["a"] != "c" {
+				return fmt.Errorf("%s: %v %v", m, got.Data, err)
+			}
+		}
+		return nil
+	})
 	if err := c.Delete(ctx, cm); err != nil {
 		t.Fatal(err)
 	}

@@ -181,10 +181,10 @@ func recordStatus(name string, status *clusterv1alpha1.ClusterStatus) {
 		metrics.ClusterReadyNodeNumber.WithLabelValues(name).Set(float64(n.ReadyNum))
 	}
 	if rs := status.ResourceSummary; rs != nil {
+		// What no pod requests is allocated at 0 (absent from the list).
 		set := func(g *prometheus.GaugeVec, list corev1.ResourceList, res corev1.ResourceName) {
-			if q, ok := list[res]; ok {
-				g.WithLabelValues(name).Set(q.AsApproximateFloat64())
-			}
+			q := list[res]
+			g.WithLabelValues(name).Set(q.AsApproximateFloat64())
 		}
 		set(metrics.ClusterCPUAllocatable, rs.Allocatable, corev1.ResourceCPU)
 		set(metrics.ClusterMemoryAllocatable, rs.Allocatable, corev1.ResourceMemory)

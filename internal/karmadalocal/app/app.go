@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +53,7 @@ Everything listens on 127.0.0.1 with TLS; nothing is downloaded.`,
 		"directory holding certificates, etcd data, logs and pids (env KARMADA_LOCAL_STATE_DIR)")
 	cmd.PersistentFlags().StringVar(&g.binDir, "bin-dir", defaultBinDir(),
 		"directory holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g), newHostCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g), newCertsCommand(g), newHostCommand(g))
 	return cmd
 }
 
@@ -101,6 +102,13 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 				}
 				cfg.ExternalKarmada = abs
 			}
+			// Lifetimes not given keep what up was last given (0).
+			if !cmd.Flags().Changed("cert-validity-period") {
+				cfg.CertValidity = 0
+			}
+			if !cmd.Flags().Changed("ca-validity-period") {
+				cfg.CAValidity = 0
+			}
 			if !cmd.Flags().Changed("pull-members") && cfg.Members >= 3 {
 				// As Karmada's own local setup: member3 in pull mode.
 				cfg.PullMembers = []string{localup.MemberName(3)}
@@ -119,6 +127,8 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address the API servers listen at and are reached at (default 127.0.0.1); the host cluster's node address lets its pods reach the members")
 	cmd.Flags().StringVar(&cfg.ExternalKarmada, "karmada-kubeconfig", "", "kubeconfig of a Karmada control plane running elsewhere (on a host cluster): start no control plane, and join or register the members there")
 	cmd.Flags().StringVar(&cfg.ExternalKarmadaContext, "karmada-context", "", "context of --karmada-kubeconfig (default: its current context)")
+	cmd.Flags().DurationVar(&cfg.CertValidity, "cert-validity-period", localup.DefaultCertValidity, "lifetime of the certificates karmada-local issues (each one issued for another lifetime is issued again; kept by later ups without the flag)")
+	cmd.Flags().DurationVar(&cfg.CAValidity, "ca-validity-period", localup.DefaultCAValidity, "lifetime of a new CA (an existing CA is kept: replacing it would invalidate every kubeconfig)")
 	cmd.Flags().StringSliceVar(&cfg.PullMembers, "pull-members", nil, "members registered in pull mode (karmadactl register) and served by a karmada-agent process; the others are joined in push mode (default member3 when the fleet has three members or more; --pull-members= for none)")
 	return cmd
 }
@@ -275,5 +285,56 @@ all of that member's processes.`,
 	}
 	restart.Flags().BoolVar(&restartKill, "kill", false, "send SIGKILL at once instead of SIGTERM with a grace period")
 	cmd.AddCommand(stop, start, restart)
+	return cmd
+}
+
+func newCertsCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "certs",
+		Short: "List the fleet's certificates with their expiry, or renew them in place",
+	}
+	var output string
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "List every certificate of the fleet: its expiry, time left, CA and the processes that use it",
+		Example: `  karmada-local certs check
+  karmada-local certs check -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "" && output != "json" {
+				return fmt.Errorf("--output=%q: must be json, or empty for a table", output)
+			}
+			certs, err := localup.Certificates(g.stateDir, g.binDir)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(certs)
+			}
+			localup.PrintCertificates(cmd.OutOrStdout(), certs)
+			return nil
+		},
+	}
+	check.Flags().StringVarP(&output, "output", "o", "", "output format: json (default: a table)")
+	opts := localup.RenewOptions{}
+	renew := &cobra.Command{
+		Use:   "renew",
+		Short: "Issue every certificate of the fleet again while it runs; no process is restarted",
+		Long: `Issue every leaf certificate of the fleet again, with the lifetime up was
+given (--cert-validity-period), and write the kubeconfig's admin credentials.
+The CAs are kept, so every certificate they signed before stays trusted until
+it expires. Running processes read their renewed files themselves: the command
+waits until every server presents its new certificate. Clients pick up their
+renewed client certificates as they reconnect (within five minutes).`,
+		Example: `  karmada-local certs renew`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return localup.RenewCertificates(cmd.Context(), g.stateDir, g.binDir, opts, cmd.OutOrStdout())
+		},
+	}
+	renew.Flags().DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long to wait for every server to present its renewed certificate")
+	cmd.AddCommand(check, renew)
 	return cmd
 }
