@@ -384,7 +384,16 @@ certs: {auto: {expiry: 48h, caExpiry: 240h, hosts: [karmada.example.com, 10.1.2.
 			t.Fatalf("%s: %v", secret, err)
 		}
 		ctx := kc.Contexts[kc.CurrentContext]
-		c := cert(t, kc.AuthInfos[ctx.AuthInfo].ClientCertificateData)
+		data := kc.AuthInfos[ctx.AuthInfo].ClientCertificateData
+		if secret != "karmada-kubeconfig" {
+			// A component's certificate is a file beside its kubeconfig,
+			// read again after a renewal.
+			if ai := kc.AuthInfos[ctx.AuthInfo]; ai.ClientCertificate != "/etc/karmada/config/tls.crt" || ai.ClientKey != "/etc/karmada/config/tls.key" || len(data) > 0 {
+				t.Errorf("%s: client certificate %q key %q (embedded %d bytes), want the files tls.crt and tls.key beside the kubeconfig", secret, ai.ClientCertificate, ai.ClientKey, len(data))
+			}
+			data = o.secret(t, secret).Data["tls.crt"]
+		}
+		c := cert(t, data)
 		if c.Subject.CommonName != user || len(c.Subject.Organization) != 0 {
 			t.Errorf("%s: user %q groups %v, want %q and no group (system:masters least of all)", secret, c.Subject.CommonName, c.Subject.Organization, user)
 		}

@@ -293,6 +293,12 @@ func TestComponentsHoldOnlyTheirOwnRights(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(s.Data["tls.crt"]) > 0 {
+			// A component's certificate: the files beside its kubeconfig
+			// in its pod.
+			cfg.CertFile, cfg.KeyFile = "", ""
+			cfg.CertData, cfg.KeyData = s.Data["tls.crt"], s.Data["tls.key"]
+		}
 		// The in-cluster name is for pods; the test dials the node port.
 		cfg.Host = "https://" + nodeIP + ":" + nodePort
 		kc, err := kubernetes.NewForConfig(cfg)

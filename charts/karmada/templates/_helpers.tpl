@@ -182,8 +182,13 @@ clusters:
 users:
   - name: {{ .user }}
     user:
+      {{- if .dir }}
+      client-certificate: {{ .dir }}/tls.crt
+      client-key: {{ .dir }}/tls.key
+      {{- else }}
       client-certificate-data: {{ .cert | b64enc }}
       client-key-data: {{ .key | b64enc }}
+      {{- end }}
 contexts:
   - name: karmada-apiserver
     context:
