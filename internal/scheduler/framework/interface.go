@@ -128,7 +128,33 @@ type Registry map[string]Factory
 type Framework struct {
 	filters []FilterPlugin
 	scores  []ScorePlugin
+	// filterTimes and scoreTimes time each plugin (the observers resolved
+	// once: a cycle calls them per cluster).
+	filterTimes, scoreTimes []timer
 }
+
+// timer observes a duration under a result label resolved in advance.
+type timer struct{ success, failure prometheus.Observer }
+
+func newTimer(h *prometheus.HistogramVec, labels ...string) timer {
+	return timer{success: h.WithLabelValues(append(labels, metrics.Success)...), failure: h.WithLabelValues(append(labels, metrics.Error)...)}
+}
+
+// observe records the time since start: failure when the status is Error,
+// success when the plugin gave a verdict (Unschedulable included).
+func (t timer) observe(s *Status, start time.Time) {
+	if s.Code() == Error {
+		t.failure.Observe(metrics.Since(start))
+		return
+	}
+	t.success.Observe(metrics.Since(start))
+}
+
+// The extension points' timers.
+var (
+	filterPoint = newTimer(metrics.FrameworkExtensionPointDuration, "Filter")
+	scorePoint  = newTimer(metrics.FrameworkExtensionPointDuration, "Score")
+)
 
 // New builds the plugins of the registry that enabled selects, in name order.
 // enabled follows the --plugins syntax: "*" for all, "name", "-name".
@@ -145,9 +171,11 @@ func New(r Registry, enabled []string) (*Framework, error) {
 		}
 		if fp, ok := p.(FilterPlugin); ok {
 			f.filters = append(f.filters, fp)
+			f.filterTimes = append(f.filterTimes, newTimer(metrics.PluginExecutionDuration, n, "Filter"))
 		}
 		if sp, ok := p.(ScorePlugin); ok {
 			f.scores = append(f.scores, sp)
+			f.scoreTimes = append(f.scoreTimes, newTimer(metrics.PluginExecutionDuration, n, "Score"))
 		}
 	}
 	return f, nil
@@ -166,34 +194,19 @@ func Enabled(r Registry, spec []string) ([]string, error) {
 // first failing plugin's status.
 func (f *Framework) RunFilters(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster *clusterv1alpha1.Cluster) *Status {
 	start := time.Now()
-	for _, p := range f.filters {
+	for i, p := range f.filters {
 		ps := time.Now()
 		s := p.Filter(ctx, spec, cluster)
-		observe(metrics.PluginExecutionDuration, s, ps, p.Name(), extensionFilter)
+		if i < len(f.filterTimes) {
+			f.filterTimes[i].observe(s, ps)
+		}
 		if !s.IsSuccess() {
-			observe(metrics.FrameworkExtensionPointDuration, s, start, extensionFilter)
+			filterPoint.observe(s, start)
 			return s.WithPlugin(p.Name())
 		}
 	}
-	observe(metrics.FrameworkExtensionPointDuration, nil, start, extensionFilter)
+	filterPoint.observe(nil, start)
 	return nil
-}
-
-// Extension points, as the metrics name them.
-const (
-	extensionFilter = "Filter"
-	extensionScore  = "Score"
-)
-
-// observe records a plugin's or an extension point's duration: result error
-// when it failed (Error), success when it gave a verdict (Unschedulable
-// included).
-func observe(h *prometheus.HistogramVec, s *Status, start time.Time, labels ...string) {
-	result := metrics.Success
-	if s.Code() == Error {
-		result = metrics.Error
-	}
-	h.WithLabelValues(append(labels, result)...).Observe(metrics.Since(start))
 }
 
 // PluginScores are one cluster's normalised scores, one per score plugin in
@@ -218,20 +231,24 @@ func (p PluginScores) Total(cluster string) int64 {
 func (f *Framework) RunScores(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) (PluginScores, *Status) {
 	start := time.Now()
 	out := PluginScores{Scores: make(map[string][]int64, len(clusters))}
-	for _, p := range f.scores {
+	for i, p := range f.scores {
 		out.Plugins = append(out.Plugins, p.Name())
 		scores := make(map[string]int64, len(clusters))
 		ps := time.Now()
 		for _, c := range clusters {
 			s, st := p.Score(ctx, spec, c)
 			if !st.IsSuccess() {
-				observe(metrics.PluginExecutionDuration, st, ps, p.Name(), extensionScore)
-				observe(metrics.FrameworkExtensionPointDuration, st, start, extensionScore)
+				if i < len(f.scoreTimes) {
+					f.scoreTimes[i].observe(st, ps)
+				}
+				scorePoint.observe(st, start)
 				return PluginScores{}, st.WithPlugin(p.Name())
 			}
 			scores[c.Name] = s
 		}
-		observe(metrics.PluginExecutionDuration, nil, ps, p.Name(), extensionScore)
+		if i < len(f.scoreTimes) {
+			f.scoreTimes[i].observe(nil, ps)
+		}
 		if n, ok := p.(ScoreNormalizer); ok {
 			n.NormalizeScores(scores)
 		}
@@ -239,6 +256,6 @@ func (f *Framework) RunScores(ctx context.Context, spec *workv1alpha2.ResourceBi
 			out.Scores[c.Name] = append(out.Scores[c.Name], min(max(scores[c.Name], MinScore), MaxScore))
 		}
 	}
-	observe(metrics.FrameworkExtensionPointDuration, nil, start, extensionScore)
+	scorePoint.observe(nil, start)
 	return out, nil
 }
