@@ -10,33 +10,17 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
-)
 
-// Certificate is one certificate of the fleet, as certs check lists it.
-type Certificate struct {
-	// Path is the file, relative to the state directory.
-	Path     string    `json:"path"`
-	Subject  string    `json:"subject"`
-	Issuer   string    `json:"issuer"`
-	CA       bool      `json:"ca,omitempty"`
-	NotAfter time.Time `json:"notAfter"`
-	// Residual is the time left; negative once expired.
-	Residual time.Duration `json:"residual"`
-	// UsedBy are the processes that read it (through a flag or a
-	// kubeconfig they are given); the user's kubeconfig holds the admin
-	// certificates embedded.
-	UsedBy []string `json:"usedBy,omitempty"`
-}
+	"github.com/karmada-go/karmada/internal/certexpiry"
+)
 
 // Certificates lists every certificate of the fleet in stateDir, CAs first,
 // each with the processes that use it.
-func Certificates(stateDir, binDir string) ([]Certificate, error) {
+func Certificates(stateDir, binDir string) ([]certexpiry.Certificate, error) {
 	f, err := fleetFromState(stateDir, binDir)
 	if err != nil {
 		return nil, err
@@ -46,7 +30,7 @@ func Certificates(stateDir, binDir string) ([]Certificate, error) {
 		return nil, err
 	}
 	users := certificateUsers(steps)
-	var out []Certificate
+	var out []certexpiry.Certificate
 	now := time.Now()
 	err = filepath.WalkDir(stateDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".crt") {
@@ -57,8 +41,7 @@ func Certificates(stateDir, binDir string) ([]Certificate, error) {
 			return nil // not a certificate file of ours
 		}
 		rel, _ := filepath.Rel(stateDir, path)
-		c := Certificate{Path: rel, Subject: cert.Subject.CommonName, Issuer: cert.Issuer.CommonName, CA: cert.IsCA,
-			NotAfter: cert.NotAfter, Residual: cert.NotAfter.Sub(now).Round(time.Minute), UsedBy: users[path]}
+		c := certexpiry.Describe(rel, cert, now, users[path])
 		switch {
 		case strings.HasSuffix(path, filepath.Join("pki", "admin.crt")):
 			c.UsedBy = append(c.UsedBy, "kubeconfig "+f.cfg.Kubeconfig)
@@ -71,12 +54,7 @@ func Certificates(stateDir, binDir string) ([]Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].CA != out[j].CA {
-			return out[i].CA
-		}
-		return out[i].Path < out[j].Path
-	})
+	certexpiry.Sort(out)
 	return out, nil
 }
 
@@ -133,37 +111,6 @@ func certificateUsers(steps []*Step) map[string][]string {
 		}
 	}
 	return users
-}
-
-// PrintCertificates writes the table certs check shows.
-func PrintCertificates(out io.Writer, certs []Certificate) {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CERTIFICATE\tSUBJECT\tEXPIRES\tRESIDUAL TIME\tCERTIFICATE AUTHORITY\tUSED BY")
-	for _, c := range certs {
-		issuer := c.Issuer
-		if c.CA {
-			issuer = "(CA)"
-		}
-		used := strings.Join(c.UsedBy, ", ")
-		if used == "" {
-			used = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Path, c.Subject, c.NotAfter.UTC().Format("Jan 02, 2006 15:04 MST"), residual(c.Residual), issuer, used)
-	}
-	_ = tw.Flush()
-}
-
-// residual is kubeadm's way of showing time left: 364d, 23h, or expired.
-func residual(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "expired"
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dm", int(d.Minutes()))
 }
 
 // RenewOptions are certs renew's.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
+
+	"github.com/karmada-go/karmada/internal/certexpiry"
 )
 
 func TestCAIssuesVerifiableServingAndClientCerts(t *testing.T) {
@@ -302,7 +304,7 @@ func TestValidity(t *testing.T) {
 
 func TestResidual(t *testing.T) {
 	for d, want := range map[time.Duration]string{-time.Minute: "expired", 0: "expired", 30 * time.Minute: "30m", 5 * time.Hour: "5h", 400 * 24 * time.Hour: "400d"} {
-		if got := residual(d); got != want {
+		if got := certexpiry.Residual(d); got != want {
 			t.Errorf("residual(%s) = %s, want %s", d, got, want)
 		}
 	}

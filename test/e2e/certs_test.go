@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -143,7 +144,7 @@ func TestRenewCertificatesWhilePropagating(t *testing.T) {
 	if err != nil {
 		t.Fatalf("karmada-local certs check: %v\n%s", err, out)
 	}
-	var certs []localup.Certificate
+	var certs []certexpiry.Certificate
 	if err := json.Unmarshal([]byte(out), &certs); err != nil {
 		t.Fatalf("certs check -o json: %v\n%s", err, out)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/karmadactl/certs"
 	"github.com/karmada-go/karmada/internal/karmadactl/cmdinit"
 	"github.com/karmada-go/karmada/internal/karmadactl/cordon"
 	"github.com/karmada-go/karmada/internal/karmadactl/explain"
@@ -56,6 +57,7 @@ func NewCommand(name string) *cobra.Command {
 		setup.NewCommand(g),
 		cmdinit.NewInitCommand(g),
 		cmdinit.NewDeinitCommand(g),
+		certs.NewCommand(g),
 	)
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/version"
@@ -313,7 +314,7 @@ func newCertsCommand(g *globalOptions) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(certs)
 			}
-			localup.PrintCertificates(cmd.OutOrStdout(), certs)
+			certexpiry.Print(cmd.OutOrStdout(), certs)
 			return nil
 		},
 	}
