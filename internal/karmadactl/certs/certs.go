@@ -160,7 +160,7 @@ func Check(ctx context.Context, kc kubernetes.Interface, namespace string, now t
 		}
 		cfg, err := clientcmd.Load(s.Data["kubeconfig"])
 		if err != nil {
-			return nil, fmt.Errorf("Secret %s/%s: %w", namespace, name, err)
+			return nil, fmt.Errorf("the kubeconfig in Secret %s/%s: %w", namespace, name, err)
 		}
 		for _, ai := range cfg.AuthInfos {
 			if len(ai.ClientCertificateData) > 0 {
