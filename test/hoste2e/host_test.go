@@ -289,15 +289,21 @@ func TestComponentsHoldOnlyTheirOwnRights(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data["kubeconfig"])
+		kcfg, err := clientcmd.Load(s.Data["kubeconfig"])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(s.Data["tls.crt"]) > 0 {
 			// A component's certificate: the files beside its kubeconfig
-			// in its pod.
-			cfg.CertFile, cfg.KeyFile = "", ""
-			cfg.CertData, cfg.KeyData = s.Data["tls.crt"], s.Data["tls.key"]
+			// in its pod, here from the Secret.
+			for _, ai := range kcfg.AuthInfos {
+				ai.ClientCertificate, ai.ClientKey = "", ""
+				ai.ClientCertificateData, ai.ClientKeyData = s.Data["tls.crt"], s.Data["tls.key"]
+			}
+		}
+		cfg, err := clientcmd.NewDefaultClientConfig(*kcfg, &clientcmd.ConfigOverrides{}).ClientConfig()
+		if err != nil {
+			t.Fatal(err)
 		}
 		// The in-cluster name is for pods; the test dials the node port.
 		cfg.Host = "https://" + nodeIP + ":" + nodePort
