@@ -89,7 +89,7 @@ func Run(ctx context.Context, cfg Config) error {
 	metrics.RegisterAgent()
 	// The control plane's serving certificate, as the agent sees it.
 	cfg.Karmada = rest.CopyConfig(cfg.Karmada)
-	cfg.Karmada.Wrap(certexpiry.Wrap("karmada-apiserver"))
+	cfg.Karmada.Wrap(certexpiry.Wrap(certexpiry.KarmadaAPIServer))
 	log := klog.FromContext(ctx).WithValues("cluster", cfg.ClusterName)
 	mc, err := kubernetes.NewForConfig(cfg.Member)
 	if err != nil {

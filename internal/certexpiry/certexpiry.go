@@ -8,19 +8,19 @@
 package certexpiry
 
 import (
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
+
+// KarmadaAPIServer names the control plane's API server in the metric.
+const KarmadaAPIServer = "karmada-apiserver"
 
 // Usages, the usage label's values.
 const (
@@ -47,9 +47,15 @@ type collector struct {
 }
 
 var (
-	c        = &collector{files: map[fileKey]struct{}{}, fixed: map[fileKey]time.Time{}}
-	register sync.Once
+	c            = &collector{files: map[fileKey]struct{}{}, fixed: map[fileKey]time.Time{}}
+	registerOnce sync.Once
 )
+
+// registered returns the collector, registered the first time.
+func registered() *collector {
+	registerOnce.Do(func() { metrics.Registry.MustRegister(c) })
+	return c
+}
 
 // File exports the expiry of the first certificate in path under name and
 // usage (empty path: nothing). A file that cannot be read is left out of
@@ -58,7 +64,7 @@ func File(name, usage, path string) {
 	if path == "" {
 		return
 	}
-	register.Do(func() { metrics.Registry.MustRegister(c) })
+	c := registered()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.files[fileKey{name, usage, path}] = struct{}{}
@@ -85,21 +91,20 @@ func data(name, usage string, pemData []byte) {
 	if len(pemData) == 0 {
 		return
 	}
-	cert, err := First(pemData)
+	certs, err := certutil.ParseCertsPEM(pemData)
 	if err != nil {
 		return
 	}
-	register.Do(func() { metrics.Registry.MustRegister(c) })
+	c := registered()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.fixed[fileKey{name: name, usage: usage}] = cert.NotAfter
+	c.fixed[fileKey{name: name, usage: usage}] = certs[0].NotAfter
 }
 
 // Wrap returns rt recording the serving certificate of every TLS response
 // under peer name (usage Peer).
 func Wrap(name string) func(http.RoundTripper) http.RoundTripper {
-	register.Do(func() { metrics.Registry.MustRegister(c) })
-	v, _ := c.peers.LoadOrStore(name, &atomic.Int64{})
+	v, _ := registered().peers.LoadOrStore(name, &atomic.Int64{})
 	notAfter := v.(*atomic.Int64)
 	return func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripper{next: rt, notAfter: notAfter}
@@ -136,8 +141,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.mu.Unlock()
 	for _, k := range files {
-		if t, err := NotAfter(k.path); err == nil {
-			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(t.Unix()), k.name, k.usage)
+		if certs, err := certutil.CertsFromFile(k.path); err == nil {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(certs[0].NotAfter.Unix()), k.name, k.usage)
 		}
 	}
 	c.peers.Range(func(name, v any) bool {
@@ -147,32 +152,3 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		return true
 	})
 }
-
-// NotAfter reads the first PEM certificate of path and returns its expiry.
-func NotAfter(path string) (time.Time, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return time.Time{}, err
-	}
-	cert, err := First(data)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return cert.NotAfter, nil
-}
-
-// First parses the first PEM certificate of data.
-func First(data []byte) (*x509.Certificate, error) {
-	for {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			return nil, errNoCertificate
-		}
-		if block.Type == "CERTIFICATE" {
-			return x509.ParseCertificate(block.Bytes)
-		}
-	}
-}
-
-var errNoCertificate = errors.New("no PEM certificate")

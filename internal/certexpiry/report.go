@@ -2,6 +2,7 @@ package certexpiry
 
 import (
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -39,6 +40,25 @@ func Sort(certs []Certificate) {
 		}
 		return certs[i].Path < certs[j].Path
 	})
+}
+
+// CheckOutput validates a `certs check` command's --output.
+func CheckOutput(output string) error {
+	if output != "" && output != "json" {
+		return fmt.Errorf("--output=%q: must be json, or empty for a table", output)
+	}
+	return nil
+}
+
+// Write writes certs as output says: json, or (empty) a table.
+func Write(out io.Writer, certs []Certificate, output string) error {
+	if output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(certs)
+	}
+	Print(out, certs)
+	return nil
 }
 
 // Print writes the table, as kubeadm's `certs check-expiration` shows one.

@@ -100,10 +100,6 @@ func (o *ManagerOptions) Validate() error {
 	return o.Metrics.Validate()
 }
 
-// KarmadaAPIServer names the control plane's API server in the certificate
-// expiry metric.
-const KarmadaAPIServer = "karmada-apiserver"
-
 // RESTConfig loads the karmada-apiserver's configuration from --kubeconfig
 // when given (and only from it), else in-cluster or $KUBECONFIG, with the
 // flags' QPS and burst.
@@ -118,7 +114,7 @@ func (o *ManagerOptions) RESTConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("no --kubeconfig and no in-cluster or $KUBECONFIG configuration: %w", err)
 	}
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
-	certexpiry.Config(KarmadaAPIServer, cfg)
+	certexpiry.Config(certexpiry.KarmadaAPIServer, cfg)
 	return cfg, nil
 }
 

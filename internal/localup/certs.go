@@ -32,14 +32,7 @@ func Certificates(stateDir, binDir string) ([]certexpiry.Certificate, error) {
 	users := certificateUsers(steps)
 	var out []certexpiry.Certificate
 	now := time.Now()
-	err = filepath.WalkDir(stateDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".crt") {
-			return err
-		}
-		cert, _, err := readCert(path)
-		if err != nil {
-			return nil // not a certificate file of ours
-		}
+	err = eachCertificate(stateDir, func(path string, cert *x509.Certificate) {
 		rel, _ := filepath.Rel(stateDir, path)
 		c := certexpiry.Describe(rel, cert, now, users[path])
 		switch {
@@ -49,13 +42,26 @@ func Certificates(stateDir, binDir string) ([]certexpiry.Certificate, error) {
 			c.UsedBy = append(c.UsedBy, "karmada-local (etcd users and roles)")
 		}
 		out = append(out, c)
-		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	certexpiry.Sort(out)
 	return out, nil
+}
+
+// eachCertificate calls fn with every certificate file (*.crt) under dir;
+// a file that holds no certificate is not one of ours and is passed over.
+func eachCertificate(dir string, fn func(path string, cert *x509.Certificate)) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".crt") {
+			return err
+		}
+		if cert, _, err := readCert(path); err == nil {
+			fn(path, cert)
+		}
+		return nil
+	})
 }
 
 // certificateUsers maps each certificate file to the processes that read
@@ -148,14 +154,10 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 	// The serial numbers of the certificates issued now: what each server
 	// must present.
 	renewed := map[string]bool{}
-	err = filepath.WalkDir(stateDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".crt") {
-			return err
-		}
-		if cert, _, err := readCert(path); err == nil && !cert.IsCA && !cert.NotBefore.Before(began.Add(-backdate-time.Second)) {
+	err = eachCertificate(stateDir, func(_ string, cert *x509.Certificate) {
+		if !cert.IsCA && !cert.NotBefore.Before(began.Add(-backdate-time.Second)) {
 			renewed[cert.SerialNumber.String()] = true
 		}
-		return nil
 	})
 	if err != nil {
 		return err

@@ -5,9 +5,7 @@ package certs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/cli"
@@ -53,8 +52,8 @@ For the local fleet, karmada-local certs check and certs renew.`,
   karmadactl certs check --kubeconfig ~/.kube/host.config -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Output != "" && o.Output != "json" {
-				return fmt.Errorf("--output=%q: must be json, or empty for a table", o.Output)
+			if err := certexpiry.CheckOutput(o.Output); err != nil {
+				return err
 			}
 			cfg, err := cli.LoadConfig(g.Kubeconfig, o.Context)
 			if err != nil {
@@ -68,7 +67,7 @@ For the local fleet, karmada-local certs check and certs renew.`,
 			if err != nil {
 				return err
 			}
-			return write(cmd.OutOrStdout(), certs, o.Output)
+			return certexpiry.Write(cmd.OutOrStdout(), certs, o.Output)
 		},
 	}
 	f := check.Flags()
@@ -77,16 +76,6 @@ For the local fleet, karmada-local certs check and certs renew.`,
 	f.StringVarP(&o.Output, "output", "o", "", "output format: json (default: a table)")
 	cmd.AddCommand(check)
 	return cmd
-}
-
-func write(out io.Writer, certs []certexpiry.Certificate, output string) error {
-	if output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(certs)
-	}
-	certexpiry.Print(out, certs)
-	return nil
 }
 
 // usedBy says which components use each certificate of karmada-cert, by
@@ -123,11 +112,11 @@ func Check(ctx context.Context, kc kubernetes.Interface, namespace string, now t
 	}
 	var out []certexpiry.Certificate
 	add := func(where string, data []byte, users []string) error {
-		cert, err := certexpiry.First(data)
+		certs, err := certutil.ParseCertsPEM(data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		out = append(out, certexpiry.Describe(where, cert, now, users))
+		out = append(out, certexpiry.Describe(where, certs[0], now, users))
 		return nil
 	}
 	keys := make([]string, 0, len(secret.Data))

@@ -97,13 +97,13 @@ func TestCheckListsEveryCertificateOfTheChart(t *testing.T) {
 		t.Errorf("CAs are not listed first: %+v", certs[0])
 	}
 	var table, js bytes.Buffer
-	if err := write(&table, certs, ""); err != nil {
+	if err := certexpiry.Write(&table, certs, ""); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(table.String(), "RESIDUAL TIME") || !strings.Contains(table.String(), "karmada-apiserver (serving)") {
 		t.Errorf("table:\n%s", table.String())
 	}
-	if err := write(&js, certs, "json"); err != nil {
+	if err := certexpiry.Write(&js, certs, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var back []certexpiry.Certificate

@@ -302,20 +302,14 @@ func newCertsCommand(g *globalOptions) *cobra.Command {
   karmada-local certs check -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "" && output != "json" {
-				return fmt.Errorf("--output=%q: must be json, or empty for a table", output)
+			if err := certexpiry.CheckOutput(output); err != nil {
+				return err
 			}
 			certs, err := localup.Certificates(g.stateDir, g.binDir)
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(certs)
-			}
-			certexpiry.Print(cmd.OutOrStdout(), certs)
-			return nil
+			return certexpiry.Write(cmd.OutOrStdout(), certs, output)
 		},
 	}
 	check.Flags().StringVarP(&output, "output", "o", "", "output format: json (default: a table)")

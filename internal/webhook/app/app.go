@@ -182,7 +182,7 @@ func Run(ctx context.Context, o *Options) error {
 		if cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
 			return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
 		}
-		certexpiry.Config(cli.KarmadaAPIServer, cfg)
+		certexpiry.Config(certexpiry.KarmadaAPIServer, cfg)
 		// Read when a Cluster's id changes, which is rare: no cache.
 		if clusters, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
 			return err
