@@ -152,17 +152,19 @@ func (s *Scheduler) countPending() {
 
 // countIncoming counts the binding events that reach the queue.
 var countIncoming = predicate.Funcs{
-	CreateFunc: func(event.CreateEvent) bool { metrics.QueueIncomingBindings.WithLabelValues("Add").Inc(); return true },
-	UpdateFunc: func(event.UpdateEvent) bool {
-		metrics.QueueIncomingBindings.WithLabelValues("Update").Inc()
-		return true
-	},
-	DeleteFunc: func(event.DeleteEvent) bool {
-		metrics.QueueIncomingBindings.WithLabelValues("Delete").Inc()
-		return true
-	},
+	CreateFunc:  func(event.CreateEvent) bool { incomingAdd.Inc(); return true },
+	UpdateFunc:  func(event.UpdateEvent) bool { incomingUpdate.Inc(); return true },
+	DeleteFunc:  func(event.DeleteEvent) bool { incomingDelete.Inc(); return true },
 	GenericFunc: func(event.GenericEvent) bool { return true },
 }
+
+// The incoming bindings' counters, resolved once (every event counts).
+var (
+	incomingAdd            = metrics.QueueIncomingBindings.WithLabelValues("Add")
+	incomingUpdate         = metrics.QueueIncomingBindings.WithLabelValues("Update")
+	incomingDelete         = metrics.QueueIncomingBindings.WithLabelValues("Delete")
+	incomingClusterChanged = metrics.QueueIncomingBindings.WithLabelValues("ClusterChanged")
+)
 
 func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -501,7 +503,7 @@ func (s *Scheduler) unscheduledBindings(k bindings.Kind) handler.MapFunc {
 		for _, b := range list {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.Object)})
 		}
-		metrics.QueueIncomingBindings.WithLabelValues("ClusterChanged").Add(float64(len(out)))
+		incomingClusterChanged.Add(float64(len(out)))
 		return out
 	}
 }

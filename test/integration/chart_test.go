@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,20 +141,7 @@ func TestChartObjectsAreAcceptedByARealAPIServer(t *testing.T) {
 func TestChartUpgradeKeepsCertificates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testenv.StartMember(t)
-	kc, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	getter := getterFor(t, env.Config)
-	ch, err := helmchart.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := helmchart.Options{Getter: getter, Namespace: helmchart.DefaultNamespace, Release: helmchart.DefaultRelease, CreateNamespace: true, Timeout: time.Minute}
-	if _, err := helmchart.Apply(ctx, ch, map[string]any{}, o); err != nil {
-		t.Fatal(err)
-	}
+	kc, ch, o := installChart(ctx, t)
 	first := certSecret(ctx, t, kc)
 	rel, err := helmchart.Apply(ctx, ch, map[string]any{"certs": map[string]any{"auto": map[string]any{"hosts": []any{"karmada.example.com"}}}}, o)
 	if err != nil {
@@ -246,6 +234,27 @@ func TestChartUpgradeKeepsCertificates(t *testing.T) {
 	}
 }
 
+// installChart installs the chart with its defaults on an API server of the
+// test's own, and returns a client of it, the chart and the options to
+// upgrade it with.
+func installChart(ctx context.Context, t *testing.T) (kubernetes.Interface, *chart.Chart, helmchart.Options) {
+	t.Helper()
+	env := testenv.StartMember(t)
+	kc, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := helmchart.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := helmchart.Options{Getter: getterFor(t, env.Config), Namespace: helmchart.DefaultNamespace, Release: helmchart.DefaultRelease, CreateNamespace: true, Timeout: time.Minute}
+	if _, err := helmchart.Apply(ctx, ch, map[string]any{}, o); err != nil {
+		t.Fatal(err)
+	}
+	return kc, ch, o
+}
+
 func certSecret(ctx context.Context, t *testing.T, kc kubernetes.Interface) map[string][]byte {
 	t.Helper()
 	s, err := kc.CoreV1().Secrets(helmchart.DefaultNamespace).Get(ctx, "karmada-cert", metav1.GetOptions{})
@@ -303,21 +312,9 @@ func lenOr(l metav1.ListInterface, err error) (int, error) {
 func TestChartRenewsCertificates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testenv.StartMember(t)
-	kc, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := helmchart.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := helmchart.Options{Getter: getterFor(t, env.Config), Namespace: helmchart.DefaultNamespace, Release: helmchart.DefaultRelease, CreateNamespace: true, Timeout: time.Minute}
+	kc, ch, o := installChart(ctx, t)
 	renewal := func(token string) map[string]any {
 		return map[string]any{"certs": map[string]any{"auto": map[string]any{"renewal": token}}}
-	}
-	if _, err := helmchart.Apply(ctx, ch, map[string]any{}, o); err != nil {
-		t.Fatal(err)
 	}
 	clientCert := func() []byte {
 		s, err := kc.CoreV1().Secrets(helmchart.DefaultNamespace).Get(ctx, "karmada-controller-manager-kubeconfig", metav1.GetOptions{})
