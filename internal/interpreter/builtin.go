@@ -1,5 +1,11 @@
 package interpreter
 
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+)
+
 // The fields of each workload's status that members report and that add up
 // over clusters.
 var (
@@ -25,7 +31,7 @@ var builtin = Registry{
 		ReviseReplica:      reviseSpecReplicas,
 		ReflectStatus:      pickStatus(reflected(deploymentSummed)...),
 		AggregateStatus:    sumStatus(observedGeneration, deploymentSummed...),
-		Health:             deploymentHealth,
+		Health:             infallible(deploymentHealth),
 		Dependencies:       podDependencies("spec", "template", "spec"),
 		ObservesGeneration: true,
 	},
@@ -34,7 +40,7 @@ var builtin = Registry{
 		ReviseReplica:      reviseSpecReplicas,
 		ReflectStatus:      pickStatus(reflected(statefulSetSummed)...),
 		AggregateStatus:    sumStatus(observedGeneration, statefulSetSummed...),
-		Health:             statefulSetHealth,
+		Health:             infallible(statefulSetHealth),
 		Dependencies:       podDependencies("spec", "template", "spec"),
 		ObservesGeneration: true,
 	},
@@ -43,7 +49,7 @@ var builtin = Registry{
 		ReviseReplica:      reviseSpecReplicas,
 		ReflectStatus:      pickStatus(reflected(replicaSetSummed)...),
 		AggregateStatus:    sumStatus(observedGeneration, replicaSetSummed...),
-		Health:             replicaSetHealth,
+		Health:             infallible(replicaSetHealth),
 		Dependencies:       podDependencies("spec", "template", "spec"),
 		ObservesGeneration: true,
 	},
@@ -51,7 +57,7 @@ var builtin = Registry{
 		// Every node runs one: nothing to divide.
 		ReflectStatus:      pickStatus(reflected(daemonSetSummed)...),
 		AggregateStatus:    sumStatus(observedGeneration, daemonSetSummed...),
-		Health:             daemonSetHealth,
+		Health:             infallible(daemonSetHealth),
 		Dependencies:       podDependencies("spec", "template", "spec"),
 		ObservesGeneration: true,
 	},
@@ -65,26 +71,31 @@ var builtin = Registry{
 	{Kind: "Pod"}: {
 		GetReplicas:     podReplicas("spec"),
 		AggregateStatus: aggregatePod,
-		Health:          podHealth,
+		Health:          infallible(podHealth),
 		Dependencies:    podDependencies("spec"),
 	},
 	{Kind: "Service"}: {
 		AggregateStatus: aggregateService,
-		Health:          serviceHealth,
+		Health:          infallible(serviceHealth),
 		Prune:           pruneService,
 	},
 	{Group: "networking.k8s.io", Kind: "Ingress"}: {
 		AggregateStatus: aggregateIngress,
-		Health:          ingressHealth,
+		Health:          infallible(ingressHealth),
 	},
 	{Group: "policy", Kind: "PodDisruptionBudget"}: {
 		AggregateStatus: sumStatus(disruptedPods, pdbSummed...),
-		Health:          pdbHealth,
+		Health:          infallible(pdbHealth),
 	},
 	{Kind: "PersistentVolumeClaim"}: {
-		Health: pvcHealth,
+		Health: infallible(pvcHealth),
 	},
 	{Kind: "ServiceAccount"}: {
 		Prune: pruneServiceAccount,
 	},
+}
+
+// infallible adapts a health judgement that cannot fail.
+func infallible(f func(*unstructured.Unstructured) workv1alpha1.ResourceHealth) func(*unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
+	return func(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) { return f(obj), nil }
 }

@@ -23,74 +23,81 @@ func podDependencies(podSpecPath ...string) func(*unstructured.Unstructured) ([]
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"spec": m}, pod); err != nil {
 			return nil, fmt.Errorf("pod spec: %w", err)
 		}
-		set := map[DependentObject]bool{}
-		add := func(kind, name string) {
-			if name != "" {
-				set[DependentObject{APIVersion: "v1", Kind: kind, Namespace: obj.GetNamespace(), Name: name}] = true
-			}
-		}
-		spec := &pod.Spec
-		for _, v := range spec.Volumes {
-			if v.ConfigMap != nil {
-				add("ConfigMap", v.ConfigMap.Name)
-			}
-			if v.Secret != nil {
-				add("Secret", v.Secret.SecretName)
-			}
-			if v.PersistentVolumeClaim != nil {
-				add("PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName)
-			}
-			if v.Projected != nil {
-				for _, s := range v.Projected.Sources {
-					if s.ConfigMap != nil {
-						add("ConfigMap", s.ConfigMap.Name)
-					}
-					if s.Secret != nil {
-						add("Secret", s.Secret.Name)
-					}
-				}
-			}
-		}
-		var containers []corev1.Container
-		containers = append(containers, spec.InitContainers...)
-		containers = append(containers, spec.Containers...)
-		for _, c := range containers {
-			for _, e := range c.EnvFrom {
-				if e.ConfigMapRef != nil {
-					add("ConfigMap", e.ConfigMapRef.Name)
-				}
-				if e.SecretRef != nil {
-					add("Secret", e.SecretRef.Name)
-				}
-			}
-			for _, e := range c.Env {
-				if e.ValueFrom == nil {
-					continue
-				}
-				if e.ValueFrom.ConfigMapKeyRef != nil {
-					add("ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name)
-				}
-				if e.ValueFrom.SecretKeyRef != nil {
-					add("Secret", e.ValueFrom.SecretKeyRef.Name)
-				}
-			}
-		}
-		for _, s := range spec.ImagePullSecrets {
-			add("Secret", s.Name)
-		}
-		if sa := spec.ServiceAccountName; sa != "default" {
-			add("ServiceAccount", sa)
-		}
-		out := make([]DependentObject, 0, len(set))
-		for d := range set {
-			out = append(out, d)
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].Kind != out[j].Kind {
-				return out[i].Kind < out[j].Kind
-			}
-			return out[i].Name < out[j].Name
-		})
-		return out, nil
+		return PodSpecDependencies(&pod.Spec, obj.GetNamespace()), nil
 	}
+}
+
+// PodSpecDependencies lists what pods of spec need in their namespace: the
+// ConfigMaps, Secrets and PersistentVolumeClaims they mount or read, and
+// their ServiceAccount (other than "default", which every namespace has),
+// sorted by kind and name.
+func PodSpecDependencies(spec *corev1.PodSpec, namespace string) []DependentObject {
+	set := map[DependentObject]bool{}
+	add := func(kind, name string) {
+		if name != "" {
+			set[DependentObject{APIVersion: "v1", Kind: kind, Namespace: namespace, Name: name}] = true
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.ConfigMap != nil {
+			add("ConfigMap", v.ConfigMap.Name)
+		}
+		if v.Secret != nil {
+			add("Secret", v.Secret.SecretName)
+		}
+		if v.PersistentVolumeClaim != nil {
+			add("PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName)
+		}
+		if v.Projected != nil {
+			for _, s := range v.Projected.Sources {
+				if s.ConfigMap != nil {
+					add("ConfigMap", s.ConfigMap.Name)
+				}
+				if s.Secret != nil {
+					add("Secret", s.Secret.Name)
+				}
+			}
+		}
+	}
+	var containers []corev1.Container
+	containers = append(containers, spec.InitContainers...)
+	containers = append(containers, spec.Containers...)
+	for _, c := range containers {
+		for _, e := range c.EnvFrom {
+			if e.ConfigMapRef != nil {
+				add("ConfigMap", e.ConfigMapRef.Name)
+			}
+			if e.SecretRef != nil {
+				add("Secret", e.SecretRef.Name)
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if e.ValueFrom.ConfigMapKeyRef != nil {
+				add("ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name)
+			}
+			if e.ValueFrom.SecretKeyRef != nil {
+				add("Secret", e.ValueFrom.SecretKeyRef.Name)
+			}
+		}
+	}
+	for _, s := range spec.ImagePullSecrets {
+		add("Secret", s.Name)
+	}
+	if sa := spec.ServiceAccountName; sa != "default" {
+		add("ServiceAccount", sa)
+	}
+	out := make([]DependentObject, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
 }

@@ -11,6 +11,10 @@
 package interpreter
 
 import (
+	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sync/atomic"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,11 +37,29 @@ const (
 	OpInterpretStatus     Operation = "InterpretStatus"
 	OpInterpretHealth     Operation = "InterpretHealth"
 	OpInterpretDependency Operation = "InterpretDependency"
+	OpInterpretComponent  Operation = "InterpretComponent"
 	OpPrune               Operation = "Prune"
 )
 
 // Operations lists every operation.
-var Operations = []Operation{OpInterpretReplica, OpReviseReplica, OpRetain, OpAggregateStatus, OpInterpretStatus, OpInterpretHealth, OpInterpretDependency, OpPrune}
+var Operations = []Operation{OpInterpretReplica, OpReviseReplica, OpRetain, OpAggregateStatus, OpInterpretStatus, OpInterpretHealth, OpInterpretDependency, OpInterpretComponent, OpPrune}
+
+// Error is the failure of an operation answered by a customization or a
+// webhook: which one, which operation, and why. Callers keep what they had
+// (the last good status, replicas or copy) and say so on the binding.
+type Error struct {
+	// Source names what answered: "ResourceInterpreterCustomization/<name>"
+	// or "ResourceInterpreterWebhookConfiguration/<name>/<webhook>".
+	Source    string
+	Operation Operation
+	Err       error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s, operation %s: %v", e.Source, e.Operation, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // DependentObject is an object a workload needs in the member where it runs
 // (a ConfigMap its pods mount, say).
@@ -46,6 +68,9 @@ type DependentObject struct {
 	Kind       string
 	Namespace  string
 	Name       string
+	// LabelSelector selects the objects when Name is empty (from a
+	// customization or webhook; the built-in kinds name theirs).
+	LabelSelector *metav1.LabelSelector
 }
 
 // Kind is what is known of one GroupKind, one function per operation. A nil
@@ -73,10 +98,15 @@ type Kind struct {
 	// there is none).
 	ReflectStatus func(obj *unstructured.Unstructured) (*runtime.RawExtension, error)
 	// Health (InterpretHealth) judges a member copy. Default: Unknown.
-	Health func(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth
+	Health func(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error)
 	// Dependencies (InterpretDependency) lists the objects a workload needs
 	// in its member. Default: none.
 	Dependencies func(obj *unstructured.Unstructured) ([]DependentObject, error)
+	// GetComponents (InterpretComponent) lists the components of a workload
+	// made of several pod templates, each with its replicas and what one
+	// needs. When defined, the binding carries components instead of
+	// replicas. Default: none.
+	GetComponents func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error)
 	// Prune removes the kind's control-plane fields from a copy of a
 	// template, after the metadata and status every kind loses. Default:
 	// nothing more.
@@ -103,6 +133,8 @@ func (k *Kind) has(op Operation) bool {
 		return k.Health != nil
 	case OpInterpretDependency:
 		return k.Dependencies != nil
+	case OpInterpretComponent:
+		return k.GetComponents != nil
 	case OpPrune:
 		return k.Prune != nil
 	}
@@ -137,6 +169,18 @@ func New(layers ...Layer) *Interpreter {
 
 // Default is the interpreter of the built-in registry alone.
 var Default = New()
+
+// active is what the package's functions answer from: Default until a
+// binary installs its own (with customizations and webhooks) with Use.
+var active atomic.Pointer[Interpreter]
+
+func init() { active.Store(Default) }
+
+// Use makes in the interpreter the package's functions answer from.
+func Use(in *Interpreter) { active.Store(in) }
+
+// Active returns the interpreter the package's functions answer from.
+func Active() *Interpreter { return active.Load() }
 
 // kind returns the entry that answers op for gk, or nil for the default.
 func (in *Interpreter) kind(gk schema.GroupKind, op Operation) *Kind {
@@ -215,11 +259,25 @@ func (in *Interpreter) ReflectStatus(obj *unstructured.Unstructured) (*runtime.R
 }
 
 // Health judges a member object's health from its status.
-func (in *Interpreter) Health(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+func (in *Interpreter) Health(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
 	if k := in.kind(groupKind(obj), OpInterpretHealth); k != nil {
 		return k.Health(obj)
 	}
-	return workv1alpha1.ResourceUnknownHealth
+	return workv1alpha1.ResourceUnknownHealth, nil
+}
+
+// HasComponents reports whether the kind's workloads are described by
+// components (InterpretComponent).
+func (in *Interpreter) HasComponents(gk schema.GroupKind) bool {
+	return in.kind(gk, OpInterpretComponent) != nil
+}
+
+// Components lists a workload's components; nil for kinds without.
+func (in *Interpreter) Components(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
+	if k := in.kind(groupKind(obj), OpInterpretComponent); k != nil {
+		return k.GetComponents(obj)
+	}
+	return nil, nil
 }
 
 // Dependencies lists the objects a workload needs in its member.
@@ -263,43 +321,62 @@ func (in *Interpreter) Unobserved(obj *unstructured.Unstructured) bool {
 	return observed < obj.GetGeneration()
 }
 
-// The package's functions answer from Default.
+// The package's functions answer from the active interpreter (Use).
 
-// HasReplicas is Default.HasReplicas.
-func HasReplicas(gk schema.GroupKind) bool { return Default.HasReplicas(gk) }
+// HasReplicas is Active().HasReplicas.
+func HasReplicas(gk schema.GroupKind) bool { return Active().HasReplicas(gk) }
 
-// Replicas is Default.Replicas.
+// Replicas is Active().Replicas.
 func Replicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-	return Default.Replicas(obj)
+	return Active().Replicas(obj)
 }
 
-// ReviseReplicas is Default.ReviseReplicas.
+// ReviseReplicas is Active().ReviseReplicas.
 func ReviseReplicas(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
-	return Default.ReviseReplicas(obj, replicas)
+	return Active().ReviseReplicas(obj, replicas)
 }
 
-// AggregateStatus is Default.AggregateStatus.
+// AggregateStatus is Active().AggregateStatus.
 func AggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
-	return Default.AggregateStatus(template, items)
+	return Active().AggregateStatus(template, items)
 }
 
-// ReflectStatus is Default.ReflectStatus.
+// ReflectStatus is Active().ReflectStatus.
 func ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
-	return Default.ReflectStatus(obj)
+	return Active().ReflectStatus(obj)
 }
 
-// Health is Default.Health.
-func Health(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth { return Default.Health(obj) }
+// Health is Active().Health.
+func Health(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
+	return Active().Health(obj)
+}
 
-// Dependencies is Default.Dependencies.
+// Dependencies is Active().Dependencies.
 func Dependencies(obj *unstructured.Unstructured) ([]DependentObject, error) {
-	return Default.Dependencies(obj)
+	return Active().Dependencies(obj)
 }
 
-// Prune is Default.Prune.
+// Prune is Active().Prune.
 func Prune(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	return Default.Prune(obj)
+	return Active().Prune(obj)
 }
 
-// Unobserved is Default.Unobserved.
-func Unobserved(obj *unstructured.Unstructured) bool { return Default.Unobserved(obj) }
+// Unobserved is Active().Unobserved.
+func Unobserved(obj *unstructured.Unstructured) bool { return Active().Unobserved(obj) }
+
+// HasComponents is Active().HasComponents.
+func HasComponents(gk schema.GroupKind) bool { return Active().HasComponents(gk) }
+
+// Components is Active().Components.
+func Components(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
+	return Active().Components(obj)
+}
+
+// Retain is Active().Retain.
+func Retain(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return Active().Retain(desired, observed)
+}
+
+// HasRetain reports whether a layer in front of the built-in registry
+// defines Retain for the kind (built-in kinds need none: see Kind.Retain).
+func HasRetain(gk schema.GroupKind) bool { return Active().kind(gk, OpRetain) != nil }

@@ -12,10 +12,10 @@ import (
 )
 
 // Every built-in entry defines at least one operation, and the operation
-// list is Karmada's seven plus Prune.
+// list is Karmada's eight (InterpretComponent since 1.16) plus Prune.
 func TestBuiltinRegistry(t *testing.T) {
-	if len(Operations) != 8 {
-		t.Errorf("%d operations, want 8", len(Operations))
+	if len(Operations) != 9 {
+		t.Errorf("%d operations, want 9", len(Operations))
 	}
 	for gk, k := range builtin {
 		any := false
@@ -55,13 +55,15 @@ status: {observedGeneration: 1, updatedReplicas: 3, availableReplicas: 3}
 `)
 	deployGK := schema.GroupKind{Group: "apps", Kind: "Deployment"}
 	custom := Registry{deployGK: {
-		Health: func(*unstructured.Unstructured) workv1alpha1.ResourceHealth { return workv1alpha1.ResourceUnhealthy },
+		Health: func(*unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
+			return workv1alpha1.ResourceUnhealthy, nil
+		},
 	}}
 	in := New(custom)
-	if got := in.Health(deploy); got != workv1alpha1.ResourceUnhealthy {
+	if got, _ := in.Health(deploy); got != workv1alpha1.ResourceUnhealthy {
 		t.Errorf("health %s: the layer's InterpretHealth should win", got)
 	}
-	if got := Default.Health(deploy); got != workv1alpha1.ResourceHealthy {
+	if got, _ := Default.Health(deploy); got != workv1alpha1.ResourceHealthy {
 		t.Errorf("built-in health %s, want Healthy", got)
 	}
 	if n, _, err := in.Replicas(deploy); err != nil || n != 3 {
@@ -93,7 +95,7 @@ status: {observedGeneration: 1, updatedReplicas: 3, availableReplicas: 3}
 	if err != nil || !cmp.Equal(agg.Object, cm.Object) {
 		t.Errorf("default AggregateStatus changed the template: %v (%v)", agg.Object, err)
 	}
-	if h := in.Health(cm); h != workv1alpha1.ResourceUnknownHealth {
+	if h, _ := in.Health(cm); h != workv1alpha1.ResourceUnknownHealth {
 		t.Errorf("default health %s, want Unknown", h)
 	}
 	if deps, err := in.Dependencies(cm); deps != nil || err != nil {

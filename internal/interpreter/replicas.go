@@ -52,11 +52,11 @@ func withRequirements(obj *unstructured.Unstructured, replicas int64, podSpecPat
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"spec": spec}, pod); err != nil {
 		return 0, nil, fmt.Errorf("pod spec: %w", err)
 	}
-	return int32(replicas), requirementsOf(&pod.Spec, obj.GetNamespace()), nil
+	return int32(replicas), RequirementsOf(&pod.Spec, obj.GetNamespace()), nil
 }
 
-// requirementsOf is what one pod of spec needs from a cluster.
-func requirementsOf(spec *corev1.PodSpec, namespace string) *workv1alpha2.ReplicaRequirements {
+// RequirementsOf is what one pod of spec needs from a cluster.
+func RequirementsOf(spec *corev1.PodSpec, namespace string) *workv1alpha2.ReplicaRequirements {
 	req := &workv1alpha2.ReplicaRequirements{Namespace: namespace, PriorityClassName: spec.PriorityClassName}
 	requests := PodRequests(spec)
 	if len(requests) > 0 {

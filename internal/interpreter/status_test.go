@@ -196,7 +196,7 @@ func TestHealth(t *testing.T) {
 		{"configmap unknown", `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`, workv1alpha1.ResourceUnknownHealth},
 	}
 	for _, c := range cases {
-		if got := Health(obj(t, c.yaml)); got != c.want {
+		if got, err := Health(obj(t, c.yaml)); err != nil || got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -265,7 +265,7 @@ func TestAggregatePodDisruptionBudget(t *testing.T) {
 	}{{st(2, 1, 2, 1, nil), workv1alpha1.ResourceHealthy}, {st(0, 1, 2, 0, nil), workv1alpha1.ResourceUnhealthy}} {
 		o := obj(t, pdb)
 		o.Object["status"] = c.status
-		if got := Health(o); got != c.want {
+		if got, _ := Health(o); got != c.want {
 			t.Errorf("health of %v = %s, want %s", c.status, got, c.want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	appsv1alpha1 "github.com/karmada-go/karmada/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
@@ -23,6 +24,7 @@ func init() {
 	utilruntime.Must(apiextensionsv1.AddToScheme(Scheme))
 	utilruntime.Must(appsv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(clusterv1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(configv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(policyv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(workv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(workv1alpha2.AddToScheme(Scheme))

@@ -7,6 +7,7 @@ package workstatus
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -181,9 +182,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	states, used, wait, err := r.observe(work, member)
-	if err != nil || wait > 0 {
+	if err != nil || (wait > 0 && wait < interpretRetry) {
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
+	// retry: a manifest's status could not be interpreted (see observe).
+	retry := wait
 	// Types the Work no longer has (its manifests changed) are released.
 	member.Retain(req.NamespacedName, used...)
 
@@ -192,10 +195,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.progress.LastWrite(req.NamespacedName).At, r.settle(), now)
 	switch v.action {
 	case leave:
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	case same:
 		r.progress.EndWait(req.NamespacedName)
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	case hold:
 		return ctrl.Result{RequeueAfter: v.wait}, nil
 	}
@@ -223,7 +226,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if v.markApplied {
 		r.progress.EndWait(req.NamespacedName)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: retry}, nil
 }
 
 // observe reads, from the member's shared informers, what the member shows
@@ -263,17 +266,50 @@ func (r *Reconciler) observe(work *workv1alpha1.Work, member *clusterclient.Memb
 			st.stamped = workv1alpha1.AppliedFromGeneration(live.GetAnnotations(), work.Generation)
 			st.unobserved = interpreter.Unobserved(live)
 			if !st.unobserved {
-				st.status = workv1alpha1.ManifestStatus{Identifier: st.id, Health: interpreter.Health(live)}
-				if st.status.Status, err = interpreter.ReflectStatus(live); err != nil {
-					metrics.InterpreterErrors.WithLabelValues("InterpretStatus").Inc()
-					events.Warning(r.Recorder, work, events.ReflectStatusFailed, "Failed to reflect the status of %s %s: %v", gvk.Kind, live.GetName(), err)
-					return nil, nil, 0, err
+				st.status = workv1alpha1.ManifestStatus{Identifier: st.id}
+				health, herr := interpreter.Health(live)
+				status, serr := interpreter.ReflectStatus(live)
+				if ierr := errors.Join(herr, serr); ierr != nil {
+					op := "InterpretStatus"
+					if herr != nil {
+						op = "InterpretHealth"
+					}
+					metrics.InterpreterErrors.WithLabelValues(op).Inc()
+					events.Warning(r.Recorder, work, events.ReflectStatusFailed, "Failed to reflect the status of %s %s: %v", gvk.Kind, live.GetName(), ierr)
+					var custom *interpreter.Error
+					if !errors.As(ierr, &custom) {
+						return nil, nil, 0, ierr
+					}
+					// A customization's or webhook's failure keeps the status
+					// last reflected; it is tried again at the next change of
+					// the copy, or soon.
+					prev, found := previousStatus(work, st.id)
+					if !found {
+						prev = workv1alpha1.ManifestStatus{Identifier: st.id, Health: workv1alpha1.ResourceUnknownHealth}
+					}
+					health, status = prev.Health, prev.Status
+					wait = interpretRetry
 				}
+				st.status.Health, st.status.Status = health, status
 			}
 		}
 		states = append(states, st)
 	}
-	return states, used, 0, nil
+	return states, used, wait, nil
+}
+
+// interpretRetry is when a manifest whose status a customization or webhook
+// failed to interpret is looked at again (sooner if its copy changes).
+const interpretRetry = 30 * time.Second
+
+// previousStatus is the status the Work holds for the manifest id.
+func previousStatus(work *workv1alpha1.Work, id workv1alpha1.ResourceIdentifier) (workv1alpha1.ManifestStatus, bool) {
+	for _, ms := range work.Status.ManifestStatuses {
+		if ms.Identifier == id {
+			return ms, true
+		}
+	}
+	return workv1alpha1.ManifestStatus{}, false
 }
 
 // manifestState is what the member shows of one manifest's copy.

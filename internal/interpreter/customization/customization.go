@@ -1,0 +1,398 @@
+// Package customization turns ResourceInterpreterCustomizations into an
+// interpreter layer: each script compiled once per version and run by the
+// Lua VM, with Karmada's function names, arguments and results.
+package customization
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	lua "github.com/yuin/gopher-lua"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/interpreter/luavm"
+)
+
+// Script is one operation's script of a customization.
+type Script struct {
+	Operation interpreter.Operation
+	// Field is the customization's field holding it (spec.customizations.<field>).
+	Field string
+	// Function is the function the script must define.
+	Function string
+	Source   string
+}
+
+// Scripts lists the scripts a customization defines, in Karmada's field
+// order.
+func Scripts(c *configv1alpha1.CustomizationRules) []Script {
+	var out []Script
+	add := func(op interpreter.Operation, field, fn string, set bool, src string) {
+		if set {
+			out = append(out, Script{Operation: op, Field: field, Function: fn, Source: src})
+		}
+	}
+	add(interpreter.OpRetain, "retention", "Retain", c.Retention != nil, luaOf(c.Retention))
+	add(interpreter.OpInterpretReplica, "replicaResource", "GetReplicas", c.ReplicaResource != nil, luaOf(c.ReplicaResource))
+	add(interpreter.OpInterpretComponent, "componentResource", "GetComponents", c.ComponentResource != nil, luaOf(c.ComponentResource))
+	add(interpreter.OpReviseReplica, "replicaRevision", "ReviseReplica", c.ReplicaRevision != nil, luaOf(c.ReplicaRevision))
+	add(interpreter.OpInterpretStatus, "statusReflection", "ReflectStatus", c.StatusReflection != nil, luaOf(c.StatusReflection))
+	add(interpreter.OpAggregateStatus, "statusAggregation", "AggregateStatus", c.StatusAggregation != nil, luaOf(c.StatusAggregation))
+	add(interpreter.OpInterpretHealth, "healthInterpretation", "InterpretHealth", c.HealthInterpretation != nil, luaOf(c.HealthInterpretation))
+	add(interpreter.OpInterpretDependency, "dependencyInterpretation", "GetDependencies", c.DependencyInterpretation != nil, luaOf(c.DependencyInterpretation))
+	return out
+}
+
+// luaOf reads the LuaScript of any of the rule types (all have one).
+func luaOf(rule any) string {
+	switch r := rule.(type) {
+	case *configv1alpha1.LocalValueRetention:
+		if r != nil {
+			return r.LuaScript
+		}
+	case *configv1alpha1.ReplicaResourceRequirement:
+		if r != nil {
+			return r.LuaScript
+		}
+	case *configv1alpha1.ComponentResourceRequirement:
+		if r != nil {
+			return r.LuaScript
+		}
+	case *configv1alpha1.ReplicaRevision:
+		if r != nil {
+			return r.LuaScript
+		}
+	case *configv1alpha1.StatusReflection:
+		if r != nil {
+			return r.LuaScript
+		}
+	case *configv1alpha1.StatusAggregation:
+		if r != nil {
+			return r.LuaScript
+		}
+	case *configv1alpha1.HealthInterpretation:
+		if r != nil {
+			return r.LuaScript
+		}
+	case *configv1alpha1.DependencyInterpretation:
+		if r != nil {
+			return r.LuaScript
+		}
+	}
+	return ""
+}
+
+// Target is the GroupKind a customization interprets.
+func Target(c *configv1alpha1.ResourceInterpreterCustomization) (schema.GroupKind, error) {
+	gv, err := schema.ParseGroupVersion(c.Spec.Target.APIVersion)
+	if err != nil {
+		return schema.GroupKind{}, err
+	}
+	return schema.GroupKind{Group: gv.Group, Kind: c.Spec.Target.Kind}, nil
+}
+
+// Compiler compiles scripts, keeping each compiled script for as long as a
+// customization uses its source: a change to one customization recompiles
+// only its changed scripts.
+type Compiler struct {
+	VM    *luavm.VM
+	mu    sync.Mutex
+	cache map[[32]byte]*luavm.Script
+}
+
+// NewCompiler returns a compiler whose scripts run on vm.
+func NewCompiler(vm *luavm.VM) *Compiler {
+	return &Compiler{VM: vm, cache: map[[32]byte]*luavm.Script{}}
+}
+
+// Compile returns the compiled script, checking that its chunk runs and
+// defines the function.
+func (c *Compiler) Compile(s Script) (*luavm.Script, error) {
+	key := sha256.Sum256([]byte(s.Function + "\x00" + s.Source))
+	c.mu.Lock()
+	got, ok := c.cache[key]
+	c.mu.Unlock()
+	if ok {
+		return got, nil
+	}
+	compiled, err := luavm.Compile(s.Source, s.Function)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.VM.Check(compiled); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.cache[key] = compiled
+	c.mu.Unlock()
+	return compiled, nil
+}
+
+// Build compiles customizations into a registry. Several customizations may
+// target one kind with different operations; were two to define the same
+// operation (the webhook refuses it), the first by name wins. A script that
+// does not compile is left out (its operation falls to the next layer) and
+// reported in the error.
+func (c *Compiler) Build(items []configv1alpha1.ResourceInterpreterCustomization) (interpreter.Registry, error) {
+	sorted := append([]configv1alpha1.ResourceInterpreterCustomization(nil), items...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	reg := interpreter.Registry{}
+	var errs []error
+	keep := map[[32]byte]bool{}
+	for i := range sorted {
+		ric := &sorted[i]
+		gk, err := Target(ric)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ResourceInterpreterCustomization %s: spec.target.apiVersion: %w", ric.Name, err))
+			continue
+		}
+		k := reg[gk]
+		if k == nil {
+			k = &interpreter.Kind{}
+			reg[gk] = k
+		}
+		source := "ResourceInterpreterCustomization/" + ric.Name
+		for _, s := range Scripts(&ric.Spec.Customizations) {
+			keep[sha256.Sum256([]byte(s.Function+"\x00"+s.Source))] = true
+			if defines(k, s.Operation) {
+				continue
+			}
+			compiled, err := c.Compile(s)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: spec.customizations.%s: %w", source, s.Field, err))
+				continue
+			}
+			bind(k, c.VM, compiled, s.Operation, source)
+		}
+	}
+	c.mu.Lock()
+	for key := range c.cache {
+		if !keep[key] {
+			delete(c.cache, key)
+		}
+	}
+	c.mu.Unlock()
+	if len(errs) > 0 {
+		return reg, fmt.Errorf("%v", errs)
+	}
+	return reg, nil
+}
+
+func defines(k *interpreter.Kind, op interpreter.Operation) bool {
+	switch op {
+	case interpreter.OpInterpretReplica:
+		return k.GetReplicas != nil
+	case interpreter.OpInterpretComponent:
+		return k.GetComponents != nil
+	case interpreter.OpReviseReplica:
+		return k.ReviseReplica != nil
+	case interpreter.OpRetain:
+		return k.Retain != nil
+	case interpreter.OpAggregateStatus:
+		return k.AggregateStatus != nil
+	case interpreter.OpInterpretStatus:
+		return k.ReflectStatus != nil
+	case interpreter.OpInterpretHealth:
+		return k.Health != nil
+	case interpreter.OpInterpretDependency:
+		return k.Dependencies != nil
+	}
+	return false
+}
+
+// bind sets k's function for op to run s.
+func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Operation, source string) {
+	fail := func(err error) error { return &interpreter.Error{Source: source, Operation: op, Err: err} }
+	switch op {
+	case interpreter.OpInterpretReplica:
+		k.GetReplicas = func(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
+			out, err := vm.Call(s, 2, obj.Object)
+			if err != nil {
+				return 0, nil, fail(err)
+			}
+			n, err := replicaCount(out[0])
+			if err != nil {
+				return 0, nil, fail(fmt.Errorf("replica: %w", err))
+			}
+			req := &workv1alpha2.ReplicaRequirements{}
+			if found, err := decode(out[1], req); err != nil {
+				return 0, nil, fail(fmt.Errorf("requirement: %w", err))
+			} else if !found {
+				req = nil
+			}
+			return n, req, nil
+		}
+	case interpreter.OpInterpretComponent:
+		k.GetComponents = func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
+			out, err := vm.Call(s, 1, obj.Object)
+			if err != nil {
+				return nil, fail(err)
+			}
+			var comps []workv1alpha2.Component
+			if _, err := decode(out[0], &comps); err != nil {
+				return nil, fail(fmt.Errorf("components: %w", err))
+			}
+			return comps, nil
+		}
+	case interpreter.OpReviseReplica:
+		k.ReviseReplica = func(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
+			out, err := vm.Call(s, 1, obj.Object, int64(replicas))
+			if err != nil {
+				return nil, fail(err)
+			}
+			return object(out[0], obj, fail)
+		}
+	case interpreter.OpRetain:
+		k.Retain = func(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			out, err := vm.Call(s, 1, desired.Object, observed.Object)
+			if err != nil {
+				return nil, fail(err)
+			}
+			return object(out[0], desired, fail)
+		}
+	case interpreter.OpAggregateStatus:
+		k.AggregateStatus = func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+			generic, err := luavm.JSONValue(items)
+			if err != nil {
+				return nil, fail(err)
+			}
+			out, err := vm.Call(s, 1, template.Object, generic)
+			if err != nil {
+				return nil, fail(err)
+			}
+			return object(out[0], template, fail)
+		}
+	case interpreter.OpInterpretStatus:
+		k.ReflectStatus = func(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
+			out, err := vm.Call(s, 1, obj.Object)
+			if err != nil {
+				return nil, fail(err)
+			}
+			v, err := luavm.ToGoLike(out[0], obj.Object["status"])
+			if err != nil {
+				return nil, fail(fmt.Errorf("status: %w", err))
+			}
+			if v == nil {
+				return nil, nil
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return nil, fail(err)
+			}
+			return &runtime.RawExtension{Raw: raw}, nil
+		}
+	case interpreter.OpInterpretHealth:
+		k.Health = func(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
+			out, err := vm.Call(s, 1, obj.Object)
+			if err != nil {
+				return workv1alpha1.ResourceUnknownHealth, fail(err)
+			}
+			b, ok := out[0].(lua.LBool)
+			if !ok {
+				return workv1alpha1.ResourceUnknownHealth, fail(fmt.Errorf("returned a %s, want a boolean", out[0].Type()))
+			}
+			if b {
+				return workv1alpha1.ResourceHealthy, nil
+			}
+			return workv1alpha1.ResourceUnhealthy, nil
+		}
+	case interpreter.OpInterpretDependency:
+		k.Dependencies = func(obj *unstructured.Unstructured) ([]interpreter.DependentObject, error) {
+			out, err := vm.Call(s, 1, obj.Object)
+			if err != nil {
+				return nil, fail(err)
+			}
+			var refs []configv1alpha1.DependentObjectReference
+			if _, err := decode(out[0], &refs); err != nil {
+				return nil, fail(fmt.Errorf("dependencies: %w", err))
+			}
+			deps := make([]interpreter.DependentObject, 0, len(refs))
+			for i, r := range refs {
+				if r.APIVersion == "" || r.Kind == "" || (r.Name == "" && r.LabelSelector == nil) {
+					return nil, fail(fmt.Errorf("dependencies[%d]: apiVersion, kind and name (or labelSelector) are required, got %+v", i+1, r))
+				}
+				deps = append(deps, interpreter.DependentObject{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, LabelSelector: r.LabelSelector})
+			}
+			return deps, nil
+		}
+	}
+}
+
+// replicaCount reads a script's replica count: a whole number, or nil (0).
+func replicaCount(v lua.LValue) (int32, error) {
+	switch n := v.(type) {
+	case *lua.LNilType:
+		return 0, nil
+	case lua.LNumber:
+		if float64(n) != float64(int32(n)) || n < 0 {
+			return 0, fmt.Errorf("%v is not a replica count (a whole number from 0 to 2147483647)", float64(n))
+		}
+		return int32(n), nil
+	}
+	return 0, fmt.Errorf("returned a %s, want a number", v.Type())
+}
+
+// decode reads a Lua value into out through its JSON form; nil is not
+// found.
+func decode(v lua.LValue, out any) (bool, error) {
+	g, err := luavm.ToGo(v)
+	if err != nil {
+		return false, err
+	}
+	if g == nil {
+		return false, nil
+	}
+	if m, ok := g.(map[string]any); ok && len(m) == 0 {
+		// An empty table: Lua cannot tell {} from [].
+		return false, nil
+	}
+	data, err := json.Marshal(g)
+	if err != nil {
+		return false, err
+	}
+	return true, json.Unmarshal(data, out)
+}
+
+// object reads a script's returned object; it must keep the kind.
+func object(v lua.LValue, like *unstructured.Unstructured, fail func(error) error) (*unstructured.Unstructured, error) {
+	g, err := luavm.ToGoLike(v, like.Object)
+	if err != nil {
+		return nil, fail(fmt.Errorf("returned object: %w", err))
+	}
+	m, ok := g.(map[string]any)
+	if !ok {
+		return nil, fail(fmt.Errorf("returned a %T, want the object", g))
+	}
+	out := &unstructured.Unstructured{Object: m}
+	if out.GetAPIVersion() != like.GetAPIVersion() || out.GetKind() != like.GetKind() {
+		return nil, fail(fmt.Errorf("returned a %s %s, want the %s %s it was given", out.GetAPIVersion(), out.GetKind(), like.GetAPIVersion(), like.GetKind()))
+	}
+	return out, nil
+}
+
+// Layer is an interpreter layer whose content is replaced whole when the
+// customizations change; lookups never wait for a rebuild.
+type Layer struct {
+	reg atomic.Pointer[interpreter.Registry]
+}
+
+// Lookup implements interpreter.Layer.
+func (l *Layer) Lookup(gk schema.GroupKind) *interpreter.Kind {
+	if r := l.reg.Load(); r != nil {
+		return (*r)[gk]
+	}
+	return nil
+}
+
+// Set replaces the layer's content.
+func (l *Layer) Set(r interpreter.Registry) { l.reg.Store(&r) }

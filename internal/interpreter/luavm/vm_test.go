@@ -1,0 +1,179 @@
+package luavm
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	lua "github.com/yuin/gopher-lua"
+)
+
+func compile(t *testing.T, src, fn string) *Script {
+	t.Helper()
+	s, err := Compile(src, fn)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return s
+}
+
+func TestCallRoundTrip(t *testing.T) {
+	s := compile(t, `function F(obj, n) obj.spec.replicas = n; obj.spec.list[#obj.spec.list+1] = "c"; return obj end`, "F")
+	in := map[string]any{"spec": map[string]any{"replicas": int64(1), "list": []any{"a", "b"}, "empty": []any{}, "none": map[string]any{}, "ratio": 0.5, "on": true}}
+	out, err := Default.Call(s, 1, in, int64(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ToGoLike(out[0], in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"spec": map[string]any{"replicas": int64(7), "list": []any{"a", "b", "c"}, "empty": []any{}, "none": map[string]any{}, "ratio": 0.5, "on": true}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want,+got)\n%s", d)
+	}
+}
+
+func TestEmptyTableFollowsTheObjectItReplaces(t *testing.T) {
+	s := compile(t, `function F(obj) obj.status.conditions = {}; obj.status.extra = {}; return obj end`, "F")
+	in := map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready"}}}}
+	out, err := Default.Call(s, 1, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ToGoLike(out[0], in)
+	want := map[string]any{"status": map[string]any{"conditions": []any{}, "extra": map[string]any{}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want,+got)\n%s", d)
+	}
+}
+
+func TestSandbox(t *testing.T) {
+	for _, c := range []struct{ name, src, wantErr string }{
+		{"no os", `function F() return os.time() end`, "attempt to index a non-table object(nil)"},
+		{"no io", `function F() return io.open("/etc/passwd") end`, "attempt to index a non-table object(nil)"},
+		{"no dofile", `function F() return dofile("/etc/passwd") end`, "attempt to call a non-function object"},
+		{"no load", `function F() return loadstring("return 1")() end`, "attempt to call a non-function object"},
+		{"no require of other modules", `function F() return require("os") end`, `module "os" is not available`},
+		{"no debug", `function F() return debug.getinfo(1) end`, "attempt to index a non-table object(nil)"},
+		{"no random", `function F() return math.random() end`, "attempt to call a non-function object"},
+		{"string.rep bounded", `function F() return string.rep("x", 1e12) end`, "exceeds the memory budget"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Default.Call(compile(t, c.src, "F"), 1)
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestKubeLibrary(t *testing.T) {
+	s := compile(t, `
+local kube = require("kube")
+function F(tmpl)
+  local req = kube.accuratePodRequirements(tmpl)
+  local deps = kube.getPodDependencies(tmpl, "ns1")
+  return kube.resourceAdd("100m", "0.5", nil), req, deps
+end`, "F")
+	tmpl := map[string]any{"spec": map[string]any{
+		"nodeSelector":       map[string]any{"disk": "ssd"},
+		"serviceAccountName": "runner",
+		"containers": []any{map[string]any{"name": "a", "image": "x",
+			"resources": map[string]any{"requests": map[string]any{"cpu": "250m", "memory": "64Mi"}},
+			"envFrom":   []any{map[string]any{"configMapRef": map[string]any{"name": "settings"}}}}},
+	}}
+	out, err := Default.Call(s, 3, tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[0].String(); got != "600m" {
+		t.Errorf("resourceAdd = %s, want 600m", got)
+	}
+	req, _ := ToGo(out[1])
+	wantReq := map[string]any{"nodeClaim": map[string]any{"nodeSelector": map[string]any{"disk": "ssd"}},
+		"resourceRequest": map[string]any{"cpu": "250m", "memory": "64Mi"}}
+	if d := cmp.Diff(wantReq, req); d != "" {
+		t.Errorf("accuratePodRequirements (-want,+got)\n%s", d)
+	}
+	deps, _ := ToGo(out[2])
+	wantDeps := []any{
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "ns1", "name": "settings"},
+		map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "namespace": "ns1", "name": "runner"},
+	}
+	if d := cmp.Diff(wantDeps, deps); d != "" {
+		t.Errorf("getPodDependencies (-want,+got)\n%s", d)
+	}
+}
+
+func TestGlobalsDoNotLeakBetweenCalls(t *testing.T) {
+	s := compile(t, `function F() local before = counter; counter = 1; return before end`, "F")
+	for i := 0; i < 3; i++ {
+		out, err := Default.Call(s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[0] != lua.LNil {
+			t.Fatalf("call %d saw a global from an earlier call: %v", i, out[0])
+		}
+	}
+}
+
+func TestMissingFunction(t *testing.T) {
+	err := Default.Check(compile(t, `function Other() end`, "GetReplicas"))
+	if err == nil || !strings.Contains(err.Error(), "does not define function GetReplicas") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := Compile(`function GetReplicas(`, "GetReplicas"); err == nil {
+		t.Fatal("a syntax error compiled")
+	}
+}
+
+func TestBudgetStopsRunawayScripts(t *testing.T) {
+	vm := New(Budget{Timeout: 200 * time.Millisecond, Memory: 64 << 20})
+	for _, c := range []struct{ name, src string }{
+		{"infinite loop", `function F() while true do end end`},
+		{"infinite loop at load", `while true do end function F() end`},
+		{"recursion", `function F() return 1 + F() end`},
+		{"string doubling", `function F() local s = "xxxxxxxx" while true do s = s .. s end end`},
+		{"table growth", `function F() local t = {} local i = 0 while true do i = i + 1; t[i] = {i, i, i} end end`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := vm.Call(compile(t, c.src, "F"), 1)
+			if err == nil {
+				t.Fatal("the script was not stopped")
+			}
+			if c.name != "recursion" && !errors.Is(err, ErrBudget) {
+				t.Fatalf("err = %v, want a budget error", err)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Fatalf("stopped after %s", took)
+			}
+			// The VM still works after a stopped call.
+			out, err := vm.Call(compile(t, `function G() return 1 end`, "G"), 1)
+			if err != nil || out[0] != lua.LNumber(1) {
+				t.Fatalf("after a stopped call: %v, %v", out, err)
+			}
+		})
+	}
+}
+
+func TestConversionRejectsWhatJSONCannotHold(t *testing.T) {
+	for _, src := range []string{
+		`function F() local t = {} t.self = t return t end`,
+		`function F() return {f = function() end} end`,
+		`function F() return 0/0 end`,
+		`function F() return {[true] = 1} end`,
+	} {
+		out, err := Default.Call(compile(t, src, "F"), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := ToGo(out[0]); err == nil {
+			t.Errorf("%s: converted to %v, want an error", src, v)
+		}
+	}
+}
