@@ -43,6 +43,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/interpreter/customization"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/execution"
@@ -179,6 +180,11 @@ func Run(ctx context.Context, cfg Config) error {
 		leaseController(kc, cfg).Run(ctx)
 		return nil
 	})); err != nil {
+		return err
+	}
+	// The Works' copies are interpreted (status, health, retention) with
+	// the control plane's customizations.
+	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), nil); err != nil {
 		return err
 	}
 	log.Info("Starting karmada-agent")

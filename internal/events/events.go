@@ -61,6 +61,9 @@ const (
 	SyncWorkFailed         = "SyncWorkFailed"
 	AggregateStatusSucceed = "AggregateStatusSucceed"
 	AggregateStatusFailed  = "AggregateStatusFailed"
+	// InterpretFailed (ours): a customization or interpreter webhook
+	// failed; the message names it and the operation.
+	InterpretFailed = "InterpretFailed"
 )
 
 // Reasons recorded on templates.

@@ -66,3 +66,15 @@ const (
 	ReasonReplacementUnhealthy = "ReplacementUnhealthy"
 	ReasonBelowMinAvailable    = "BelowMinAvailable"
 )
+
+// The ResourceInterpreted condition of a binding (ours; Karmada has none):
+// False while a customization or interpreter webhook fails on the binding's
+// template or its copies, naming which and the operation; the last good
+// result (status, replicas, copy) is kept meanwhile. Set True again once
+// the operation succeeds; absent on bindings that never saw a failure.
+const (
+	ResourceInterpreted       = "ResourceInterpreted"
+	ReasonInterpretFailed     = "InterpretFailed"
+	ReasonInterpretSucceeded  = "InterpretSucceeded"
+	MessageInterpretSucceeded = "every interpreter operation succeeded"
+)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -36,6 +37,7 @@ import (
 	"github.com/karmada-go/karmada/internal/failover/taintmanager"
 	"github.com/karmada-go/karmada/internal/failover/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/features"
+	"github.com/karmada-go/karmada/internal/interpreter/customization"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
@@ -235,6 +237,8 @@ type setupContext struct {
 	templates *templatecache.Store
 	// workStatus says the workStatus controller runs.
 	workStatus bool
+	// reinterpret are told the kinds whose customizations changed.
+	reinterpret *[]func([]schema.GroupKind)
 }
 
 // controllers registers every controller by its Karmada name.
@@ -288,7 +292,9 @@ var controllers = map[string]func(c setupContext) error{
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	detector.ControllerName: func(c setupContext) error {
-		return (&detector.Detector{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs, Templates: c.templates}).SetupWithManager(c.ctx, c.mgr)
+		d := &detector.Detector{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs, Templates: c.templates}
+		*c.reinterpret = append(*c.reinterpret, d.KindsReinterpreted)
+		return d.SetupWithManager(c.ctx, c.mgr)
 	},
 	binding.ControllerName: func(c setupContext) error {
 		return (&binding.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
@@ -429,7 +435,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := mgr.Add(recorders); err != nil {
 		return err
 	}
-	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members, events: recorders, templates: templates}
+	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members, events: recorders, templates: templates, reinterpret: &[]func([]schema.GroupKind){}}
 	if slices.Contains(enabled, workstatus.ControllerName) {
 		sc.workStatus = true
 	}
@@ -437,6 +443,15 @@ func Run(ctx context.Context, o *Options) error {
 		if err := controllers[name](sc); err != nil {
 			return fmt.Errorf("setting up controller %s: %w", name, err)
 		}
+	}
+	// Every controller interprets templates with the customizations in
+	// force, loaded before any starts.
+	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), func(kinds []schema.GroupKind) {
+		for _, f := range *sc.reinterpret {
+			f(kinds)
+		}
+	}); err != nil {
+		return err
 	}
 	log.Info("Starting karmada-controller-manager", "controllers", enabled)
 	return mgr.Start(ctx)

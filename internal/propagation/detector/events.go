@@ -2,6 +2,7 @@ package detector
 
 import (
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -155,6 +156,27 @@ func (d *Detector) policyChanged(o any) {
 			holds := (namespace != "" && a[policyv1alpha1.PropagationPolicyNameAnnotation] == name && a[policyv1alpha1.PropagationPolicyNamespaceAnnotation] == namespace) ||
 				(namespace == "" && a[policyv1alpha1.ClusterPropagationPolicyAnnotation] == name)
 			if selected || holds {
+				d.enqueue(gvr, m)
+			}
+		}
+	}
+}
+
+// KindsReinterpreted interprets again every template of the kinds (their
+// customizations changed: replicas, requirements or components may differ
+// now).
+func (d *Detector) KindsReinterpreted(kinds []schema.GroupKind) {
+	if d.queue == nil {
+		return
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for gvr, gvk := range d.watching {
+		if !slices.Contains(kinds, gvk.GroupKind()) {
+			continue
+		}
+		for _, it := range d.factory.ForResource(gvr).Informer().GetStore().List() {
+			if m, err := meta(it); err == nil && m.GetAnnotations()[policyv1alpha1.PropagationPolicyNameAnnotation]+m.GetAnnotations()[policyv1alpha1.ClusterPropagationPolicyAnnotation] != "" {
 				d.enqueue(gvr, m)
 			}
 		}

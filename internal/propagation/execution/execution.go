@@ -37,6 +37,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
@@ -299,6 +300,12 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		// (the cache cannot answer: the member is asked).
 		ours, absent := false, false
 		if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
+			kept, err := retained(obj, cur)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			obj = kept
 			// An adopted copy stays marked as adopted.
 			keepAdoption(obj, cur)
 			if holds(cur, obj, work, applied) {
@@ -327,6 +334,11 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 				return false, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name)
 			}
 			if err == nil {
+				kept, rerr := retained(obj, cur)
+				if rerr != nil {
+					return false, rerr
+				}
+				obj = kept
 				if fromWork(cur, work) {
 					keepAdoption(obj, cur)
 				} else {
@@ -370,6 +382,24 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		sent++
 	}
 	return sent, errors.Join(errs...)
+}
+
+// retained is the manifest completed with what the member owns in its copy
+// cur, for kinds whose customization (or interpreter webhook) defines
+// Retain: server-side apply already keeps every field the manifest leaves
+// out, so the built-in kinds need none. On failure the copy is left as it
+// is (the error names the customization), and applied again at the next
+// try.
+func retained(obj, cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if !interpreter.HasRetain(obj.GroupVersionKind().GroupKind()) {
+		return obj, nil
+	}
+	out, err := interpreter.Retain(obj, cur)
+	if err != nil {
+		metrics.InterpreterErrors.WithLabelValues("Retain").Inc()
+		return nil, fmt.Errorf("retaining the member's fields of %s %s: %w", obj.GetKind(), objectName(obj), err)
+	}
+	return out, nil
 }
 
 // refusal explains a refusal of the member's authorizer (Karmada's identity

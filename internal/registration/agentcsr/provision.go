@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
 )
@@ -54,6 +55,10 @@ func AgentRBAC(cluster, registration string) []client.Object {
 		&rbacv1.ClusterRole{ObjectMeta: meta(""), Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{clusterv1alpha1.GroupName}, Resources: []string{"clusters"}, ResourceNames: []string{cluster}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 			{APIGroups: []string{clusterv1alpha1.GroupName}, Resources: []string{"clusters/status"}, ResourceNames: []string{cluster}, Verbs: []string{"get", "update", "patch"}},
+			// The customizations and interpreter webhooks, read only: the
+			// agent interprets its copies' status, health and retention as
+			// the control plane does.
+			{APIGroups: []string{configv1alpha1.GroupName}, Resources: []string{"resourceinterpretercustomizations", "resourceinterpreterwebhookconfigurations"}, Verbs: []string{"get", "list", "watch"}},
 		}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: meta(""), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user}, Subjects: subjects},
 		worksRole, worksBinding, leaseRole, leaseBinding, eventsRole, eventsBinding,

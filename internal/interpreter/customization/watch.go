@@ -1,0 +1,143 @@
+package customization
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
+	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/interpreter/luavm"
+)
+
+// Watcher keeps a Layer in step with the customizations of a cluster.
+type Watcher struct {
+	Compiler *Compiler
+	Layer    *Layer
+	// Changed, when set, is told the kinds whose customizations changed
+	// (the detector interprets their templates again).
+	Changed func(kinds []schema.GroupKind)
+
+	kick chan struct{}
+	last map[schema.GroupKind]string
+}
+
+// Load builds the layer once from reader (before the controllers start, so
+// that none interprets a template without its customization).
+func (w *Watcher) Load(ctx context.Context, reader client.Reader) error {
+	list := &configv1alpha1.ResourceInterpreterCustomizationList{}
+	if err := reader.List(ctx, list); err != nil {
+		return fmt.Errorf("listing ResourceInterpreterCustomizations: %w", err)
+	}
+	w.rebuild(ctx, list.Items)
+	return nil
+}
+
+// Start watches the customizations through informers and rebuilds the layer
+// at every change, until ctx ends.
+func (w *Watcher) Start(ctx context.Context, informers cache.Cache) error {
+	w.kick = make(chan struct{}, 1)
+	inf, err := informers.GetInformer(ctx, &configv1alpha1.ResourceInterpreterCustomization{})
+	if err != nil {
+		return err
+	}
+	poke := func() {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}); err != nil {
+		return err
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.kick:
+			}
+			list := &configv1alpha1.ResourceInterpreterCustomizationList{}
+			if err := informers.List(ctx, list); err != nil {
+				klog.FromContext(ctx).Error(err, "Failed to list ResourceInterpreterCustomizations")
+				continue
+			}
+			w.rebuild(ctx, list.Items)
+		}
+	}()
+	return nil
+}
+
+func (w *Watcher) rebuild(ctx context.Context, items []configv1alpha1.ResourceInterpreterCustomization) {
+	log := klog.FromContext(ctx)
+	reg, err := w.Compiler.Build(items)
+	if err != nil {
+		// The webhook refuses scripts that do not compile; one that gets in
+		// (the webhook was down, or an older version let it) answers
+		// nothing, and its operations fall to the next interpreter.
+		log.Error(err, "Some customizations are not used")
+	}
+	w.Layer.Set(reg)
+	// Which kinds changed: their scripts' sources differ.
+	now := map[schema.GroupKind]string{}
+	for i := range items {
+		gk, err := Target(&items[i])
+		if err != nil {
+			continue
+		}
+		for _, s := range Scripts(&items[i].Spec.Customizations) {
+			now[gk] += string(s.Operation) + "\x00" + s.Source + "\x00"
+		}
+	}
+	var changed []schema.GroupKind
+	for gk, v := range now {
+		if w.last[gk] != v {
+			changed = append(changed, gk)
+		}
+	}
+	for gk := range w.last {
+		if _, ok := now[gk]; !ok {
+			changed = append(changed, gk)
+		}
+	}
+	first := w.last == nil
+	w.last = now
+	log.V(2).Info("Loaded resource interpreter customizations", "customizations", len(items), "kinds", len(reg))
+	if !first && len(changed) > 0 && w.Changed != nil {
+		w.Changed(changed)
+	}
+}
+
+// Use installs an interpreter whose first layer is w's (and then layers,
+// then the built-in knowledge) as the one the process answers from.
+func (w *Watcher) Use(layers ...interpreter.Layer) {
+	interpreter.Use(interpreter.New(append([]interpreter.Layer{w.Layer}, layers...)...))
+}
+
+// Install builds the layer from reader, installs the process's interpreter
+// (customizations first, then layers, then the built-in knowledge) and
+// keeps the layer in step through informers. An identity that may not read
+// customizations (an agent registered by an older version) gets the
+// built-in knowledge and layers, and a log line saying so.
+func Install(ctx context.Context, reader client.Reader, informers cache.Cache, changed func([]schema.GroupKind), layers ...interpreter.Layer) (*Watcher, error) {
+	w := &Watcher{Compiler: NewCompiler(luavm.Default), Layer: &Layer{}, Changed: changed}
+	w.Use(layers...)
+	if err := w.Load(ctx, reader); err != nil {
+		if apierrors.IsForbidden(err) {
+			klog.FromContext(ctx).Info("Not using ResourceInterpreterCustomizations: this identity may not list them", "err", err.Error())
+			return w, nil
+		}
+		return nil, err
+	}
+	return w, w.Start(ctx, informers)
+}
