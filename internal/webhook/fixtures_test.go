@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
@@ -189,5 +191,34 @@ func validCTP() *policyv1alpha1.ClusterTaintPolicy {
 			RemoveOnConditions: []policyv1alpha1.MatchCondition{{ConditionType: "Ready", Operator: policyv1alpha1.MatchConditionOpIn, StatusValues: []metav1.ConditionStatus{metav1.ConditionTrue}}},
 			Taints:             []policyv1alpha1.Taint{{Key: "not-ready", Effect: corev1.TaintEffectNoSchedule}},
 		},
+	}
+}
+
+func validRIC() *configv1alpha1.ResourceInterpreterCustomization {
+	return &configv1alpha1.ResourceInterpreterCustomization{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "config.karmada.io/v1alpha1", Kind: "ResourceInterpreterCustomization"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cloneset"},
+		Spec: configv1alpha1.ResourceInterpreterCustomizationSpec{
+			Target: configv1alpha1.CustomizationTarget{APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet"},
+			Customizations: configv1alpha1.CustomizationRules{
+				ReplicaRevision:      &configv1alpha1.ReplicaRevision{LuaScript: "function ReviseReplica(obj, n)\n  obj.spec.replicas = n\n  return obj\nend"},
+				HealthInterpretation: &configv1alpha1.HealthInterpretation{LuaScript: "function InterpretHealth(obj) return true end"},
+			},
+		},
+	}
+}
+
+func validRIWC() *configv1alpha1.ResourceInterpreterWebhookConfiguration {
+	u := "https://127.0.0.1:8443/interpret"
+	return &configv1alpha1.ResourceInterpreterWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "config.karmada.io/v1alpha1", Kind: "ResourceInterpreterWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: "workloads"},
+		Webhooks: []configv1alpha1.ResourceInterpreterWebhook{{
+			Name:         "workloads.example.com",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &u},
+			Rules: []configv1alpha1.RuleWithOperations{{Operations: []configv1alpha1.InterpreterOperation{"InterpretReplica", "ReviseReplica"},
+				Rule: configv1alpha1.Rule{APIGroups: []string{"workload.example.io"}, APIVersions: []string{"v1alpha1"}, Kinds: []string{"Workload"}}}},
+			InterpreterContextVersions: []string{"v1alpha1"},
+		}},
 	}
 }

@@ -21,20 +21,22 @@ import (
 
 // fixtures are the valid objects each endpoint starts its fuzzing from.
 var fixtures = map[string]func() client.Object{
-	"/mutate-propagationpolicy":          func() client.Object { return validPP() },
-	"/mutate-clusterpropagationpolicy":   func() client.Object { return validCPP() },
-	"/mutate-overridepolicy":             func() client.Object { return validOP() },
-	"/mutate-resourcebinding":            func() client.Object { return validRB() },
-	"/mutate-clusterresourcebinding":     func() client.Object { return validCRB() },
-	"/validate-propagationpolicy":        func() client.Object { return validPP() },
-	"/validate-clusterpropagationpolicy": func() client.Object { return validCPP() },
-	"/validate-overridepolicy":           func() client.Object { return validOP() },
-	"/validate-clusteroverridepolicy":    func() client.Object { return validCOP() },
-	"/validate-resourcebinding":          func() client.Object { return validRB() },
-	"/validate-clusterresourcebinding":   func() client.Object { return validCRB() },
-	"/validate-work":                     func() client.Object { return validWork() },
-	"/validate-cluster":                  func() client.Object { return validCluster() },
-	"/validate-clustertaintpolicy":       func() client.Object { return validCTP() },
+	"/mutate-propagationpolicy":                         func() client.Object { return validPP() },
+	"/mutate-clusterpropagationpolicy":                  func() client.Object { return validCPP() },
+	"/mutate-overridepolicy":                            func() client.Object { return validOP() },
+	"/mutate-resourcebinding":                           func() client.Object { return validRB() },
+	"/mutate-clusterresourcebinding":                    func() client.Object { return validCRB() },
+	"/validate-propagationpolicy":                       func() client.Object { return validPP() },
+	"/validate-clusterpropagationpolicy":                func() client.Object { return validCPP() },
+	"/validate-overridepolicy":                          func() client.Object { return validOP() },
+	"/validate-clusteroverridepolicy":                   func() client.Object { return validCOP() },
+	"/validate-resourcebinding":                         func() client.Object { return validRB() },
+	"/validate-clusterresourcebinding":                  func() client.Object { return validCRB() },
+	"/validate-work":                                    func() client.Object { return validWork() },
+	"/validate-cluster":                                 func() client.Object { return validCluster() },
+	"/validate-clustertaintpolicy":                      func() client.Object { return validCTP() },
+	"/validate-resourceinterpretercustomization":        func() client.Object { return validRIC() },
+	"/validate-resourceinterpreterwebhookconfiguration": func() client.Object { return validRIWC() },
 }
 
 func TestEveryEndpointHasAFixture(t *testing.T) {
@@ -129,6 +131,12 @@ func FuzzValidateWork(f *testing.F)    { fuzzEndpoint(f, "/validate-work") }
 func FuzzValidateCluster(f *testing.F) { fuzzEndpoint(f, "/validate-cluster") }
 func FuzzValidateClusterTaintPolicy(f *testing.F) {
 	fuzzEndpoint(f, "/validate-clustertaintpolicy")
+}
+func FuzzValidateResourceInterpreterCustomization(f *testing.F) {
+	fuzzEndpoint(f, "/validate-resourceinterpretercustomization")
+}
+func FuzzValidateResourceInterpreterWebhookConfiguration(f *testing.F) {
+	fuzzEndpoint(f, "/validate-resourceinterpreterwebhookconfiguration")
 }
 
 // filler makes random typed objects of every kind: strings are short and

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
@@ -48,7 +49,9 @@ type Endpoint struct {
 type Options struct {
 	// Clusters, when set, is read by the checks that need other objects
 	// (nil: those checks are off): a Cluster may not take the spec.id
-	// another Cluster has, the same member under a second name.
+	// another Cluster has, the same member under a second name; a
+	// ResourceInterpreterCustomization may not define an operation another
+	// defines for the same kind.
 	Clusters client.Reader
 	// AllowNoExecuteTaintPolicy admits ClusterTaintPolicies with NoExecute
 	// taints (--allow-no-execute-taint-policy).
@@ -82,6 +85,7 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 	cl := clusterv1alpha1.SchemeGroupVersion.WithResource
 	w1 := workv1alpha1.SchemeGroupVersion.WithResource
 	w2 := workv1alpha2.SchemeGroupVersion.WithResource
+	cfg := configv1alpha1.SchemeGroupVersion.WithResource
 	create := []admissionv1.Operation{admissionv1.Create}
 	return []Endpoint{
 		{Path: "/mutate-propagationpolicy", Mutating: true, GVR: pp("propagationpolicies"), Kind: "PropagationPolicy", Namespaced: true,
@@ -236,6 +240,23 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 				},
 				authorize: func(_ context.Context, user authenticationv1.UserInfo, c, old *clusterv1alpha1.Cluster) (field.ErrorList, error) {
 					return agentClusterChange(user, c, old), nil
+				}}},
+		{Path: "/validate-resourceinterpretercustomization", GVR: cfg("resourceinterpretercustomizations"), Kind: "ResourceInterpreterCustomization",
+			handler: &validating[*configv1alpha1.ResourceInterpreterCustomization]{dec: dec, new: func() *configv1alpha1.ResourceInterpreterCustomization {
+				return &configv1alpha1.ResourceInterpreterCustomization{}
+			},
+				validate: func(c, old *configv1alpha1.ResourceInterpreterCustomization) field.ErrorList {
+					if old != nil && equality.Semantic.DeepEqual(c.Spec, old.Spec) {
+						return nil
+					}
+					return validateCustomization(c, clusters)
+				}}},
+		{Path: "/validate-resourceinterpreterwebhookconfiguration", GVR: cfg("resourceinterpreterwebhookconfigurations"), Kind: "ResourceInterpreterWebhookConfiguration",
+			handler: &validating[*configv1alpha1.ResourceInterpreterWebhookConfiguration]{dec: dec, new: func() *configv1alpha1.ResourceInterpreterWebhookConfiguration {
+				return &configv1alpha1.ResourceInterpreterWebhookConfiguration{}
+			},
+				validate: func(c, _ *configv1alpha1.ResourceInterpreterWebhookConfiguration) field.ErrorList {
+					return validateInterpreterWebhooks(c)
 				}}},
 		{Path: "/validate-clustertaintpolicy", GVR: pp("clustertaintpolicies"), Kind: "ClusterTaintPolicy",
 			handler: &validating[*policyv1alpha1.ClusterTaintPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterTaintPolicy { return &policyv1alpha1.ClusterTaintPolicy{} },

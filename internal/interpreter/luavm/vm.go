@@ -46,7 +46,7 @@ type Script struct {
 func Compile(source, function string) (*Script, error) {
 	chunk, err := parse.Parse(strings.NewReader(source), function)
 	if err != nil {
-		return nil, fmt.Errorf("parse: %w", err)
+		return nil, fmt.Errorf("parse: %s", strings.TrimSpace(err.Error()))
 	}
 	proto, err := lua.Compile(chunk, function)
 	if err != nil {
