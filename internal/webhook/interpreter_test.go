@@ -24,14 +24,18 @@ func TestCustomizationRules(t *testing.T) {
 	}
 	for _, tc := range []ruleCase{
 		{name: "valid", path: path, obj: validRIC()},
-		{name: "no target", path: path, obj: ric(func(c *configv1alpha1.ResourceInterpreterCustomization) { c.Spec.Target = configv1alpha1.CustomizationTarget{} }),
+		{name: "no target", path: path, obj: ric(func(c *configv1alpha1.ResourceInterpreterCustomization) {
+			c.Spec.Target = configv1alpha1.CustomizationTarget{}
+		}),
 			want: []string{
 				"spec.target.apiVersion: Required value: the API version of the kind the scripts interpret, e.g. apps.kruise.io/v1alpha1",
 				"spec.target.kind: Required value: the kind the scripts interpret, e.g. CloneSet",
 			}},
 		{name: "a bad apiVersion", path: path, obj: ric(func(c *configv1alpha1.ResourceInterpreterCustomization) { c.Spec.Target.APIVersion = "a/b/c" }),
 			want: []string{`spec.target.apiVersion: Invalid value: "a/b/c": must be group/version or version: unexpected GroupVersion string: a/b/c`}},
-		{name: "no scripts", path: path, obj: ric(func(c *configv1alpha1.ResourceInterpreterCustomization) { c.Spec.Customizations = configv1alpha1.CustomizationRules{} }),
+		{name: "no scripts", path: path, obj: ric(func(c *configv1alpha1.ResourceInterpreterCustomization) {
+			c.Spec.Customizations = configv1alpha1.CustomizationRules{}
+		}),
 			want: []string{"spec.customizations: Required value: at least one of retention, replicaResource, componentResource, replicaRevision, statusReflection, statusAggregation, healthInterpretation, dependencyInterpretation"}},
 		{name: "an empty script", path: path, obj: ric(func(c *configv1alpha1.ResourceInterpreterCustomization) {
 			c.Spec.Customizations.Retention = &configv1alpha1.LocalValueRetention{LuaScript: " "}
@@ -97,7 +101,9 @@ func TestInterpreterWebhookRules(t *testing.T) {
 	}
 	for _, tc := range []ruleCase{
 		{name: "valid", path: path, obj: validRIWC()},
-		{name: "http", path: path, obj: riwc(func(w *configv1alpha1.ResourceInterpreterWebhook) { w.ClientConfig.URL = ptr.To("http://127.0.0.1:8443/x") }),
+		{name: "http", path: path, obj: riwc(func(w *configv1alpha1.ResourceInterpreterWebhook) {
+			w.ClientConfig.URL = ptr.To("http://127.0.0.1:8443/x")
+		}),
 			want: []string{`webhooks[0].clientConfig.url: Invalid value: "http://127.0.0.1:8443/x": must use https`}},
 		{name: "a query", path: path, obj: riwc(func(w *configv1alpha1.ResourceInterpreterWebhook) { w.ClientConfig.URL = ptr.To("https://h:1/x?a=b") }),
 			want: []string{`webhooks[0].clientConfig.url: Invalid value: "https://h:1/x?a=b": must not have a query or a fragment`}},

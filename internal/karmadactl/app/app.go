@@ -14,6 +14,7 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/cmdinit"
 	"github.com/karmada-go/karmada/internal/karmadactl/cordon"
 	"github.com/karmada-go/karmada/internal/karmadactl/explain"
+	"github.com/karmada-go/karmada/internal/karmadactl/interpret"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/register"
@@ -58,6 +59,7 @@ func NewCommand(name string) *cobra.Command {
 		cmdinit.NewInitCommand(g),
 		cmdinit.NewDeinitCommand(g),
 		certs.NewCommand(g),
+		interpret.NewCommand(g),
 	)
 	return cmd
 }
