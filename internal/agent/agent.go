@@ -44,6 +44,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
+	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/execution"
@@ -184,7 +185,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// The Works' copies are interpreted (status, health, retention) with
 	// the control plane's customizations.
-	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), nil); err != nil {
+	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), nil, thirdparty.Layer{}); err != nil {
 		return err
 	}
 	log.Info("Starting karmada-agent")

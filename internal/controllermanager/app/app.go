@@ -38,6 +38,7 @@ import (
 	"github.com/karmada-go/karmada/internal/failover/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
+	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
@@ -450,7 +451,7 @@ func Run(ctx context.Context, o *Options) error {
 		for _, f := range *sc.reinterpret {
 			f(kinds)
 		}
-	}); err != nil {
+	}, thirdparty.Layer{}); err != nil {
 		return err
 	}
 	log.Info("Starting karmada-controller-manager", "controllers", enabled)

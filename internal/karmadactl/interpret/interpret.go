@@ -26,6 +26,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
+	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	"github.com/karmada-go/karmada/internal/interpreter/luavm"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 )
@@ -241,7 +242,7 @@ func (o *Options) Run(w io.Writer, rics []configv1alpha1.ResourceInterpreterCust
 	}
 	layer := &customization.Layer{}
 	layer.Set(reg)
-	in := interpreter.New(layer)
+	in := interpreter.New(layer, thirdparty.Layer{})
 
 	desired, err := readObject(o.DesiredFile, "--desired-file")
 	if err != nil {
