@@ -26,8 +26,8 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
-	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	"github.com/karmada-go/karmada/internal/interpreter/luavm"
+	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 )
 
