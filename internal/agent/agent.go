@@ -45,6 +45,7 @@ import (
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
+	interpreterwebhook "github.com/karmada-go/karmada/internal/interpreter/webhook"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/execution"
@@ -184,8 +185,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	// The Works' copies are interpreted (status, health, retention) with
-	// the control plane's customizations.
-	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), nil, thirdparty.Layer{}); err != nil {
+	// the control plane's customizations and interpreter webhooks.
+	hooks := &interpreterwebhook.Layer{}
+	if err := interpreterwebhook.Watch(ctx, mgr.GetAPIReader(), mgr.GetCache(), hooks); err != nil {
+		return err
+	}
+	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), nil, hooks, thirdparty.Layer{}); err != nil {
 		return err
 	}
 	log.Info("Starting karmada-agent")

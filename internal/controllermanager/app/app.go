@@ -39,6 +39,7 @@ import (
 	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
+	interpreterwebhook "github.com/karmada-go/karmada/internal/interpreter/webhook"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
@@ -447,11 +448,15 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	// Every controller interprets templates with the customizations in
 	// force, loaded before any starts.
+	hooks := &interpreterwebhook.Layer{}
+	if err := interpreterwebhook.Watch(ctx, mgr.GetAPIReader(), mgr.GetCache(), hooks); err != nil {
+		return err
+	}
 	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), func(kinds []schema.GroupKind) {
 		for _, f := range *sc.reinterpret {
 			f(kinds)
 		}
-	}, thirdparty.Layer{}); err != nil {
+	}, hooks, thirdparty.Layer{}); err != nil {
 		return err
 	}
 	log.Info("Starting karmada-controller-manager", "controllers", enabled)
