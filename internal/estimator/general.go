@@ -167,3 +167,49 @@ func Grade(models []clusterv1alpha1.ResourceModel, allocatable corev1.ResourceLi
 	}
 	return grade, !first
 }
+
+// ComponentSets estimates how many whole sets of a multi-component
+// workload's replicas the cluster can still take: each set is every
+// component's replicas, each replica asking its component's request. A set
+// is placed whole, so the least over the resources of free / (a set's
+// total) decides, and never more than the free pod slots divided by a set's
+// pods. A cluster without a resource summary can take nothing.
+func ComponentSets(cluster *clusterv1alpha1.Cluster, components []workv1alpha2.Component) int32 {
+	rs := cluster.Status.ResourceSummary
+	if rs == nil {
+		return 0
+	}
+	total := corev1.ResourceList{}
+	var pods int64
+	for _, c := range components {
+		pods += int64(c.Replicas)
+		if c.ReplicaRequirements == nil {
+			continue
+		}
+		for name, q := range c.ReplicaRequirements.ResourceRequest {
+			if name == corev1.ResourcePods {
+				continue
+			}
+			sum := total[name]
+			for i := int32(0); i < c.Replicas; i++ {
+				sum.Add(q)
+			}
+			total[name] = sum
+		}
+	}
+	est := Unlimited
+	if free := freeOf(rs, corev1.ResourcePods); free != nil && pods > 0 {
+		est = clamp(free.Value() / pods)
+	}
+	for name, q := range total {
+		if q.IsZero() {
+			continue
+		}
+		free := freeOf(rs, name)
+		if free == nil {
+			return 0
+		}
+		est = min(est, divide(free, q))
+	}
+	return est
+}

@@ -106,3 +106,35 @@ func TestGrade(t *testing.T) {
 		}
 	}
 }
+
+// TestComponentSets: a set is all components together; enough for each
+// component alone is not enough for the set.
+func TestComponentSets(t *testing.T) {
+	cluster := func(cpu, mem string, pods int64) *clusterv1alpha1.Cluster {
+		return &clusterv1alpha1.Cluster{Status: clusterv1alpha1.ClusterStatus{ResourceSummary: &clusterv1alpha1.ResourceSummary{
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourcePods: *resource.NewQuantity(pods, resource.DecimalSI)},
+		}}}
+	}
+	req := func(cpu, mem string) *workv1alpha2.ComponentReplicaRequirements {
+		return &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}
+	}
+	flink := []workv1alpha2.Component{
+		{Name: "jobmanager", Replicas: 1, ReplicaRequirements: req("1", "2Gi")},
+		{Name: "taskmanager", Replicas: 3, ReplicaRequirements: req("2", "4Gi")},
+	}
+	for _, c := range []struct {
+		name    string
+		cluster *clusterv1alpha1.Cluster
+		want    int32
+	}{
+		{"two sets of 7 cpu", cluster("14", "100Gi", 100), 2},
+		{"memory decides", cluster("100", "20Gi", 100), 1},
+		{"each component fits, the set does not", cluster("6", "100Gi", 100), 0},
+		{"pods decide", cluster("100", "100Gi", 7), 1},
+		{"no summary", &clusterv1alpha1.Cluster{}, 0},
+	} {
+		if got := ComponentSets(c.cluster, flink); got != c.want {
+			t.Errorf("%s: %d sets, want %d", c.name, got, c.want)
+		}
+	}
+}

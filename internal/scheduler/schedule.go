@@ -117,9 +117,12 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	}
 	divided := strategy != nil && strategy.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && spec.Replicas > 0
 	previous := map[string]int32{}
+	placedBefore := map[string]bool{}
 	for _, t := range spec.Clusters {
 		previous[t.Name] = t.Replicas
+		placedBefore[t.Name] = true
 	}
+	components := len(spec.Components) > 0
 
 	var feasible []*clusterv1alpha1.Cluster
 	available := map[string]int32{}
@@ -153,6 +156,20 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 			// weights (which do not depend on capacity) may still use it.
 			if divided && n == 0 && (c.Status.ResourceSummary != nil || !staticWeights(strategy)) {
 				rule(c.Name, EstimatorStep, "cluster cannot fit one replica")
+				continue
+			}
+		} else if components {
+			// A workload of several components is placed whole: a cluster
+			// must fit one set of all of them (what runs there now counts
+			// as room it may keep).
+			n := estimator.ComponentSets(c, spec.Components)
+			if placedBefore[c.Name] && n < estimator.Unlimited {
+				n++
+			}
+			available[c.Name] = n
+			ex[c.Name].AvailableReplicas = &n
+			if n == 0 && c.Status.ResourceSummary != nil {
+				rule(c.Name, EstimatorStep, "cluster cannot fit one set of the workload's components")
 				continue
 			}
 		}
@@ -214,6 +231,9 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	if len(targets) == 0 {
 		return result(fmt.Errorf("no replica could be assigned to the %d feasible clusters", len(selected)))
 	}
+	if components {
+		targets = wholeSets(targets, spec, strategy, ex)
+	}
 	for _, t := range targets {
 		ex[t.Name].Selected, ex[t.Name].Replicas = true, t.Replicas
 	}
@@ -223,6 +243,48 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 		}
 	}
 	return Result{Targets: targets, Explanation: explanation(ex, nil)}
+}
+
+// wholeSets gives each target every component's replicas. A Divided
+// placement cannot split a multi-component workload (its components work
+// together): it goes whole to one cluster, the one it runs in if still
+// selected, else the best scored (then by name).
+func wholeSets(targets []workv1alpha2.TargetCluster, spec *workv1alpha2.ResourceBindingSpec, strategy *policyv1alpha1.ReplicaSchedulingStrategy,
+	ex map[string]*workv1alpha2.ClusterExplanation) []workv1alpha2.TargetCluster {
+	if strategy != nil && strategy.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && len(targets) > 1 {
+		best := -1
+		for i, t := range targets {
+			for _, p := range spec.Clusters {
+				if p.Name == t.Name {
+					best = i
+				}
+			}
+		}
+		if best < 0 {
+			best = 0
+			for i, t := range targets {
+				if ex[t.Name].Score > ex[targets[best].Name].Score || (ex[t.Name].Score == ex[targets[best].Name].Score && t.Name < targets[best].Name) {
+					best = i
+				}
+			}
+		}
+		for i, t := range targets {
+			if i != best {
+				ex[t.Name].Reason = "a multi-component workload is placed whole in one cluster"
+			}
+		}
+		targets = targets[best : best+1]
+	}
+	out := make([]workv1alpha2.TargetCluster, len(targets))
+	for i, t := range targets {
+		t.Replicas = 0
+		t.Components = make([]workv1alpha2.ComponentReplicas, 0, len(spec.Components))
+		for _, c := range spec.Components {
+			t.Components = append(t.Components, workv1alpha2.ComponentReplicas{Name: c.Name, Replicas: c.Replicas})
+		}
+		out[i] = t
+	}
+	return out
 }
 
 // staticWeights reports whether a Divided strategy divides by static

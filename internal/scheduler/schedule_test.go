@@ -297,3 +297,62 @@ func TestTaintsMoveNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleComponents: a multi-component workload goes only where one
+// whole set of its components fits, every component counted, and a Divided
+// placement puts it whole in one cluster (the one it runs in, if any).
+func TestScheduleComponents(t *testing.T) {
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(cpu string) *workv1alpha2.ComponentReplicaRequirements {
+		return &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	s := spec(0, &policyv1alpha1.Placement{})
+	s.ReplicaRequirements = nil
+	// A set needs 1 + 3×2 = 7 cpu; member1 has 4 (each component alone fits), member2 8, member3 20.
+	s.Components = []workv1alpha2.Component{{Name: "jobmanager", Replicas: 1, ReplicaRequirements: one("1")}, {Name: "taskmanager", Replicas: 3, ReplicaRequirements: one("2")}}
+	fleet := []clusterv1alpha1.Cluster{member("member1", "", 4), member("member2", "", 8), member("member3", "", 20)}
+	r := Schedule(context.Background(), fw, s, fleet)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	got := map[string][]workv1alpha2.ComponentReplicas{}
+	for _, tc := range r.Targets {
+		got[tc.Name] = tc.Components
+	}
+	wantSet := []workv1alpha2.ComponentReplicas{{Name: "jobmanager", Replicas: 1}, {Name: "taskmanager", Replicas: 3}}
+	if len(got) != 2 || !equalComponents(got["member2"], wantSet) || !equalComponents(got["member3"], wantSet) {
+		t.Errorf("duplicated: targets %+v, want member2 and member3 with the whole set", r.Targets)
+	}
+	for _, e := range r.Explanation.Clusters {
+		if e.Name == "member1" && (e.Feasible || !strings.Contains(e.Reason, "cannot fit one set")) {
+			t.Errorf("member1 explanation %+v", e)
+		}
+	}
+	s.Placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted}
+	r = Schedule(context.Background(), fw, s, fleet)
+	if r.Err != nil || len(r.Targets) != 1 || !equalComponents(r.Targets[0].Components, wantSet) {
+		t.Fatalf("divided: %+v %v, want one cluster with the whole set", r.Targets, r.Err)
+	}
+	// It stays where it runs.
+	s.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Components: wantSet}}
+	r = Schedule(context.Background(), fw, s, fleet)
+	if r.Err != nil || len(r.Targets) != 1 || r.Targets[0].Name != "member2" {
+		t.Errorf("divided, running in member2: %+v %v", r.Targets, r.Err)
+	}
+}
+
+func equalComponents(a, b []workv1alpha2.ComponentReplicas) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

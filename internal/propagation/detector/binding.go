@@ -25,13 +25,27 @@ import (
 // ensureBinding creates or updates the template's binding from the policy,
 // and says on the template what changed.
 func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate) error {
-	replicas, requirements, err := interpreter.Replicas(obj)
-	if err != nil {
+	var (
+		replicas     int32
+		requirements *workv1alpha2.ReplicaRequirements
+		components   []workv1alpha2.Component
+		err          error
+	)
+	if interpreter.HasComponents(obj.GroupVersionKind().GroupKind()) {
+		// A workload of several pod templates is described by its
+		// components, each with its replicas and needs; it is placed
+		// whole.
+		if components, err = interpreter.Components(obj); err != nil {
+			metrics.InterpreterErrors.WithLabelValues("InterpretComponent").Inc()
+			events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the components of the template: %v", err)
+			return fmt.Errorf("reading components of %s: %w", obj.GetName(), err)
+		}
+	} else if replicas, requirements, err = interpreter.Replicas(obj); err != nil {
 		metrics.InterpreterErrors.WithLabelValues("InterpretReplica").Inc()
 		events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the replicas of the template: %v", err)
 		return fmt.Errorf("reading replicas of %s: %w", obj.GetName(), err)
 	}
-	op, err := d.writeBinding(ctx, obj, c, replicas, requirements)
+	op, err := d.writeBinding(ctx, obj, c, replicas, requirements, components)
 	if err != nil {
 		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Failed to apply policy %s: %v", c.Key(), err)
 		return err
@@ -41,14 +55,16 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	}
 	klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KRef(obj.GetNamespace(), names.BindingName(obj.GetKind(), obj.GetName())), "policy", c.Key(), "operation", op)
 	events.Normal(d.Recorder, obj, events.ApplyPolicySucceed, "Applied policy %s", c.Key())
-	if interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
+	if len(components) > 0 {
+		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d components of the template", len(components))
+	} else if interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
 		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d replicas of the template", replicas)
 	}
 	return nil
 }
 
 // writeBinding creates or patches the binding.
-func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate, replicas int32, requirements *workv1alpha2.ReplicaRequirements) (controllerutil.OperationResult, error) {
+func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate, replicas int32, requirements *workv1alpha2.ReplicaRequirements, components []workv1alpha2.Component) (controllerutil.OperationResult, error) {
 	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	wantA, wantL := policymatch.ClaimChanges(&c)
@@ -97,6 +113,7 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		om.Annotations = applyChanges(om.Annotations, map[string]*string{workv1alpha2.TemplateHashAnnotation: &hash})
 		spec.Replicas = replicas
 		spec.ReplicaRequirements = requirements
+		spec.Components = components
 		policymatch.ApplyToBinding(spec, c.Spec)
 	}
 	name := names.BindingName(obj.GetKind(), obj.GetName())
