@@ -76,7 +76,10 @@ const (
 	ApplyOverridePolicyFailed  = "ApplyOverridePolicyFailed"
 	GetDependenciesSucceed     = "GetDependenciesSucceed"
 	GetDependenciesFailed      = "GetDependenciesFailed"
-	PreemptPolicySucceed       = "PreemptPolicySucceed"
+	// DependencyPolicyConflict: a dependency a workload propagates has a
+	// policy of its own whose settings differ from the workload's.
+	DependencyPolicyConflict = "DependencyPolicyConflict"
+	PreemptPolicySucceed     = "PreemptPolicySucceed"
 )
 
 // The messages of WorkDispatching.
@@ -87,15 +90,16 @@ const (
 
 // Event sources, shown as "From" by kubectl describe.
 const (
-	SourceDetector      = "resource-detector"
-	SourceOrphanSweep   = "orphan-sweep"
-	SourceScheduler     = "karmada-scheduler"
-	SourceBinding       = "binding-controller"
-	SourceBindingStatus = "resource-binding-status-controller"
-	SourceExecution     = "execution-controller"
-	SourceWorkStatus    = "work-status-controller"
-	SourceCluster       = "cluster-controller"
-	SourceTokenRenewal  = "token-renewal-controller"
+	SourceDetector                = "resource-detector"
+	SourceOrphanSweep             = "orphan-sweep"
+	SourceScheduler               = "karmada-scheduler"
+	SourceBinding                 = "binding-controller"
+	SourceBindingStatus           = "resource-binding-status-controller"
+	SourceDependenciesDistributor = "dependencies-distributor"
+	SourceExecution               = "execution-controller"
+	SourceWorkStatus              = "work-status-controller"
+	SourceCluster                 = "cluster-controller"
+	SourceTokenRenewal            = "token-renewal-controller"
 	// SourceAgentCSRApproving is Karmada's name for it.
 	SourceAgentCSRApproving = "agent-csr-approving-controller"
 	// SourceClusterTaintPolicy is Karmada's name for it.

@@ -198,6 +198,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 	if name := spec.SchedulerName; name != "" && name != s.SchedulerName {
 		return 0, nil
 	}
+	if spec.Placement == nil && len(spec.RequiredBy) > 0 {
+		// An attached binding (a dependency of workloads with
+		// propagateDeps) has no placement of its own: it goes where they
+		// run.
+		return 0, nil
+	}
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return 0, nil
 	}

@@ -78,3 +78,8 @@ const (
 	ReasonInterpretSucceeded  = "InterpretSucceeded"
 	MessageInterpretSucceeded = "every interpreter operation succeeded"
 )
+
+// AttachedBindingLabel marks a ResourceBinding made by the dependencies
+// distributor for an object workloads with propagateDeps need (ours;
+// spec.requiredBy is Karmada's record of who needs it).
+const AttachedBindingLabel = "resourcebinding.karmada.io/attached"

@@ -44,6 +44,7 @@ import (
 	"github.com/karmada-go/karmada/internal/propagation/binding"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
+	"github.com/karmada-go/karmada/internal/propagation/dependencies"
 	"github.com/karmada-go/karmada/internal/propagation/detector"
 	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/propagation/namespace"
@@ -307,6 +308,10 @@ var controllers = map[string]func(c setupContext) error{
 	bindingstatus.ControllerName: func(c setupContext) error {
 		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
+	dependencies.ControllerName: func(c setupContext) error {
+		return (&dependencies.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceDependenciesDistributor),
+			Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.ctx, c.mgr)
+	},
 	orphans.ControllerName: func(c setupContext) error {
 		if c.opts.OrphanSweepInterval == 0 {
 			return nil
@@ -371,7 +376,9 @@ APIs and resources of push-mode members), namespace (namespace propagation),
 detector (matching templates with propagation policies, keeping bindings),
 binding (Works from scheduled bindings), execution (applying Works to
 push-mode members), workStatus (member state into Works), bindingStatus
-(aggregated status into bindings and templates), orphanSweep (member objects
+(aggregated status into bindings and templates), dependenciesDistributor (the
+ConfigMaps, Secrets, ServiceAccounts and claims of workloads with
+propagateDeps, sent where they run), orphanSweep (member objects
 whose Work is gone) and tokenRenewal (push-mode members' tokens, renewed
 before they expire).`,
 		SilenceUsage:  true,

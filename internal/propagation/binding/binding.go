@@ -172,7 +172,9 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			return err
 		}
 	}
-	if !meta.IsStatusConditionTrue(status.Conditions, workv1alpha2.Scheduled) && len(spec.Clusters) == 0 {
+	// An object workloads depend on goes where they run, too.
+	targets := bindings.Targets(spec)
+	if !meta.IsStatusConditionTrue(status.Conditions, workv1alpha2.Scheduled) && len(targets) == 0 {
 		return nil
 	}
 	template, err := r.templateFrom(ctx, r.templates(), spec.Resource)
@@ -206,8 +208,8 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		return err
 	}
 	var overrideErrs, synced, overridden []string
-	keep := make(map[string]string, len(spec.Clusters))
-	for _, target := range spec.Clusters {
+	keep := make(map[string]string, len(targets))
+	for _, target := range targets {
 		// A cluster that is gone or leaving gets no Work: its Works are being
 		// removed, and writing one would hold its removal up.
 		// The informer's own Cluster: read, never modified.

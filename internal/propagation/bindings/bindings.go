@@ -7,6 +7,7 @@ package bindings
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -248,4 +249,32 @@ func (k Kind) Reconciler(c client.Reader, sync SyncFunc, gone func(reconcile.Req
 		}
 		return reconcile.Result{RequeueAfter: after}, nil
 	})
+}
+
+// Targets are the clusters a binding's object goes to: its scheduling
+// result and, for an object workloads depend on (spec.requiredBy), every
+// cluster such a workload runs in, each once, in that order.
+func Targets(spec *workv1alpha2.ResourceBindingSpec) []workv1alpha2.TargetCluster {
+	if len(spec.RequiredBy) == 0 {
+		return spec.Clusters
+	}
+	out := append([]workv1alpha2.TargetCluster(nil), spec.Clusters...)
+	seen := make(map[string]bool, len(out))
+	for _, c := range out {
+		seen[c.Name] = true
+	}
+	var more []string
+	for _, s := range spec.RequiredBy {
+		for _, c := range s.Clusters {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				more = append(more, c.Name)
+			}
+		}
+	}
+	sort.Strings(more)
+	for _, n := range more {
+		out = append(out, workv1alpha2.TargetCluster{Name: n})
+	}
+	return out
 }

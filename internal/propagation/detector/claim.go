@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/cache/compactobj"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/metrics"
@@ -68,7 +69,7 @@ func (d *Detector) reconcile(ctx context.Context, k key) (err error) {
 			_, err := d.setClaim(ctx, ri, obj, nil)
 			return err
 		}
-		return nil
+		return d.touchAttached(ctx, obj)
 	}
 	applyStart := time.Now()
 	defer func() {
@@ -250,4 +251,29 @@ func (d *Detector) ensurePermanentID(ctx context.Context, c *policymatch.Candida
 		d.givenIDs[c.UID] = id
 	}
 	return nil
+}
+
+// touchAttached brings an attached binding (the template is a dependency of
+// workloads with propagateDeps, and no policy of its own propagates it) to
+// the template's current version, so that its copies follow the change.
+func (d *Detector) touchAttached(ctx context.Context, obj *unstructured.Unstructured) error {
+	if obj.GetNamespace() == "" {
+		return nil
+	}
+	b := &workv1alpha2.ResourceBinding{}
+	err := d.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: names.BindingName(obj.GetKind(), obj.GetName())}, b)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ref := &b.Spec.Resource
+	if b.Labels[workv1alpha2.AttachedBindingLabel] != "true" || b.Spec.Placement != nil || ref.Kind != obj.GetKind() || ref.Name != obj.GetName() ||
+		(ref.ResourceVersion == obj.GetResourceVersion() && ref.UID == obj.GetUID()) {
+		return nil
+	}
+	patch := client.MergeFrom(b.DeepCopy())
+	ref.ResourceVersion, ref.UID = obj.GetResourceVersion(), obj.GetUID()
+	return client.IgnoreNotFound(d.Client.Patch(ctx, b, patch))
 }
