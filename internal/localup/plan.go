@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
+	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 )
 
 // Port layout: every cluster owns a block of ten ports starting at
@@ -109,9 +110,10 @@ func (c Config) address() string {
 func (c Config) external() bool { return c.ExternalKarmada != "" }
 
 // DefaultPropagateKinds are what the fleet's members let Karmada write:
-// karmadactl join's default, and the example.com group of the e2e tests'
-// sample CRD.
-var DefaultPropagateKinds = append(slices.Clone(memberrights.DefaultKinds), "*.example.com")
+// karmadactl join's default, the kinds of the customizations we ship
+// (CloneSets, FlinkDeployments, ...), and the example.com group of the e2e
+// tests' sample CRD.
+var DefaultPropagateKinds = append(append(slices.Clone(memberrights.DefaultKinds), thirdparty.Resources...), "*.example.com")
 
 // Validate rejects configurations that cannot work, naming the flag.
 func (c Config) Validate() error {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
@@ -635,4 +638,66 @@ func TestFailoverNeverDeletesTheLastCopy(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A tenant cannot use propagateDeps to carry another namespace's Secret to
+// a member: even through a dependencyInterpretation that names any
+// namespace (the platform's customization, the tenant's data), the
+// distributor follows only dependencies in the workload's own namespace.
+// Nor can a tenant write customizations or interpreter webhooks.
+func TestTenantCannotCarryOtherNamespacesDependencies(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-t3-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	tenant := tenantClient(ctx, t, ns)
+	wantRefused(t, "a ResourceInterpreterCustomization", tenant.Create(ctx, &configv1alpha1.ResourceInterpreterCustomization{ObjectMeta: metav1.ObjectMeta{Name: "e2e-tenant-ric"},
+		Spec: configv1alpha1.ResourceInterpreterCustomizationSpec{Target: configv1alpha1.CustomizationTarget{APIVersion: "v1", Kind: "ConfigMap"},
+			Customizations: configv1alpha1.CustomizationRules{HealthInterpretation: &configv1alpha1.HealthInterpretation{LuaScript: "function InterpretHealth(o) return true end"}}}}))
+	wantRefused(t, "a ResourceInterpreterWebhookConfiguration", tenant.Create(ctx, &configv1alpha1.ResourceInterpreterWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "e2e-tenant-riwc"},
+		Webhooks: []configv1alpha1.ResourceInterpreterWebhook{{Name: "steal.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/x")},
+			InterpreterContextVersions: []string{"v1alpha1"}}}}))
+
+	// The platform's customization: a ConfigMap names its dependency in its data.
+	ric := &configv1alpha1.ResourceInterpreterCustomization{ObjectMeta: metav1.ObjectMeta{Name: "e2e-configmap-deps"},
+		Spec: configv1alpha1.ResourceInterpreterCustomizationSpec{Target: configv1alpha1.CustomizationTarget{APIVersion: "v1", Kind: "ConfigMap"},
+			Customizations: configv1alpha1.CustomizationRules{DependencyInterpretation: &configv1alpha1.DependencyInterpretation{LuaScript: `
+function GetDependencies(obj)
+  if obj.data == nil or obj.data["e2e-dep-name"] == nil then return {} end
+  return {{apiVersion = "v1", kind = "Secret", namespace = obj.data["e2e-dep-namespace"], name = obj.data["e2e-dep-name"]}}
+end`}}}}
+	createUntilCleanup(ctx, t, c, ric)
+	// The tenant's ConfigMap names member1's credentials.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "innocent"}, Data: map[string]string{"e2e-dep-namespace": "karmada-cluster", "e2e-dep-name": "member1"}}
+	if err := tenant.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := tenant.Create(ctx, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deps"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "innocent"}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}}, PropagateDeps: true}}); err != nil {
+		t.Fatal(err)
+	}
+	// The distributor saw it and refused it.
+	kc := kube(t, "karmada-apiserver")
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		evs, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=GetDependenciesFailed"})
+		if err != nil {
+			return false, nil
+		}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, "Not propagating Secret karmada-cluster/member1") {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatal("no event says the other namespace's Secret was refused")
+	}
+	if _, err := kube(t, "member2").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("member1's credentials reached member2 (err %v)", err)
+	}
+	rbs := &workv1alpha2.ResourceBindingList{}
+	if err := c.List(ctx, rbs, client.InNamespace("karmada-cluster")); err != nil || len(rbs.Items) != 0 {
+		t.Errorf("bindings in karmada-cluster: %d (%v)", len(rbs.Items), err)
+	}
 }

@@ -92,3 +92,15 @@ func Kinds() []schema.GroupKind {
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
 }
+
+// Resources are the resources (resource.group) of the shipped kinds, as
+// karmadactl join --propagate-kinds takes them: the local fleet lets
+// Karmada write them in its members, so that a CloneSet or a
+// FlinkDeployment can be tried there as it is.
+var Resources = []string{
+	"clonesets.apps.kruise.io", "statefulsets.apps.kruise.io", "daemonsets.apps.kruise.io",
+	"workflows.argoproj.io", "flinkdeployments.flink.apache.org", "sparkapplications.sparkoperator.k8s.io",
+	"rayclusters.ray.io", "rayjobs.ray.io", "pytorchjobs.kubeflow.org", "tfjobs.kubeflow.org",
+	"jobs.batch.volcano.sh", "helmreleases.helm.toolkit.fluxcd.io", "kustomizations.kustomize.toolkit.fluxcd.io",
+	"policies.kyverno.io", "clusterpolicies.kyverno.io",
+}

@@ -326,3 +326,24 @@ func TestUserCustomizationOverrides(t *testing.T) {
 		t.Errorf("answered by layers %d and %d, want 0 and 1", in.Answers(gk, interpreter.OpInterpretHealth), in.Answers(gk, interpreter.OpInterpretReplica))
 	}
 }
+
+// TestResourcesNameEveryKind: Resources has each shipped kind's resource,
+// as its CRD fixture names it.
+func TestResourcesNameEveryKind(t *testing.T) {
+	var want []string
+	files, _ := filepath.Glob("testdata/crds/*.yaml")
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, crd.Spec.Names.Plural+"."+crd.Spec.Group)
+	}
+	got := append([]string(nil), Resources...)
+	sort.Strings(want)
+	sort.Strings(got)
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("Resources %v, want %v", got, want)
+	}
+}

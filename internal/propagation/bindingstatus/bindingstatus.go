@@ -245,7 +245,7 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 
 // interpretRetry is when a status a customization or webhook failed to
 // aggregate is tried again.
-const interpretRetry = 30 * time.Second
+const interpretRetry = 10 * time.Second
 
 // interpreted sets the binding's ResourceInterpreted condition: False with
 // the failure, or True after one (a binding that never failed has none).

@@ -300,7 +300,7 @@ func (r *Reconciler) observe(work *workv1alpha1.Work, member *clusterclient.Memb
 
 // interpretRetry is when a manifest whose status a customization or webhook
 // failed to interpret is looked at again (sooner if its copy changes).
-const interpretRetry = 30 * time.Second
+const interpretRetry = 10 * time.Second
 
 // previousStatus is the status the Work holds for the manifest id.
 func previousStatus(work *workv1alpha1.Work, id workv1alpha1.ResourceIdentifier) (workv1alpha1.ManifestStatus, bool) {
