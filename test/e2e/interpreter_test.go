@@ -381,7 +381,9 @@ func TestPropagateDepsFollowTheDeployment(t *testing.T) {
 	if err := c.Create(ctx, deploy); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteAll(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: deploy.Name}}) })
+	t.Cleanup(func() {
+		deleteAll(t, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: deploy.Name}})
+	})
 
 	where := func(member string, present bool, data string) {
 		t.Helper()
