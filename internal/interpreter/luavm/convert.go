@@ -29,8 +29,16 @@ func newTable(acap, hcap int) *lua.LTable {
 	return none.CreateTable(acap, hcap)
 }
 
-// toLua converts a JSON-shaped Go value to Lua.
-func toLua(v any, depth int) (lua.LValue, error) {
+// toLua converts a JSON-shaped Go value to Lua, all of it at once.
+func toLua(v any, depth int) (lua.LValue, error) { return toLuaWith(v, depth, false) }
+
+// toLuaWith converts v; with lazy, the maps in it become lazy tables.
+func toLuaWith(v any, depth int, lazy bool) (lua.LValue, error) {
+	if lazy {
+		if m, ok := v.(map[string]any); ok {
+			return newLazy(m), nil
+		}
+	}
 	if depth > maxDepth {
 		return lua.LNil, fmt.Errorf("value nested deeper than %d levels", maxDepth)
 	}
@@ -60,7 +68,7 @@ func toLua(v any, depth int) (lua.LValue, error) {
 		// Sorted: pairs() then visits keys in the same order every call.
 		sort.Strings(keys)
 		for _, k := range keys {
-			e, err := toLua(x[k], depth+1)
+			e, err := toLuaWith(x[k], depth+1, lazy)
 			if err != nil {
 				return lua.LNil, err
 			}
@@ -71,7 +79,7 @@ func toLua(v any, depth int) (lua.LValue, error) {
 		t := newTable(len(x), 0)
 		t.Metatable = arrayMeta
 		for _, e := range x {
-			lv, err := toLua(e, depth+1)
+			lv, err := toLuaWith(e, depth+1, lazy)
 			if err != nil {
 				return lua.LNil, err
 			}
@@ -82,7 +90,7 @@ func toLua(v any, depth int) (lua.LValue, error) {
 		t := newTable(len(x), 0)
 		t.Metatable = arrayMeta
 		for _, e := range x {
-			lv, err := toLua(e, depth+1)
+			lv, err := toLuaWith(e, depth+1, lazy)
 			if err != nil {
 				return lua.LNil, err
 			}
@@ -130,6 +138,9 @@ func toGo(v lua.LValue, like any, depth int) (any, error) {
 }
 
 func tableToGo(t *lua.LTable, like any, depth int) (any, error) {
+	if src := sourceOf(t); src != nil {
+		return lazyToGo(t, src, like, depth)
+	}
 	n := t.Len()
 	count := 0
 	allInts := true

@@ -141,7 +141,7 @@ func (vm *VM) call(s *Script, nret int, args []any) (out []lua.LValue, err error
 	}
 	L.Push(fn)
 	for _, a := range args {
-		v, err := toLua(a, 0)
+		v, err := toLuaLazy(a, 0)
 		if err != nil {
 			return nil, &Error{Function: s.Function, Err: err}
 		}
@@ -220,6 +220,27 @@ func newState(b Budget) *state {
 	st := &state{L: L, budget: newBudget(b)}
 	if s, ok := g.RawGetString("string").(*lua.LTable); ok {
 		s.RawSetString("rep", L.NewFunction(st.boundedRep))
+	}
+	// pairs, next and rawget see a lazy table whole.
+	for _, name := range []string{"pairs", "next", "rawget"} {
+		orig, ok := g.RawGetString(name).(*lua.LFunction)
+		if !ok {
+			continue
+		}
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			if t, ok := L.Get(1).(*lua.LTable); ok {
+				if err := fill(t); err != nil {
+					L.RaiseError("%v", err)
+				}
+			}
+			top := L.GetTop()
+			L.Push(orig)
+			for i := 1; i <= top; i++ {
+				L.Push(L.Get(i))
+			}
+			L.Call(top, lua.MultRet)
+			return L.GetTop() - top
+		}))
 	}
 	kube := kubeLibrary(L)
 	g.RawSetString("require", L.NewFunction(func(L *lua.LState) int {

@@ -177,3 +177,48 @@ func TestConversionRejectsWhatJSONCannotHold(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyObjects: fields a script never reads come back as they were;
+// deleting, writing and iterating a field it has not read behave as on a
+// plain table.
+func TestLazyObjects(t *testing.T) {
+	in := map[string]any{"metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "1", "y": "2"}},
+		"spec": map[string]any{"replicas": int64(2), "paused": true, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c"}}}}},
+		"status": map[string]any{"ready": int64(1)}}
+	s := compile(t, `
+function F(obj)
+  obj.spec.paused = nil                 -- never read before: deleted
+  obj.status.extra = "new"              -- written
+  local keys = {}
+  for k, _ in pairs(obj.metadata.labels) do table.insert(keys, k) end
+  table.sort(keys)
+  obj.metadata.annotations = {keys = table.concat(keys, ",")}
+  local again = obj.spec.paused         -- still deleted
+  return obj, again, rawget(obj.status, "ready"), next(obj.metadata.labels) ~= nil
+end`, "F")
+	out, err := Default.Call(s, 4, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ToGoLike(out[0], in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "1", "y": "2"}, "annotations": map[string]any{"keys": "x,y"}},
+		"spec":   map[string]any{"replicas": int64(2), "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c"}}}}},
+		"status": map[string]any{"ready": int64(1), "extra": "new"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want,+got)\n%s", d)
+	}
+	if out[1] != lua.LNil || out[2] != lua.LNumber(1) || out[3] != lua.LTrue {
+		t.Errorf("deleted field %v, rawget %v, next %v", out[1], out[2], out[3])
+	}
+	// The input is untouched, and the output does not share its maps.
+	if in["spec"].(map[string]any)["paused"] != true {
+		t.Error("the input changed")
+	}
+	got.(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["x"] = 1
+	if _, shared := in["spec"].(map[string]any)["template"].(map[string]any)["x"]; shared {
+		t.Error("the output shares a map with the input")
+	}
+}
