@@ -183,7 +183,7 @@ func TestConversionRejectsWhatJSONCannotHold(t *testing.T) {
 // plain table.
 func TestLazyObjects(t *testing.T) {
 	in := map[string]any{"metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "1", "y": "2"}},
-		"spec": map[string]any{"replicas": int64(2), "paused": true, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c"}}}}},
+		"spec":   map[string]any{"replicas": int64(2), "paused": true, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c"}}}}},
 		"status": map[string]any{"ready": int64(1)}}
 	s := compile(t, `
 function F(obj)

@@ -118,6 +118,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
+// reviseOps are the interpreter operations this controller runs.
+var reviseOps = []string{string(interpreter.OpReviseReplica)}
+
 // controllerName keeps the names the controllers had (they name metrics and
 // log lines).
 func controllerName(k bindings.Kind) string {
@@ -228,6 +231,16 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			overrideErrs = append(overrideErrs, fmt.Sprintf("cluster %s: %v", target.Name, err))
 			continue
 		}
+		if ierr := (*interpreter.Error)(nil); errors.As(err, &ierr) {
+			// A customization or webhook failed: every Work keeps its last
+			// good manifest, the binding says which and why, and it is
+			// retried with backoff.
+			events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", ierr)
+			if cerr := bindings.SetInterpreted(ctx, r.Client, b, reviseOps, ierr); cerr != nil {
+				return cerr
+			}
+			return err
+		}
 		if err != nil {
 			return err
 		}
@@ -294,6 +307,9 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Synced the works of %s", strings.Join(synced, ", "))
 	}
 	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
+		return err
+	}
+	if err := bindings.SetInterpreted(ctx, r.Client, b, reviseOps, nil); err != nil {
 		return err
 	}
 	// A cluster being evicted gracefully keeps its copy, as it is, until the

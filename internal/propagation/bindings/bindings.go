@@ -8,10 +8,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -277,4 +279,38 @@ func Targets(spec *workv1alpha2.ResourceBindingSpec) []workv1alpha2.TargetCluste
 		out = append(out, workv1alpha2.TargetCluster{Name: n})
 	}
 	return out
+}
+
+// SetInterpreted sets the binding's ResourceInterpreted condition for the
+// interpreter operations ops (a controller passes those it runs): False
+// with the failure when one failed, True again once they succeed after one
+// of them failed (a binding that never saw a failure of ops gets no
+// condition, and costs no write). obj and status are the binding's, as
+// read.
+func SetInterpreted(ctx context.Context, c client.Client, b Binding, ops []string, failure error) error {
+	obj, status := b.Object, b.Status
+	cur := meta.FindStatusCondition(status.Conditions, workv1alpha2.ResourceInterpreted)
+	cond := metav1.Condition{Type: workv1alpha2.ResourceInterpreted, Status: metav1.ConditionTrue, Reason: workv1alpha2.ReasonInterpretSucceeded,
+		Message: workv1alpha2.MessageInterpretSucceeded, ObservedGeneration: obj.GetGeneration()}
+	if failure != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.ReasonInterpretFailed, failure.Error()
+	} else {
+		if cur == nil || cur.Status == metav1.ConditionTrue {
+			return nil
+		}
+		// Another operation's failure is not this controller's to clear.
+		mine := false
+		for _, op := range ops {
+			mine = mine || strings.Contains(cur.Message, "operation "+op+":")
+		}
+		if !mine {
+			return nil
+		}
+	}
+	if cur != nil && cur.Status == cond.Status && cur.Message == cond.Message {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	meta.SetStatusCondition(&status.Conditions, cond)
+	return client.IgnoreNotFound(c.Status().Patch(ctx, obj, patch))
 }

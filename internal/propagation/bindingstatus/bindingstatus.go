@@ -235,37 +235,20 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 		// The template keeps the status last aggregated; the binding says
 		// why, and it is tried again soon (or at the next change).
 		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", ierr)
-		return interpretRetry, r.interpreted(ctx, b, ierr)
+		return interpretRetry, bindings.SetInterpreted(ctx, r.Client, b, aggregateOps, ierr)
 	}
 	if err != nil {
 		return 0, err
 	}
-	return 0, r.interpreted(ctx, b, nil)
+	return 0, bindings.SetInterpreted(ctx, r.Client, b, aggregateOps, nil)
 }
+
+// aggregateOps are the interpreter operations this controller runs.
+var aggregateOps = []string{string(interpreter.OpAggregateStatus)}
 
 // interpretRetry is when a status a customization or webhook failed to
 // aggregate is tried again.
 const interpretRetry = 10 * time.Second
-
-// interpreted sets the binding's ResourceInterpreted condition: False with
-// the failure, or True after one (a binding that never failed has none).
-func (r *Reconciler) interpreted(ctx context.Context, b bindings.Binding, failure *interpreter.Error) error {
-	obj, status := b.Object, b.Status
-	cur := meta.FindStatusCondition(status.Conditions, workv1alpha2.ResourceInterpreted)
-	cond := metav1.Condition{Type: workv1alpha2.ResourceInterpreted, Status: metav1.ConditionTrue, Reason: workv1alpha2.ReasonInterpretSucceeded,
-		Message: workv1alpha2.MessageInterpretSucceeded, ObservedGeneration: obj.GetGeneration()}
-	if failure != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.ReasonInterpretFailed, failure.Error()
-	} else if cur == nil || cur.Status == metav1.ConditionTrue {
-		return nil
-	}
-	if cur != nil && cur.Status == cond.Status && cur.Message == cond.Message {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	meta.SetStatusCondition(&status.Conditions, cond)
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, obj, patch))
-}
 
 // keptTargets are the evicted clusters whose copies stay for now, and are
 // not in the placement.

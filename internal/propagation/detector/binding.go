@@ -3,6 +3,7 @@ package detector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -38,11 +40,13 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		if components, err = interpreter.Components(obj); err != nil {
 			metrics.InterpreterErrors.WithLabelValues("InterpretComponent").Inc()
 			events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the components of the template: %v", err)
+			d.interpretFailed(ctx, obj, err)
 			return fmt.Errorf("reading components of %s: %w", obj.GetName(), err)
 		}
 	} else if replicas, requirements, err = interpreter.Replicas(obj); err != nil {
 		metrics.InterpreterErrors.WithLabelValues("InterpretReplica").Inc()
 		events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the replicas of the template: %v", err)
+		d.interpretFailed(ctx, obj, err)
 		return fmt.Errorf("reading replicas of %s: %w", obj.GetName(), err)
 	}
 	op, err := d.writeBinding(ctx, obj, c, replicas, requirements, components)
@@ -117,12 +121,49 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		policymatch.ApplyToBinding(spec, c.Spec)
 	}
 	name := names.BindingName(obj.GetKind(), obj.GetName())
+	var written client.Object
+	var op controllerutil.OperationResult
 	if obj.GetNamespace() == "" {
 		crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		return controllerutil.CreateOrPatch(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
+		op, err = controllerutil.CreateOrPatch(ctx, d.Client, crb, func() error { fill(&crb.ObjectMeta, &crb.Spec); return nil })
+		written = crb
+	} else {
+		rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: name}}
+		op, err = controllerutil.CreateOrPatch(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
+		written = rb
 	}
-	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: name}}
-	return controllerutil.CreateOrPatch(ctx, d.Client, rb, func() error { fill(&rb.ObjectMeta, &rb.Spec); return nil })
+	if err != nil {
+		return op, err
+	}
+	// Interpreted again after a failure: the binding's condition says so.
+	if b, berr := bindings.Of(written); berr == nil {
+		if err := bindings.SetInterpreted(ctx, d.Client, b, replicaOps, nil); err != nil {
+			return op, err
+		}
+	}
+	return op, nil
+}
+
+// replicaOps are the interpreter operations the detector runs.
+var replicaOps = []string{string(interpreter.OpInterpretReplica), string(interpreter.OpInterpretComponent)}
+
+// interpretFailed says on the template's binding, when it has one, that a
+// customization or webhook failed to interpret the template; the binding
+// keeps what it had.
+func (d *Detector) interpretFailed(ctx context.Context, obj *unstructured.Unstructured, err error) {
+	var ierr *interpreter.Error
+	if !errors.As(err, &ierr) {
+		return
+	}
+	bo := bindings.KindFor(obj.GetNamespace()).New().Object
+	if d.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: names.BindingName(obj.GetKind(), obj.GetName())}, bo) != nil {
+		return
+	}
+	if b, berr := bindings.Of(bo); berr == nil {
+		if err := bindings.SetInterpreted(ctx, d.Client, b, replicaOps, ierr); err != nil {
+			klog.FromContext(ctx).V(2).Info("Could not set the binding's ResourceInterpreted condition", "err", err)
+		}
+	}
 }
 
 // applyChanges sets or (for nil values) removes keys of m.
