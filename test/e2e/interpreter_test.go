@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -446,5 +445,4 @@ func TestPropagateDepsFollowTheDeployment(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.Data["mode"] != "b" {
 		t.Errorf("the control plane's ConfigMap: %v %v", cm.Data, err)
 	}
-	_ = ptr.To(true)
 }

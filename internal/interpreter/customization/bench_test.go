@@ -3,7 +3,6 @@ package customization
 import (
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
@@ -17,10 +16,7 @@ import (
 // answers, compiled once, run from the pool). docs/performance.md records
 // the ratio; the target is Lua within 5x of built-in.
 func BenchmarkOperations(b *testing.B) {
-	data := []byte(deployment)
-	_ = data
-	t := &testing.T{}
-	ric := load(t, "testdata/deployment.yaml")
+	ric := load(b, "testdata/deployment.yaml")
 	reg, err := NewCompiler(luavm.Default).Build([]configv1alpha1.ResourceInterpreterCustomization{ric})
 	if err != nil {
 		b.Fatal(err)
@@ -31,7 +27,7 @@ func BenchmarkOperations(b *testing.B) {
 		name string
 		in   *interpreter.Interpreter
 	}{{"builtin", interpreter.Default}, {"lua", interpreter.New(layer)}} {
-		deploy := parse(t, deployment)
+		deploy := parse(b, deployment)
 		items := []workv1alpha2.AggregatedStatusItem{
 			{ClusterName: "member1", Status: &runtime.RawExtension{Raw: []byte(`{"readyReplicas":1,"replicas":1,"observedGeneration":1}`)}, Applied: true},
 			{ClusterName: "member2", Status: &runtime.RawExtension{Raw: []byte(`{"readyReplicas":2,"replicas":2,"observedGeneration":1}`)}, Applied: true},
@@ -58,7 +54,6 @@ func BenchmarkOperations(b *testing.B) {
 			})
 		}
 	}
-	_ = unstructured.Unstructured{}
 }
 
 // BenchmarkCompile is what caching saves: parsing and compiling a script

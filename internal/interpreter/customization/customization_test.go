@@ -22,7 +22,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter/luavm"
 )
 
-func load(t *testing.T, path string) configv1alpha1.ResourceInterpreterCustomization {
+func load(t testing.TB, path string) configv1alpha1.ResourceInterpreterCustomization {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -35,7 +35,7 @@ func load(t *testing.T, path string) configv1alpha1.ResourceInterpreterCustomiza
 	return ric
 }
 
-func parse(t *testing.T, y string) *unstructured.Unstructured {
+func parse(t testing.TB, y string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
