@@ -116,8 +116,8 @@ type Kind struct {
 	ObservesGeneration bool
 }
 
-// has reports whether k defines op.
-func (k *Kind) has(op Operation) bool {
+// Defines reports whether k defines op.
+func (k *Kind) Defines(op Operation) bool {
 	switch op {
 	case OpInterpretReplica:
 		return k.GetReplicas != nil
@@ -185,7 +185,7 @@ func Active() *Interpreter { return active.Load() }
 // kind returns the entry that answers op for gk, or nil for the default.
 func (in *Interpreter) kind(gk schema.GroupKind, op Operation) *Kind {
 	for _, l := range in.layers {
-		if k := l.Lookup(gk); k != nil && k.has(op) {
+		if k := l.Lookup(gk); k != nil && k.Defines(op) {
 			return k
 		}
 	}
@@ -196,7 +196,7 @@ func (in *Interpreter) kind(gk schema.GroupKind, op Operation) *Kind {
 // given to New, len(layers) for the built-in registry, -1 for the default.
 func (in *Interpreter) Answers(gk schema.GroupKind, op Operation) int {
 	for i, l := range in.layers {
-		if k := l.Lookup(gk); k != nil && k.has(op) {
+		if k := l.Lookup(gk); k != nil && k.Defines(op) {
 			return i
 		}
 	}

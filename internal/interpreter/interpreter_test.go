@@ -20,7 +20,7 @@ func TestBuiltinRegistry(t *testing.T) {
 	for gk, k := range builtin {
 		any := false
 		for _, op := range Operations {
-			any = any || k.has(op)
+			any = any || k.Defines(op)
 		}
 		if !any {
 			t.Errorf("%s has an entry with no operation", gk)

@@ -37,59 +37,34 @@ type Script struct {
 // order.
 func Scripts(c *configv1alpha1.CustomizationRules) []Script {
 	var out []Script
-	add := func(op interpreter.Operation, field, fn string, set bool, src string) {
-		if set {
-			out = append(out, Script{Operation: op, Field: field, Function: fn, Source: src})
-		}
+	add := func(op interpreter.Operation, field, fn, src string) {
+		out = append(out, Script{Operation: op, Field: field, Function: fn, Source: src})
 	}
-	add(interpreter.OpRetain, "retention", "Retain", c.Retention != nil, luaOf(c.Retention))
-	add(interpreter.OpInterpretReplica, "replicaResource", "GetReplicas", c.ReplicaResource != nil, luaOf(c.ReplicaResource))
-	add(interpreter.OpInterpretComponent, "componentResource", "GetComponents", c.ComponentResource != nil, luaOf(c.ComponentResource))
-	add(interpreter.OpReviseReplica, "replicaRevision", "ReviseReplica", c.ReplicaRevision != nil, luaOf(c.ReplicaRevision))
-	add(interpreter.OpInterpretStatus, "statusReflection", "ReflectStatus", c.StatusReflection != nil, luaOf(c.StatusReflection))
-	add(interpreter.OpAggregateStatus, "statusAggregation", "AggregateStatus", c.StatusAggregation != nil, luaOf(c.StatusAggregation))
-	add(interpreter.OpInterpretHealth, "healthInterpretation", "InterpretHealth", c.HealthInterpretation != nil, luaOf(c.HealthInterpretation))
-	add(interpreter.OpInterpretDependency, "dependencyInterpretation", "GetDependencies", c.DependencyInterpretation != nil, luaOf(c.DependencyInterpretation))
+	if r := c.Retention; r != nil {
+		add(interpreter.OpRetain, "retention", "Retain", r.LuaScript)
+	}
+	if r := c.ReplicaResource; r != nil {
+		add(interpreter.OpInterpretReplica, "replicaResource", "GetReplicas", r.LuaScript)
+	}
+	if r := c.ComponentResource; r != nil {
+		add(interpreter.OpInterpretComponent, "componentResource", "GetComponents", r.LuaScript)
+	}
+	if r := c.ReplicaRevision; r != nil {
+		add(interpreter.OpReviseReplica, "replicaRevision", "ReviseReplica", r.LuaScript)
+	}
+	if r := c.StatusReflection; r != nil {
+		add(interpreter.OpInterpretStatus, "statusReflection", "ReflectStatus", r.LuaScript)
+	}
+	if r := c.StatusAggregation; r != nil {
+		add(interpreter.OpAggregateStatus, "statusAggregation", "AggregateStatus", r.LuaScript)
+	}
+	if r := c.HealthInterpretation; r != nil {
+		add(interpreter.OpInterpretHealth, "healthInterpretation", "InterpretHealth", r.LuaScript)
+	}
+	if r := c.DependencyInterpretation; r != nil {
+		add(interpreter.OpInterpretDependency, "dependencyInterpretation", "GetDependencies", r.LuaScript)
+	}
 	return out
-}
-
-// luaOf reads the LuaScript of any of the rule types (all have one).
-func luaOf(rule any) string {
-	switch r := rule.(type) {
-	case *configv1alpha1.LocalValueRetention:
-		if r != nil {
-			return r.LuaScript
-		}
-	case *configv1alpha1.ReplicaResourceRequirement:
-		if r != nil {
-			return r.LuaScript
-		}
-	case *configv1alpha1.ComponentResourceRequirement:
-		if r != nil {
-			return r.LuaScript
-		}
-	case *configv1alpha1.ReplicaRevision:
-		if r != nil {
-			return r.LuaScript
-		}
-	case *configv1alpha1.StatusReflection:
-		if r != nil {
-			return r.LuaScript
-		}
-	case *configv1alpha1.StatusAggregation:
-		if r != nil {
-			return r.LuaScript
-		}
-	case *configv1alpha1.HealthInterpretation:
-		if r != nil {
-			return r.LuaScript
-		}
-	case *configv1alpha1.DependencyInterpretation:
-		if r != nil {
-			return r.LuaScript
-		}
-	}
-	return ""
 }
 
 // Target is the GroupKind a customization interprets.
@@ -164,7 +139,7 @@ func (c *Compiler) Build(items []configv1alpha1.ResourceInterpreterCustomization
 		source := "ResourceInterpreterCustomization/" + ric.Name
 		for _, s := range Scripts(&ric.Spec.Customizations) {
 			keep[sha256.Sum256([]byte(s.Function+"\x00"+s.Source))] = true
-			if defines(k, s.Operation) {
+			if k.Defines(s.Operation) {
 				continue
 			}
 			compiled, err := c.Compile(s)
@@ -186,28 +161,6 @@ func (c *Compiler) Build(items []configv1alpha1.ResourceInterpreterCustomization
 		return reg, fmt.Errorf("%v", errs)
 	}
 	return reg, nil
-}
-
-func defines(k *interpreter.Kind, op interpreter.Operation) bool {
-	switch op {
-	case interpreter.OpInterpretReplica:
-		return k.GetReplicas != nil
-	case interpreter.OpInterpretComponent:
-		return k.GetComponents != nil
-	case interpreter.OpReviseReplica:
-		return k.ReviseReplica != nil
-	case interpreter.OpRetain:
-		return k.Retain != nil
-	case interpreter.OpAggregateStatus:
-		return k.AggregateStatus != nil
-	case interpreter.OpInterpretStatus:
-		return k.ReflectStatus != nil
-	case interpreter.OpInterpretHealth:
-		return k.Health != nil
-	case interpreter.OpInterpretDependency:
-		return k.Dependencies != nil
-	}
-	return false
 }
 
 // bind sets k's function for op to run s.

@@ -79,7 +79,7 @@ func (l *Layer) Lookup(gk schema.GroupKind) *interpreter.Kind {
 			configv1alpha1.InterpreterOperationInterpretHealth, configv1alpha1.InterpreterOperationInterpretDependency,
 		} {
 			for _, h := range *hooks {
-				if h.matches(gk, op) {
+				if h.matches(gk, "", op) {
 					if k == nil {
 						k = &interpreter.Kind{}
 					}
@@ -93,25 +93,14 @@ func (l *Layer) Lookup(gk schema.GroupKind) *interpreter.Kind {
 	return k
 }
 
-// matches reports whether h declares op for gk (any version).
-func (h *hook) matches(gk schema.GroupKind, op configv1alpha1.InterpreterOperation) bool {
+// matches reports whether h declares op for gk and version ("": any
+// version).
+func (h *hook) matches(gk schema.GroupKind, version string, op configv1alpha1.InterpreterOperation) bool {
 	for _, r := range h.rules {
 		if (slices.Contains(r.Operations, op) || slices.Contains(r.Operations, configv1alpha1.InterpreterOperationAll)) &&
 			(slices.Contains(r.APIGroups, gk.Group) || slices.Contains(r.APIGroups, "*")) &&
-			(slices.Contains(r.Kinds, gk.Kind) || slices.Contains(r.Kinds, "*")) {
-			return true
-		}
-	}
-	return false
-}
-
-// servesVersion reports whether h's rules for op and gk name version.
-func (h *hook) servesVersion(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool {
-	for _, r := range h.rules {
-		if (slices.Contains(r.Operations, op) || slices.Contains(r.Operations, configv1alpha1.InterpreterOperationAll)) &&
-			(slices.Contains(r.APIGroups, gvk.Group) || slices.Contains(r.APIGroups, "*")) &&
-			(slices.Contains(r.Kinds, gvk.Kind) || slices.Contains(r.Kinds, "*")) &&
-			(slices.Contains(r.APIVersions, gvk.Version) || slices.Contains(r.APIVersions, "*")) {
+			(slices.Contains(r.Kinds, gk.Kind) || slices.Contains(r.Kinds, "*")) &&
+			(version == "" || slices.Contains(r.APIVersions, version) || slices.Contains(r.APIVersions, "*")) {
 			return true
 		}
 	}
@@ -311,7 +300,7 @@ func (h *hook) bind(k *interpreter.Kind, op configv1alpha1.InterpreterOperation)
 	iop := interpreter.Operation(op)
 	fail := func(err error) error { return &interpreter.Error{Source: h.source, Operation: iop, Err: err} }
 	ask := func(obj *unstructured.Unstructured, fill func(*configv1alpha1.ResourceInterpreterRequest)) (*configv1alpha1.ResourceInterpreterResponse, error) {
-		if !h.servesVersion(obj.GroupVersionKind(), op) {
+		if gvk := obj.GroupVersionKind(); !h.matches(gvk.GroupKind(), gvk.Version, op) {
 			return nil, fail(fmt.Errorf("the webhook's rules do not name version %s", obj.GroupVersionKind().Version))
 		}
 		req, err := request(obj)
