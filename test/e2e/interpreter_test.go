@@ -133,10 +133,11 @@ func createUntilServed(ctx context.Context, t *testing.T, c client.Client, obj *
 // plane and the members; no Kruise controller runs there, so the test sets
 // the members' status as that controller would) is divided 1:2 by static
 // weights through the shipped customization, and its status is aggregated
-// on the template. Then a broken statusAggregation script of the user's
-// shows on the binding (ResourceInterpreted=False naming it and the
-// operation) while the template keeps its last aggregated status; deleting
-// it brings the shipped script back.
+// on the template. Then a user's broken statusAggregation and
+// statusReflection show on the binding (ResourceInterpreted=False naming the
+// customization, the operations and, for the reflection, the cluster) while
+// the template keeps its last aggregated status; deleting the customization
+// brings the shipped scripts back.
 func TestCustomizedCRDWorkload(t *testing.T) {
 	ctx := context.Background()
 	c := karmadaClient(t)
@@ -242,8 +243,12 @@ func TestCustomizedCRDWorkload(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-broken-cloneset-aggregation"},
 		Spec: configv1alpha1.ResourceInterpreterCustomizationSpec{
 			Target: configv1alpha1.CustomizationTarget{APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet"},
-			Customizations: configv1alpha1.CustomizationRules{StatusAggregation: &configv1alpha1.StatusAggregation{
-				LuaScript: "function AggregateStatus(desiredObj, statusItems)\n  return desiredObj.status.missing.field\nend"}},
+			Customizations: configv1alpha1.CustomizationRules{
+				StatusAggregation: &configv1alpha1.StatusAggregation{
+					LuaScript: "function AggregateStatus(desiredObj, statusItems)\n  return desiredObj.status.missing.field\nend"},
+				StatusReflection: &configv1alpha1.StatusReflection{
+					LuaScript: "function ReflectStatus(observedObj)\n  if observedObj.status.readyReplicas == 2 then error('cannot reflect two') end\n  return observedObj.status\nend"},
+			},
 		},
 	}
 	if err := c.Create(ctx, ric); err != nil {
@@ -257,11 +262,14 @@ func TestCustomizedCRDWorkload(t *testing.T) {
 			return false, nil
 		}
 		cond = meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.ResourceInterpreted)
-		return cond != nil && cond.Status == metav1.ConditionFalse, nil
+		return cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, "InterpretStatus"), nil
 	}); err != nil {
-		t.Fatalf("the binding never showed the failure: %+v", rb.Status.Conditions)
+		t.Fatalf("the binding never showed both failures: %+v", rb.Status.Conditions)
 	}
-	for _, want := range []string{"ResourceInterpreterCustomization/e2e-broken-cloneset-aggregation", "AggregateStatus", "attempt to index"} {
+	// The aggregation fails on the template; the reflection only in member2
+	// (the copy whose status it cannot reflect), reported by its Work.
+	for _, want := range []string{"ResourceInterpreterCustomization/e2e-broken-cloneset-aggregation", "operation AggregateStatus:", "attempt to index",
+		"cluster member2: CloneSet default/e2e-web: ResourceInterpreterCustomization/e2e-broken-cloneset-aggregation, operation InterpretStatus:", "cannot reflect two"} {
 		if !strings.Contains(cond.Message, want) {
 			t.Errorf("condition message %q lacks %q", cond.Message, want)
 		}

@@ -56,6 +56,17 @@ const (
 	MessageApplied          = "manifests applied"
 )
 
+// The ResourceInterpreted condition of a Work (ours; Karmada has none): False
+// while a customization or interpreter webhook fails to interpret the status
+// or health of one of the Work's copies (the copy's last reflected status is
+// kept meanwhile), naming the copy, the customization or webhook and the
+// operation. Removed once every copy is interpreted again. The binding
+// status controller carries it to the binding's condition of the same name.
+const (
+	WorkResourceInterpreted = "ResourceInterpreted"
+	ReasonInterpretFailed   = "InterpretFailed"
+)
+
 // ExecutionFieldManager is the server-side apply field manager that owns the
 // fields Karmada applies in members.
 const ExecutionFieldManager = "karmada-execution-controller"

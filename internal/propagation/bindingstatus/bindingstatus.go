@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -231,20 +232,53 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 	}
 	err = r.updateTemplate(ctx, spec.Resource, items)
 	var ierr *interpreter.Error
-	if errors.As(err, &ierr) {
-		// The template keeps the status last aggregated; the binding says
-		// why, and it is tried again soon (or at the next change).
-		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", ierr)
-		return interpretRetry, bindings.SetInterpreted(ctx, r.Client, b, aggregateOps, ierr)
-	}
-	if err != nil {
+	if err != nil && !errors.As(err, &ierr) {
 		return 0, err
 	}
-	return 0, bindings.SetInterpreted(ctx, r.Client, b, aggregateOps, nil)
+	// The template keeps the status last aggregated, a copy its status last
+	// reflected; the binding says why, and it is tried again soon (or at the
+	// next change).
+	var failures []string
+	if ierr != nil {
+		failures = append(failures, ierr.Error())
+	}
+	failures = append(failures, copyFailures(works)...)
+	var failure error
+	if len(failures) > 0 {
+		failure = errors.New(strings.Join(failures, "; "))
+		if cur := meta.FindStatusCondition(status.Conditions, workv1alpha2.ResourceInterpreted); cur == nil || cur.Message != failure.Error() {
+			events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", failure)
+		}
+	}
+	if err := bindings.SetInterpreted(ctx, r.Client, b, statusOps, failure); err != nil {
+		return 0, err
+	}
+	if ierr != nil {
+		return interpretRetry, nil
+	}
+	return 0, nil
 }
 
-// aggregateOps are the interpreter operations this controller runs.
-var aggregateOps = []string{string(interpreter.OpAggregateStatus)}
+// statusOps are the interpreter operations whose failures this controller
+// reports on the binding: its own, and those of the copies' Works.
+var statusOps = []string{string(interpreter.OpAggregateStatus), string(interpreter.OpInterpretStatus), string(interpreter.OpInterpretHealth)}
+
+// copyFailures are the interpretation failures the binding's Works report
+// (their ResourceInterpreted condition), one per cluster, ordered by cluster
+// (the message must not change with the order of a list).
+func copyFailures(works []workv1alpha1.Work) []string {
+	var out []string
+	for i := range works {
+		cond := meta.FindStatusCondition(works[i].Status.Conditions, workv1alpha1.WorkResourceInterpreted)
+		if cond == nil || cond.Status != metav1.ConditionFalse {
+			continue
+		}
+		cluster, _ := workv1alpha1.ClusterOfExecutionNamespace(works[i].Namespace)
+		out = append(out, "cluster "+cluster+": "+cond.Message)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // interpretRetry is when a status a customization or webhook failed to
 // aggregate is tried again.

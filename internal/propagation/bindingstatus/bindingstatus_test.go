@@ -1,6 +1,7 @@
 package bindingstatus
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,5 +50,27 @@ func TestInProgress(t *testing.T) {
 		if got := inProgress(targets, c.works); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// The Works' interpretation failures reach the binding one per cluster, in
+// cluster order whatever the order of the list; a Work without the
+// condition, or with it True, adds nothing.
+func TestCopyFailures(t *testing.T) {
+	failed := func(cluster, msg string) workv1alpha1.Work {
+		w := work(cluster, 1, metav1.ConditionTrue, 1, workv1alpha1.ResourceHealthy)
+		w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkResourceInterpreted, Status: metav1.ConditionFalse, Message: msg})
+		return w
+	}
+	fine := work("m3", 1, metav1.ConditionTrue, 1, workv1alpha1.ResourceHealthy)
+	odd := work("m4", 1, metav1.ConditionTrue, 1, workv1alpha1.ResourceHealthy)
+	odd.Status.Conditions = append(odd.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkResourceInterpreted, Status: metav1.ConditionTrue})
+	got := copyFailures([]workv1alpha1.Work{failed("m2", "b"), fine, failed("m1", "a"), odd})
+	want := []string{"cluster m1: a", "cluster m2: b"}
+	if !slices.Equal(got, want) {
+		t.Errorf("copyFailures = %q, want %q", got, want)
+	}
+	if got := copyFailures([]workv1alpha1.Work{fine}); got != nil {
+		t.Errorf("no failure: %q, want nil", got)
 	}
 }

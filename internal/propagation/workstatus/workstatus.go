@@ -280,6 +280,7 @@ func (r *Reconciler) observe(work *workv1alpha1.Work, member *clusterclient.Memb
 					if !errors.As(ierr, &custom) {
 						return nil, nil, 0, ierr
 					}
+					st.interpretErr = ierr
 					// A customization's or webhook's failure keeps the status
 					// last reflected; it is tried again at the next change of
 					// the copy, or soon.
@@ -326,6 +327,9 @@ type manifestState struct {
 	unobserved bool
 	// status is the reflected status and health, when observed.
 	status workv1alpha1.ManifestStatus
+	// interpretErr: a customization or webhook failed on the copy's status
+	// or health (status then holds what was reflected before).
+	interpretErr error
 }
 
 // action is what decide says to do with a Work's status.
@@ -390,6 +394,7 @@ func decide(work *workv1alpha1.Work, states []manifestState, appliedSince func()
 	}
 	next := work.Status.DeepCopy()
 	next.ManifestStatuses = statuses
+	setInterpreted(work, next, states)
 	applied := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
 	appliedBefore := applied != nil && applied.Status == metav1.ConditionTrue
 	markApplied := stamped && !(appliedBefore && applied.ObservedGeneration == work.Generation)
@@ -414,6 +419,32 @@ func decide(work *workv1alpha1.Work, states []manifestState, appliedSince func()
 	}
 	return verdict{action: write, status: *next, markApplied: markApplied,
 		lockConditions: !equality.Semantic.DeepEqual(next.Conditions, work.Status.Conditions)}
+}
+
+// setInterpreted sets the Work's ResourceInterpreted condition False
+// naming the copies a customization or webhook failed on, or removes it
+// when there is none.
+func setInterpreted(work *workv1alpha1.Work, next *workv1alpha1.WorkStatus, states []manifestState) {
+	var failed []string
+	for _, st := range states {
+		if st.interpretErr != nil {
+			failed = append(failed, fmt.Sprintf("%s %s: %v", st.id.Kind, objectKey(st.id), st.interpretErr))
+		}
+	}
+	if len(failed) == 0 {
+		meta.RemoveStatusCondition(&next.Conditions, workv1alpha1.WorkResourceInterpreted)
+		return
+	}
+	meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: workv1alpha1.WorkResourceInterpreted, Status: metav1.ConditionFalse,
+		Reason: workv1alpha1.ReasonInterpretFailed, Message: strings.Join(failed, "; "), ObservedGeneration: work.Generation})
+}
+
+// objectKey is namespace/name, or name for a cluster-scoped object.
+func objectKey(id workv1alpha1.ResourceIdentifier) string {
+	if id.Namespace == "" {
+		return id.Name
+	}
+	return id.Namespace + "/" + id.Name
 }
 
 // manifestID is what workStatus needs of a manifest: which object it is.

@@ -1,6 +1,7 @@
 package workstatus
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
+	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/propagation/settle"
 )
 
@@ -125,5 +127,47 @@ func TestDecide(t *testing.T) {
 		if d := cmp.Diff(c.wantStatuses, v.status.ManifestStatuses); d != "" {
 			t.Errorf("%s: manifest statuses (-want +got):\n%s", c.name, d)
 		}
+	}
+}
+
+// A copy whose status a customization failed on sets the Work's
+// ResourceInterpreted condition False naming the copy, the customization and
+// the operation; the next success removes it; a failure already written
+// costs no second write.
+func TestDecideInterpretFailure(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	id := workv1alpha1.ResourceIdentifier{Group: "apps.kruise.io", Version: "v1alpha1", Kind: "CloneSet", Resource: "clonesets", Namespace: "default", Name: "web"}
+	prev := workv1alpha1.ManifestStatus{Identifier: id, Health: workv1alpha1.ResourceHealthy, Status: &runtime.RawExtension{Raw: []byte(`{"replicas":2}`)}}
+	failure := &interpreter.Error{Source: "ResourceInterpreterCustomization/cloneset", Operation: interpreter.OpInterpretStatus, Err: errors.New("attempt to index a nil value")}
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(`{}`)}}}
+	work.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, ObservedGeneration: 2, Reason: "r"}}
+	work.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{prev}
+	since := func() time.Time { return now }
+
+	failing := manifestState{id: id, present: true, readable: true, stamped: true, status: prev, interpretErr: failure}
+	v := decide(work, []manifestState{failing}, since, time.Time{}, 5*time.Second, now)
+	if v.action != write || !v.lockConditions {
+		t.Fatalf("a new failure: action %d lock %v, want a locked write", v.action, v.lockConditions)
+	}
+	cond := meta.FindStatusCondition(v.status.Conditions, workv1alpha1.WorkResourceInterpreted)
+	want := "CloneSet default/web: ResourceInterpreterCustomization/cloneset, operation InterpretStatus: attempt to index a nil value"
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != workv1alpha1.ReasonInterpretFailed || cond.Message != want {
+		t.Fatalf("condition %+v, want False with message %q", cond, want)
+	}
+	if d := cmp.Diff([]workv1alpha1.ManifestStatus{prev}, v.status.ManifestStatuses); d != "" {
+		t.Errorf("the last reflected status must be kept (-want +got):\n%s", d)
+	}
+
+	work.Status = v.status
+	if v := decide(work, []manifestState{failing}, since, time.Time{}, 5*time.Second, now); v.action != same {
+		t.Errorf("the same failure again: action %d, want same (no write)", v.action)
+	}
+
+	ok := failing
+	ok.interpretErr = nil
+	v = decide(work, []manifestState{ok}, since, time.Time{}, 5*time.Second, now)
+	if v.action != write || meta.FindStatusCondition(v.status.Conditions, workv1alpha1.WorkResourceInterpreted) != nil {
+		t.Errorf("success after a failure: action %d conditions %+v, want a write without the condition", v.action, v.status.Conditions)
 	}
 }
