@@ -17,8 +17,24 @@ import (
 // lazySrc is what a lazy table has not converted yet.
 type lazySrc struct {
 	m map[string]any
-	// done: fields the table holds itself now (read, written or deleted).
+	// done: fields the script wrote (set or deleted): the table decides
+	// them, whether or not it holds them. A field read is in the table.
 	done map[string]bool
+}
+
+// mark records that the script wrote field k (done is made at the first:
+// most objects a script is given are only read).
+func (s *lazySrc) mark(k string) {
+	if s.done == nil {
+		s.done = make(map[string]bool, 4)
+	}
+	s.done[k] = true
+}
+
+// own reports whether t, lazy with s, decides field k itself: the script
+// read it (t holds it) or wrote it.
+func (s *lazySrc) own(t *lua.LTable, k string) bool {
+	return s.done[k] || t.RawGetString(k) != lua.LNil
 }
 
 // srcKey holds a lazy table's lazySrc, in the table itself (a key no
@@ -47,7 +63,6 @@ func init() {
 		if err != nil {
 			L.RaiseError("%v", err)
 		}
-		src.done[string(k)] = true
 		t.RawSetString(string(k), lv)
 		L.Push(lv)
 		return 1
@@ -57,7 +72,7 @@ func init() {
 		k := L.Get(2)
 		if ks, ok := k.(lua.LString); ok {
 			if src := sourceOf(t); src != nil {
-				src.done[string(ks)] = true
+				src.mark(string(ks))
 			}
 		}
 		t.RawSet(k, L.Get(3))
@@ -72,7 +87,7 @@ func init() {
 // newLazy makes the lazy table of m.
 func newLazy(m map[string]any) *lua.LTable {
 	t := newTable(0, min(len(m)+1, 4))
-	t.RawSetString(srcKey, &lua.LUserData{Value: &lazySrc{m: m, done: make(map[string]bool, 4)}, Metatable: lua.LNil})
+	t.RawSetString(srcKey, &lua.LUserData{Value: &lazySrc{m: m}, Metatable: lua.LNil})
 	t.Metatable = lazyMeta
 	return t
 }
@@ -99,14 +114,13 @@ func fill(t *lua.LTable) error {
 		return nil
 	}
 	for k, v := range src.m {
-		if src.done[k] {
+		if src.own(t, k) {
 			continue
 		}
 		lv, err := toLuaLazy(v, 0)
 		if err != nil {
 			return err
 		}
-		src.done[k] = true
 		t.RawSetString(k, lv)
 	}
 	t.RawSetString(srcKey, lua.LNil)
@@ -128,7 +142,7 @@ func lazyToGo(t *lua.LTable, src *lazySrc, like any, depth int) (any, error) {
 	likeMap, _ := like.(map[string]any)
 	out := make(map[string]any, len(src.m))
 	for k, v := range src.m {
-		if !src.done[k] {
+		if !src.own(t, k) {
 			out[k] = deepCopy(v)
 		}
 	}

@@ -52,6 +52,10 @@ func Compile(source, function string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
+	// The chunk runs at every call (a fresh environment each time): without
+	// this, gopher-lua builds Lua 5.0's implicit `arg` table for it each
+	// time, though the main chunk has no such local.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return &Script{Function: function, proto: proto}, nil
 }
 
