@@ -58,11 +58,14 @@ $(BIN)/controller-gen: hack/tools/go.mod
 $(BIN)/helm: hack/tools/go.mod
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v3)" -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
 
+$(BIN)/openapi-gen: hack/tools/go.mod
+	cd hack/tools && $(GO) build -o $(BIN)/openapi-gen k8s.io/kube-openapi/cmd/openapi-gen
+
 $(BIN)/staticcheck: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $(BIN)/staticcheck honnef.co/go/tools/cmd/staticcheck
 
 .PHONY: generate
-generate: $(BIN)/controller-gen ## Generate deepcopy functions and CRDs from api/
+generate: $(BIN)/controller-gen $(BIN)/openapi-gen ## Generate deepcopy functions, CRDs and the aggregated API server's OpenAPI from api/
 	@hack/update-codegen.sh
 
 .PHONY: verify

@@ -62,6 +62,7 @@ func BinDir() string {
 type Env struct {
 	Config *rest.Config
 	Client client.Client
+	env    *envtest.Environment
 }
 
 // Start runs kube-apiserver and etcd with the Karmada CRDs installed and stops
@@ -107,7 +108,7 @@ func start(t testing.TB, crds bool) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Config: cfg, Client: c}
+	return &Env{Config: cfg, Client: c, env: env}
 }
 
 // RunManager starts a controller-runtime manager on env with the project's

@@ -2,5 +2,6 @@
 // which describes one member cluster of the fleet and its observed state.
 //
 // +kubebuilder:object:generate=true
+// +k8s:openapi-gen=true
 // +groupName=cluster.karmada.io
 package v1alpha1

@@ -20,7 +20,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &Cluster{}, &ClusterList{})
+	scheme.AddKnownTypes(SchemeGroupVersion, &Cluster{}, &ClusterList{}, &ClusterProxyOptions{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

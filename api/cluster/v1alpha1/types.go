@@ -227,3 +227,16 @@ type ClusterList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Cluster `json:"items"`
 }
+
+// ClusterProxyOptions are the options of a request to a Cluster's proxy
+// subresource (`clusters/<name>/proxy/<path>`), served by
+// karmada-aggregated-apiserver.
+//
+// +kubebuilder:object:root=true
+type ClusterProxyOptions struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Path is the path, in the member cluster's API, the request is for.
+	// +optional
+	Path string `json:"path,omitempty"`
+}

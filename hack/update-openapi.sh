@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Regenerates the OpenAPI definitions karmada-aggregated-apiserver serves,
+# from the Cluster API's types and the apimachinery types they use (core/v1's
+# Taint is written by hand in internal/aggregatedapiserver/openapi).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+: >"${TMPDIR:-/tmp}/openapi-boilerplate.txt"
+bin/openapi-gen \
+  --output-dir internal/aggregatedapiserver/openapi \
+  --output-pkg github.com/karmada-go/karmada/internal/aggregatedapiserver/openapi \
+  --output-file zz_generated.openapi.go \
+  --go-header-file "${TMPDIR:-/tmp}/openapi-boilerplate.txt" \
+  --report-filename "${TMPDIR:-/tmp}/openapi-api-rules.txt" \
+  github.com/karmada-go/karmada/api/cluster/v1alpha1 \
+  k8s.io/apimachinery/pkg/apis/meta/v1 \
+  k8s.io/apimachinery/pkg/runtime \
+  k8s.io/apimachinery/pkg/version \
+  k8s.io/apimachinery/pkg/api/resource \
+  k8s.io/apimachinery/pkg/util/intstr
