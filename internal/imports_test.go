@@ -108,13 +108,14 @@ func TestNoControllerImportsAnother(t *testing.T) {
 // binaries: each binary's own packages (its command, flags and what only it
 // runs), by path prefix.
 var binaries = map[string][]string{
-	"karmada-agent":              {"internal/agent"},
-	"karmada-bench":              {"internal/bench"},
-	"karmada-controller-manager": {"internal/controllermanager"},
-	"karmadactl":                 {"internal/karmadactl"},
-	"karmada-local":              {"internal/karmadalocal", "internal/localup"},
-	"karmada-scheduler":          {"internal/scheduler/app"},
-	"karmada-webhook":            {"internal/webhook/app"},
+	"karmada-aggregated-apiserver": {"internal/aggregatedapiserver/app"},
+	"karmada-agent":                {"internal/agent"},
+	"karmada-bench":                {"internal/bench"},
+	"karmada-controller-manager":   {"internal/controllermanager"},
+	"karmadactl":                   {"internal/karmadactl"},
+	"karmada-local":                {"internal/karmadalocal", "internal/localup"},
+	"karmada-scheduler":            {"internal/scheduler/app"},
+	"karmada-webhook":              {"internal/webhook/app"},
 }
 
 func binaryOf(rel string) string {
