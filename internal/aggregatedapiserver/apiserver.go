@@ -8,6 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
@@ -34,9 +35,11 @@ func SetOpenAPI(c *genericapiserver.RecommendedConfig) {
 }
 
 // New makes the server from a completed configuration: the Cluster API
-// installed, and a post-start hook that starts the informer of the member
-// credentials the proxy uses (Secrets in karmada-cluster only).
-func New(c genericapiserver.CompletedConfig, kube kubernetes.Interface) (*genericapiserver.GenericAPIServer, error) {
+// installed, a post-start hook that imports the Clusters of an earlier
+// version's Cluster CRD (importFromCRD), and one that starts the informer
+// of the member credentials the proxy uses (Secrets in karmada-cluster
+// only).
+func New(c genericapiserver.CompletedConfig, kube kubernetes.Interface, dyn dynamic.Interface) (*genericapiserver.GenericAPIServer, error) {
 	server, err := c.New(Name, genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, err
@@ -56,6 +59,12 @@ func New(c genericapiserver.CompletedConfig, kube kubernetes.Interface) (*generi
 	if err := server.InstallAPIGroup(&info); err != nil {
 		return nil, err
 	}
+	// An upgraded control plane: the Clusters the Cluster CRD served are
+	// copied first (the server is not ready until they are).
+	importClusters := importHook(dyn, storage.Cluster.Store)
+	server.AddPostStartHookOrDie("import-clusters-from-crd", func(ctx genericapiserver.PostStartHookContext) error {
+		return importClusters(ctx)
+	})
 	server.AddPostStartHookOrDie("start-member-credentials-informer", func(ctx genericapiserver.PostStartHookContext) error {
 		secrets.Start(ctx.Done())
 		return nil

@@ -61,12 +61,23 @@ type Options struct {
 	// Admins are users made cluster administrators (the chart's
 	// karmada-kubeconfig user); none when empty.
 	Admins []string
+	// AggregatedAPIServer, when set, is where karmada-aggregated-apiserver
+	// serves the Cluster API: no Cluster CRD is installed, and the
+	// APIService of cluster.karmada.io/v1alpha1 points at it (on a control
+	// plane that served Clusters from the CRD, SwitchClusterAPI does that
+	// once the server has imported them).
+	AggregatedAPIServer *AggregatedAPIServer
 }
 
 // Install makes the API server cfg reaches hold everything of the package
 // doc, as o says. Run it again with other options to update them.
 func Install(ctx context.Context, cfg *rest.Config, o Options) error {
-	if err := InstallCRDs(ctx, cfg, func(crd *apiextensionsv1.CustomResourceDefinition) {
+	var skip map[string]bool
+	if o.AggregatedAPIServer != nil {
+		// karmada-aggregated-apiserver serves Clusters.
+		skip = map[string]bool{ClusterCRD: true}
+	}
+	if err := installCRDs(ctx, cfg, skip, func(crd *apiextensionsv1.CustomResourceDefinition) {
 		webhook.SetConversion(crd, o.WebhookURL, o.WebhookCABundle)
 	}); err != nil {
 		return err
@@ -74,6 +85,11 @@ func Install(ctx context.Context, cfg *rest.Config, o Options) error {
 	cl, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
+	}
+	if a := o.AggregatedAPIServer; a != nil {
+		if err := EnsureClusterAPIService(ctx, cl, *a, false); err != nil {
+			return err
+		}
 	}
 	if err := webhook.Register(ctx, cl, scheme.Scheme, o.WebhookURL, o.WebhookCABundle); err != nil {
 		return fmt.Errorf("registering karmada-webhook: %w", err)
@@ -182,6 +198,12 @@ func PublishClusterInfo(ctx context.Context, c client.Client, server string, caP
 // ClusterRoleBindings of deploy/rbac: each Karmada component's rights in the
 // control plane.
 func ApplyComponentRBAC(ctx context.Context, c client.Client) error {
+	// Some roles are of karmada-cluster (the member credentials).
+	for _, ns := range Namespaces {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
 	return applyManifests(ctx, c, deploy.RBAC, "rbac/*.yaml")
 }
 
@@ -233,9 +255,20 @@ func applyManifests(ctx context.Context, c client.Client, fsys fs.FS, pattern st
 // InstallCRDs creates or updates every Karmada CRD, changed by each of
 // mutate first, and waits until each is Established.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, mutate ...func(*apiextensionsv1.CustomResourceDefinition)) error {
-	crds, err := crd.All()
+	return installCRDs(ctx, cfg, nil, mutate...)
+}
+
+// installCRDs is InstallCRDs without the CRDs skip names.
+func installCRDs(ctx context.Context, cfg *rest.Config, skip map[string]bool, mutate ...func(*apiextensionsv1.CustomResourceDefinition)) error {
+	all, err := crd.All()
 	if err != nil {
 		return err
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, c := range all {
+		if !skip[c.Name] {
+			crds = append(crds, c)
+		}
 	}
 	for _, c := range crds {
 		for _, m := range mutate {

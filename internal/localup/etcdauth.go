@@ -63,13 +63,19 @@ func (f *fleet) isolateAPIServers(root *tls.Config) func(ctx context.Context) er
 		if _, err := cli.UserGrantRole(ctx, EtcdRootUser, "root"); err != nil {
 			return fmt.Errorf("etcd granting root: %w", err)
 		}
+		type tenant struct{ user, prefix string }
+		var tenants []tenant
 		for _, c := range f.clusters {
-			user := EtcdUser(c.name)
+			tenants = append(tenants, tenant{EtcdUser(c.name), EtcdPrefix(c.name)})
+		}
+		tenants = append(tenants, tenant{AggregatedAPIServerEtcdUser, AggregatedAPIServerEtcdPrefix})
+		for _, t := range tenants {
+			user := t.user
 			_, err := cli.RoleAdd(ctx, user)
 			if err := exists("adding role "+user, err); err != nil {
 				return err
 			}
-			prefix := EtcdPrefix(c.name) + "/"
+			prefix := t.prefix + "/"
 			perms := []struct {
 				key, end string
 				perm     clientv3.PermissionType

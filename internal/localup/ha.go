@@ -41,16 +41,25 @@ const (
 	haWebhook1
 	haWebhook2
 	haWebhook2Metrics
+	haAggregatedAPIServer1
+	haAggregatedAPIServer2
 	haSlots
 )
 
-// lastPort is the last port the configuration's layout uses.
+// lastPort is the last port the configuration's layout uses: the
+// clusters' blocks, the HA blocks with --ha, then the components block.
 func (c Config) lastPort() int {
+	return c.componentsBlock() + 10 - 1
+}
+
+// componentsBlock is the first port of the block of the control plane's
+// components that have no slot in its cluster block (componentSlot*).
+func (c Config) componentsBlock() int {
 	blocks := c.Members + 1
 	if c.HA {
 		blocks += haBlocks
 	}
-	return c.PortBase + 10*blocks - 1
+	return c.PortBase + 10*blocks
 }
 
 // haPort is a port of the HA blocks.
@@ -187,7 +196,7 @@ func (f *fleet) haproxyStep(c *cluster, apiservers []string) (*Step, error) {
 		// -db: in the foreground, its log on stderr; -f the configuration
 		// prepare wrote.
 		Args:  []string{"-db", "-f", f.haproxyConfigPath()},
-		Ports: []int{c.ports[slotAPIServer], c.ports[slotKarmadaWebhook]},
+		Ports: []int{c.ports[slotAPIServer], c.ports[slotKarmadaWebhook], f.aggregatedPort()},
 		// Ready when a karmada-apiserver answers through it.
 		Probe:        &Probe{URL: c.apiURL() + "/readyz", TLS: clientTLS},
 		ReadyTimeout: 30 * time.Second,
@@ -241,6 +250,17 @@ backend karmada-webhooks
 {{- range .Webhooks}}
     server {{.Name}} 127.0.0.1:{{.Port}}
 {{- end}}
+
+frontend karmada-aggregated-apiserver
+    bind 127.0.0.1:{{.AggregatedAPIServerPort}}
+    default_backend karmada-aggregated-apiservers
+
+backend karmada-aggregated-apiservers
+    balance leastconn
+    option httpchk GET /readyz
+{{- range .AggregatedAPIServers}}
+    server {{.Name}} 127.0.0.1:{{.Port}}
+{{- end}}
 `))
 
 type haproxyServer struct {
@@ -251,14 +271,17 @@ type haproxyServer struct {
 // writeHAProxyConfig writes the load balancer's configuration.
 func (f *fleet) writeHAProxyConfig(c *cluster) error {
 	data := struct {
-		APIPort, WebhookPort int
-		APIServers, Webhooks []haproxyServer
-	}{APIPort: c.ports[slotAPIServer], WebhookPort: c.ports[slotKarmadaWebhook]}
+		APIPort, WebhookPort, AggregatedAPIServerPort int
+		APIServers, Webhooks, AggregatedAPIServers    []haproxyServer
+	}{APIPort: c.ports[slotAPIServer], WebhookPort: c.ports[slotKarmadaWebhook], AggregatedAPIServerPort: f.aggregatedPort()}
 	for _, r := range f.apiserverReplicas(c) {
 		data.APIServers = append(data.APIServers, haproxyServer{"kube-apiserver" + r.suffix, r.port})
 	}
 	for _, r := range f.webhookReplicas(c) {
 		data.Webhooks = append(data.Webhooks, haproxyServer{"karmada-webhook" + r.suffix, r.port})
+	}
+	for _, r := range f.aggregatedReplicas() {
+		data.AggregatedAPIServers = append(data.AggregatedAPIServers, haproxyServer{"karmada-aggregated-apiserver" + r.suffix, r.port})
 	}
 	var buf bytes.Buffer
 	if err := haproxyConfig.Execute(&buf, data); err != nil {

@@ -132,9 +132,10 @@ func TestHAConfigValidation(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--ha with --karmada-kubeconfig") {
 		t.Errorf("--ha with --karmada-kubeconfig: %v", err)
 	}
-	// The HA blocks must fit below 65536 too.
+	// The HA blocks must fit below 65536 too (the clusters' blocks and the
+	// components block fit here).
 	c = base
-	c.PortBase = 65535 - 10*(c.Members+1) + 1
+	c.PortBase = 65535 - 10*(c.Members+2) + 1
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "65535") {
 		t.Errorf("--port-base=%d with --ha: %v, want the range named", c.PortBase, err)
 	}

@@ -197,6 +197,8 @@ type cluster struct {
 	kwokConfig, adminConfig string
 	// The control plane's karmada-webhook serving certificate, in dir pki.
 	webhookCert, webhookKey string
+	// The control plane's karmada-aggregated-apiserver serving certificate.
+	aggregatedCert, aggregatedKey string
 	// The control plane's Karmada components: the kubeconfig of each one's
 	// own identity, and the serving certificate of their /metrics.
 	karmadaConfigs          map[string]string
@@ -248,6 +250,8 @@ type fleet struct {
 		root, rootKey string
 		// members: one, or three with --ha.
 		members []etcdMember
+		// karmada-aggregated-apiserver's client certificate.
+		aggregated, aggregatedKey string
 	}
 }
 
@@ -262,7 +266,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -308,6 +312,9 @@ func (f *fleet) prepare() error {
 		return err
 	}
 	if f.etcd.root, f.etcd.rootKey, err = ca.Ensure(CertSpec{Name: "root-client", CommonName: EtcdRootUser, Client: true}); err != nil {
+		return err
+	}
+	if f.etcd.aggregated, f.etcd.aggregatedKey, err = ca.Ensure(CertSpec{Name: "karmada-aggregated-apiserver-etcd-client", CommonName: AggregatedAPIServerEtcdUser, Client: true}); err != nil {
 		return err
 	}
 	for _, c := range f.clusters {
@@ -400,6 +407,12 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		if c.webhookCert, c.webhookKey, err = ca.Ensure(CertSpec{Name: "karmada-webhook-serving", CommonName: "karmada-webhook", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
+		// karmada-aggregated-apiserver's: the karmada-apiserver verifies it
+		// for the Service's name (the APIService's caBundle).
+		if c.aggregatedCert, c.aggregatedKey, err = ca.Ensure(CertSpec{Name: "karmada-aggregated-apiserver-serving", CommonName: "karmada-aggregated-apiserver", Server: true, IPs: loopback,
+			DNS: []string{"localhost", "karmada-aggregated-apiserver.karmada-system.svc"}}); err != nil {
+			return err
+		}
 		if c.metricsCert, c.metricsKey, err = ca.Ensure(CertSpec{Name: "karmada-metrics-serving", CommonName: "karmada-metrics", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
@@ -423,7 +436,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 }
 
 // karmadaComponents are the binaries with an identity of their own.
-var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook"}
+var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver"}
 
 // KarmadaUser is the control plane user a component acts as.
 func KarmadaUser(component string) string { return "system:karmada:" + component }
@@ -603,7 +616,7 @@ func (f *fleet) clusterSteps(c *cluster) ([]*Step, error) {
 	join := &Step{
 		Name:    prefix("join"),
 		Cluster: c.name,
-		After:   []string{nodes.Name, "karmada/setup"},
+		After:   []string{nodes.Name, "karmada/setup", clusterAPIStep},
 		Run:     f.joinMember(c),
 	}
 	return append(steps, scheduler, kwok, nodes, join), nil
@@ -692,9 +705,11 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 		setup.After = append(setup.After, webhook.Name)
 	}
 	steps = append(steps, setup)
+	// The Cluster API, before anything that reads or writes Clusters.
+	steps = append(steps, f.aggregatedSteps(c, setup.Name)...)
 	var kcm []string
 	for _, r := range f.controllerReplicas(c, "karmada-controller-manager") {
-		s := f.karmadaComponent(c, "karmada-controller-manager", r, setup.Name)
+		s := f.karmadaComponent(c, "karmada-controller-manager", r, setup.Name, clusterAPIStep)
 		// Failover on: the default ClusterTaintPolicy taints a failed cluster
 		// NoExecute, and the taint manager evicts what does not tolerate it
 		// (policies tolerate it 300 s by default).
@@ -706,7 +721,7 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 		kcm = append(kcm, s.Name)
 	}
 	for _, r := range f.controllerReplicas(c, "karmada-scheduler") {
-		steps = append(steps, f.karmadaComponent(c, "karmada-scheduler", r, setup.Name))
+		steps = append(steps, f.karmadaComponent(c, "karmada-scheduler", r, setup.Name, clusterAPIStep))
 	}
 	ready := f.clustersReadyStep()
 	ready.After = append(ready.After, kcm...)

@@ -57,7 +57,7 @@ func (f *fleet) pullSteps(c *cluster, nodes string) []*Step {
 		// The registration is approved by the controller manager's
 		// agentcsrapproving controller, and signed by the control plane's
 		// kube-controller-manager.
-		After: []string{nodes, "karmada/setup", "karmada/karmada-controller-manager", "karmada/kube-controller-manager"},
+		After: []string{nodes, "karmada/setup", clusterAPIStep, "karmada/karmada-controller-manager", "karmada/kube-controller-manager"},
 		Run:   f.registerMember(c),
 	}
 	region, zones := memberTopology(c.index)

@@ -55,6 +55,7 @@ func (f *fleet) setupControlPlane(c *cluster) func(ctx context.Context) error {
 		return controlplane.Install(ctx, cfg, controlplane.Options{
 			WebhookURL: c.webhookURL(), WebhookCABundle: c.ca.CertPEM,
 			APIServerURL: c.apiURL(), CABundle: c.ca.CertPEM,
+			AggregatedAPIServer: f.aggregatedAPIServer(c),
 		})
 	}
 }

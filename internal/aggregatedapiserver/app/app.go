@@ -4,6 +4,7 @@ package app
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 
@@ -11,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
@@ -52,6 +55,13 @@ func NewOptions() *Options {
 		schema.GroupKind{Group: clusterv1alpha1.GroupName})
 	// The generic server's default; served by the aggregator, never alone.
 	o.Recommended.SecureServing.BindPort = 443
+	// Clusters are cluster-scoped: the namespace lifecycle has nothing to
+	// check (and would need to watch every namespace). The webhooks and
+	// admission policies of the karmada-apiserver apply.
+	o.Recommended.Admission.DefaultOffPlugins = sets.New("NamespaceLifecycle")
+	// Requests come through the karmada-apiserver, whose API Priority and
+	// Fairness already queued them.
+	o.Recommended.Features.EnablePriorityAndFairness = false
 	return o
 }
 
@@ -99,7 +109,11 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	server, err := aggregatedapiserver.New(c.Complete(), kube)
+	dyn, err := dynamic.NewForConfig(c.ClientConfig)
+	if err != nil {
+		return err
+	}
+	server, err := aggregatedapiserver.New(c.Complete(), kube, dyn)
 	if err != nil {
 		return err
 	}
@@ -153,6 +167,9 @@ rules on Clusters keep applying).`,
 	misc := named.FlagSet("misc")
 	misc.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "requests per second to the karmada-apiserver")
 	misc.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of requests to the karmada-apiserver")
+	logging := flag.NewFlagSet("logging", flag.ContinueOnError)
+	klog.InitFlags(logging)
+	named.FlagSet("logging").AddGoFlagSet(logging)
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)
 	}

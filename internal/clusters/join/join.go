@@ -38,6 +38,28 @@ const (
 	MemberNamespace = "karmada-cluster"
 )
 
+// ImpersonatorName names the member ServiceAccount, ClusterRole and
+// ClusterRoleBinding of the impersonator: the identity
+// karmada-aggregated-apiserver's clusters/<name>/proxy acts as, with the
+// right to impersonate (only) the caller it forwards.
+func ImpersonatorName(cluster string) string { return "karmada-" + cluster + "-impersonator" }
+
+// ImpersonatorSecretName is the control plane Secret (in the cluster
+// namespace) holding the impersonator's token.
+func ImpersonatorSecretName(cluster string) string { return cluster + "-impersonator" }
+
+// ImpersonatorRules are the impersonator's rights in the member:
+// impersonating users, groups, service accounts, uids and extra, nothing
+// else. Who may use them is RBAC on clusters/proxy in the control plane.
+func ImpersonatorRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"users", "groups", "serviceaccounts"}, Verbs: []string{"impersonate"}},
+		// uids and userextras/<key> (RBAC has no prefix wildcard: "*", whose
+		// only impersonable resources are these).
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"impersonate"}},
+	}
+}
+
 // ServiceAccountName is the member ServiceAccount Karmada acts as.
 func ServiceAccountName(cluster string) string { return "karmada-" + cluster }
 
@@ -160,6 +182,10 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	if err != nil {
 		return err
 	}
+	impToken, err := ensureImpersonator(ctx, mc, o)
+	if err != nil {
+		return err
+	}
 	ca := member.CAData
 	if len(ca) == 0 && member.CAFile != "" {
 		if ca, err = os.ReadFile(member.CAFile); err != nil {
@@ -182,6 +208,18 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		return fmt.Errorf("writing credentials %s/%s: %w", o.ClusterNamespace, o.ClusterName, err)
 	}
 
+	impSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.ClusterNamespace, Name: ImpersonatorSecretName(o.ClusterName)}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, karmada, impSecret, func() error {
+		impSecret.Labels = map[string]string{names.ClusterNameLabel: o.ClusterName}
+		impSecret.Data = map[string][]byte{clusterclient.SecretTokenKey: impToken}
+		if len(ca) > 0 {
+			impSecret.Data[clusterclient.SecretCABundleKey] = ca
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("writing the impersonator's credentials %s/%s: %w", o.ClusterNamespace, impSecret.Name, err)
+	}
+
 	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: o.ClusterName}}
 	op, err := controllerutil.CreateOrUpdate(ctx, karmada, cluster, func() error {
 		if cluster.Spec.ID != "" && cluster.Spec.ID != id {
@@ -192,6 +230,7 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		s.SyncMode = clusterv1alpha1.Push
 		s.APIEndpoint = member.Host
 		s.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: o.ClusterNamespace, Name: o.ClusterName}
+		s.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: o.ClusterNamespace, Name: impSecret.Name}
 		s.InsecureSkipTLSVerification = member.Insecure
 		if o.Provider != "" {
 			s.Provider = o.Provider
@@ -335,6 +374,41 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 	return []byte(tr.Status.Token), nil
 }
 
+// ensureImpersonator creates, in the member, the impersonator's
+// ServiceAccount and its right to impersonate (ImpersonatorRules), and
+// returns a bound token of it lasting o.TokenTTL (renewed by the controller
+// manager as the member token is).
+func ensureImpersonator(ctx context.Context, mc kubernetes.Interface, o Options) ([]byte, error) {
+	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: o.ClusterName}
+	name := ImpersonatorName(o.ClusterName)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels}}
+	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: ImpersonatorRules()}
+	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := mc.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", name, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("creating ClusterRole %s in the member: %w", name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MemberNamespace, Name: name}},
+	}
+	if _, err := mc.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating ClusterRoleBinding %s in the member: %w", name, err)
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(o.TokenTTL / time.Second))}}
+	tr, err := mc.CoreV1().ServiceAccounts(MemberNamespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
+	}
+	return []byte(tr.Status.Token), nil
+}
+
 // notTheirs fails when the member holds an object under one of the names
 // join gives (its ServiceAccount, ClusterRole, ClusterRoleBinding, Role,
 // RoleBinding, legacy token Secret) that join did not create for this cluster: join would otherwise
@@ -374,6 +448,19 @@ func notTheirs(ctx context.Context, mc kubernetes.Interface, cluster string) err
 	saName := ServiceAccountName(cluster)
 	sa, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Get(ctx, saName, metav1.GetOptions{})
 	if err := ours("ServiceAccount", MemberNamespace+"/"+saName, sa, err); err != nil {
+		return err
+	}
+	imp := ImpersonatorName(cluster)
+	impSA, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Get(ctx, imp, metav1.GetOptions{})
+	if err := ours("ServiceAccount", MemberNamespace+"/"+imp, impSA, err); err != nil {
+		return err
+	}
+	impRole, err := mc.RbacV1().ClusterRoles().Get(ctx, imp, metav1.GetOptions{})
+	if err := ours("ClusterRole", imp, impRole, err); err != nil {
+		return err
+	}
+	impBinding, err := mc.RbacV1().ClusterRoleBindings().Get(ctx, imp, metav1.GetOptions{})
+	if err := ours("ClusterRoleBinding", imp, impBinding, err); err != nil {
 		return err
 	}
 	secretName := TokenSecretName(cluster)
@@ -420,8 +507,9 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 }
 
 // SelfTokenRules let the identity request new tokens for its own
-// ServiceAccount only (a Role in MemberNamespace): the controller manager
-// renews the token before it expires.
+// ServiceAccount and the impersonator's only (a Role in MemberNamespace):
+// the controller manager renews both tokens before they expire.
 func SelfTokenRules(cluster string) []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{ServiceAccountName(cluster)}, Verbs: []string{"create"}}}
+	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"},
+		ResourceNames: []string{ServiceAccountName(cluster), ImpersonatorName(cluster)}, Verbs: []string{"create"}}}
 }

@@ -130,7 +130,9 @@ func (c Claims) RenewTime() time.Time {
 	return time.Unix(c.IssuedAt, 0).Add(time.Duration(float64(life) * RenewAt))
 }
 
-// Reconcile renews the token of one Cluster when it is due.
+// Reconcile renews the tokens of one Cluster when they are due: the
+// member token (spec.secretRef) and the impersonator's
+// (spec.impersonatorSecretRef), each asked for with the member token.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
@@ -142,43 +144,69 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		expiryGauge.DeleteLabelValues(cluster.Name)
 		return ctrl.Result{}, nil
 	}
+	wait, err := r.renewSecret(ctx, cluster, ref, "member token", true)
+	if err != nil || wait == 0 {
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
+	if imp := cluster.Spec.ImpersonatorSecretRef; imp != nil && imp.Namespace == names.ClusterNamespace {
+		impWait, err := r.renewSecret(ctx, cluster, imp, "impersonator token", false)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if impWait > 0 {
+			wait = min(wait, impWait)
+		}
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+// renewSecret renews the token of the Secret ref when it is due, and says
+// when to look again (0: never, the token does not expire). gauge: the
+// token's expiry is the cluster's karmada_member_token_expiry.
+func (r *Reconciler) renewSecret(ctx context.Context, cluster *clusterv1alpha1.Cluster, ref *clusterv1alpha1.LocalSecretReference, what string, gauge bool) (time.Duration, error) {
 	secret := &corev1.Secret{}
 	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return 0, client.IgnoreNotFound(err)
 	}
 	claims, ok := ParseToken(string(secret.Data[clusterclient.SecretTokenKey]))
 	if !ok {
 		// A token that does not expire (an earlier join, or one made by
 		// hand) is left as it is.
-		expiryGauge.DeleteLabelValues(cluster.Name)
-		return ctrl.Result{}, nil
+		if gauge {
+			expiryGauge.DeleteLabelValues(cluster.Name)
+		}
+		return 0, nil
 	}
 	expiry := time.Unix(claims.Expiry, 0)
-	expiryGauge.WithLabelValues(cluster.Name).Set(float64(claims.Expiry))
+	if gauge {
+		expiryGauge.WithLabelValues(cluster.Name).Set(float64(claims.Expiry))
+	}
 	now := r.Clock.Now()
 	if due := claims.RenewTime(); now.Before(due) {
-		return ctrl.Result{RequeueAfter: min(due.Sub(now), recheck)}, nil
+		return min(due.Sub(now), recheck), nil
 	}
 	if !now.Before(expiry) {
 		events.Warning(r.Recorder, cluster, events.TokenRenewFailed,
-			"The member token expired at %s and can no longer renew itself: run karmadactl join %s again", expiry.UTC().Format(time.RFC3339), cluster.Name)
-		return ctrl.Result{RequeueAfter: recheck}, nil
+			"The %s expired at %s and can no longer be renewed: run karmadactl join %s again", what, expiry.UTC().Format(time.RFC3339), cluster.Name)
+		return recheck, nil
 	}
 	token, newExpiry, err := r.renew(ctx, cluster, claims)
 	if err != nil {
-		events.Warning(r.Recorder, cluster, events.TokenRenewFailed, "Renewing the member token (it expires at %s): %v", expiry.UTC().Format(time.RFC3339), err)
-		return ctrl.Result{}, err
+		events.Warning(r.Recorder, cluster, events.TokenRenewFailed, "Renewing the %s (it expires at %s): %v", what, expiry.UTC().Format(time.RFC3339), err)
+		return 0, err
 	}
 	secret.Data[clusterclient.SecretTokenKey] = []byte(token)
 	// The Secret read above, with its resourceVersion: a join that wrote
 	// it meanwhile wins, and this is retried with its token.
 	if err := r.Client.Update(ctx, secret); err != nil {
-		return ctrl.Result{}, fmt.Errorf("writing the renewed token into %s/%s: %w", secret.Namespace, secret.Name, err)
+		return 0, fmt.Errorf("writing the renewed token into %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
-	expiryGauge.WithLabelValues(cluster.Name).Set(float64(newExpiry.Unix()))
-	klog.FromContext(ctx).V(2).Info("Renewed member token", "cluster", cluster.Name, "expires", newExpiry)
-	events.Normal(r.Recorder, cluster, events.TokenRenewed, "Renewed the member token; it expires at %s", newExpiry.UTC().Format(time.RFC3339))
-	return ctrl.Result{RequeueAfter: recheck}, nil
+	if gauge {
+		expiryGauge.WithLabelValues(cluster.Name).Set(float64(newExpiry.Unix()))
+	}
+	klog.FromContext(ctx).V(2).Info("Renewed a token", "cluster", cluster.Name, "token", what, "expires", newExpiry)
+	events.Normal(r.Recorder, cluster, events.TokenRenewed, "Renewed the %s; it expires at %s", what, newExpiry.UTC().Format(time.RFC3339))
+	return recheck, nil
 }
 
 // renew asks the member, with the current token, for a new token of the

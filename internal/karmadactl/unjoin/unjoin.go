@@ -69,8 +69,11 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		if err := options.DeleteCluster(ctx, karmada, cluster, o.Wait); err != nil {
 			return err
 		}
-		if cluster.Spec.SecretRef != nil {
-			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Spec.SecretRef.Namespace, Name: cluster.Spec.SecretRef.Name}}
+		for _, ref := range []*clusterv1alpha1.LocalSecretReference{cluster.Spec.SecretRef, cluster.Spec.ImpersonatorSecretRef} {
+			if ref == nil {
+				continue
+			}
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
 			if err := karmada.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting credentials %s/%s: %w", s.Namespace, s.Name, err)
 			}
@@ -105,9 +108,12 @@ or, with kubectl on the member:
   kubectl -n %[3]s delete role %[2]s
   kubectl -n %[3]s delete secret %[4]s --ignore-not-found
   kubectl -n %[3]s delete serviceaccount %[5]s
+  kubectl delete clusterrolebinding %[6]s
+  kubectl delete clusterrole %[6]s
+  kubectl -n %[3]s delete serviceaccount %[6]s
 Until then its tokens stay valid until they expire (at most --cluster-token-ttl
 after the last renewal).
-`, name, role, join.MemberNamespace, join.TokenSecretName(name), join.ServiceAccountName(name))
+`, name, role, join.MemberNamespace, join.TokenSecretName(name), join.ServiceAccountName(name), join.ImpersonatorName(name))
 }
 
 // removeMemberIdentity deletes what join created in the member for this
@@ -140,6 +146,7 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 		return nil
 	}
 	role := join.ClusterRoleName(name)
+	imp := join.ImpersonatorName(name)
 	steps := []struct {
 		what string
 		get  func() (metav1.Object, error)
@@ -167,6 +174,17 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 			return mc.CoreV1().ServiceAccounts(ns).Get(ctx, join.ServiceAccountName(name), metav1.GetOptions{})
 		}, func(o metav1.DeleteOptions) error {
 			return mc.CoreV1().ServiceAccounts(ns).Delete(ctx, join.ServiceAccountName(name), o)
+		}},
+		{"ClusterRoleBinding " + imp, func() (metav1.Object, error) {
+			return mc.RbacV1().ClusterRoleBindings().Get(ctx, imp, metav1.GetOptions{})
+		},
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoleBindings().Delete(ctx, imp, o) }},
+		{"ClusterRole " + imp, func() (metav1.Object, error) { return mc.RbacV1().ClusterRoles().Get(ctx, imp, metav1.GetOptions{}) },
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoles().Delete(ctx, imp, o) }},
+		{"impersonator ServiceAccount", func() (metav1.Object, error) {
+			return mc.CoreV1().ServiceAccounts(ns).Get(ctx, imp, metav1.GetOptions{})
+		}, func(o metav1.DeleteOptions) error {
+			return mc.CoreV1().ServiceAccounts(ns).Delete(ctx, imp, o)
 		}},
 	}
 	for _, s := range steps {

@@ -1,0 +1,149 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+)
+
+// ClusterCRD is the CRD that served Clusters before
+// karmada-aggregated-apiserver did. A control plane upgraded in place keeps
+// it (not served: the APIService points at the server), holding the
+// Clusters as they were at the upgrade.
+const ClusterCRD = "clusters.cluster.karmada.io"
+
+// The Cluster API's APIService and the Service it names.
+const (
+	ClusterAPIServiceName      = "v1alpha1.cluster.karmada.io"
+	AggregatedAPIServerService = "karmada-aggregated-apiserver"
+	// automanagedLabel marks an APIService the karmada-apiserver made for
+	// a CRD's group and version.
+	automanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
+)
+
+// AggregatedAPIServer is where the karmada-apiserver reaches
+// karmada-aggregated-apiserver: Host (a DNS name or address the
+// karmada-apiserver resolves: an ExternalName Service) and Port, serving
+// with a certificate of CABundle valid for
+// karmada-aggregated-apiserver.karmada-system.svc.
+type AggregatedAPIServer struct {
+	Host     string
+	Port     int32
+	CABundle []byte
+}
+
+// EnsureClusterAPIService makes the Service karmada-system/
+// karmada-aggregated-apiserver (ExternalName a.Host) and points the
+// APIService of cluster.karmada.io/v1alpha1 at it. The APIService the
+// karmada-apiserver made for the old Cluster CRD is replaced only when
+// fromCRD is true (SwitchClusterAPI: the server has imported the Clusters);
+// otherwise it is left, and the Clusters stay served by the CRD until then.
+func EnsureClusterAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, fromCRD bool) error {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-system", Name: AggregatedAPIServerService}}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: svc.Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
+		svc.Spec.Type = corev1.ServiceTypeExternalName
+		svc.Spec.ExternalName = a.Host
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: a.Port}}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("writing Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	api := &unstructured.Unstructured{}
+	api.SetAPIVersion("apiregistration.k8s.io/v1")
+	api.SetKind("APIService")
+	api.SetName(ClusterAPIServiceName)
+	err := c.Get(ctx, client.ObjectKeyFromObject(api), api)
+	switch {
+	case apierrors.IsNotFound(err):
+		// A new control plane, or the CRD's APIService not made yet: only
+		// when there is no CRD may it be made here.
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: ClusterCRD}, crd); err == nil && !fromCRD {
+			return nil
+		} else if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		setAPIServiceSpec(api, a)
+		if err := c.Create(ctx, api); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating APIService %s: %w", ClusterAPIServiceName, err)
+		}
+		return nil
+	case err != nil:
+		return err
+	}
+	if api.GetLabels()[automanagedLabel] != "" && !fromCRD {
+		return nil
+	}
+	labels := api.GetLabels()
+	delete(labels, automanagedLabel)
+	api.SetLabels(labels)
+	setAPIServiceSpec(api, a)
+	if err := c.Update(ctx, api); err != nil {
+		return fmt.Errorf("pointing APIService %s at %s: %w", ClusterAPIServiceName, AggregatedAPIServerService, err)
+	}
+	return nil
+}
+
+func setAPIServiceSpec(api *unstructured.Unstructured, a AggregatedAPIServer) {
+	api.Object["spec"] = map[string]any{
+		"group":   clusterv1alpha1.GroupName,
+		"version": clusterv1alpha1.SchemeGroupVersion.Version,
+		"service": map[string]any{"namespace": "karmada-system", "name": AggregatedAPIServerService, "port": int64(a.Port)},
+		"caBundle":             a.CABundle,
+		"groupPriorityMinimum": int64(2000),
+		"versionPriority":      int64(10),
+	}
+}
+
+// SwitchClusterAPI points the Cluster API at karmada-aggregated-apiserver
+// (replacing the old CRD's APIService, once the server has imported its
+// Clusters: the server is ready only then) and waits until the
+// karmada-apiserver serves Clusters through it.
+func SwitchClusterAPI(ctx context.Context, c client.Client, a AggregatedAPIServer, timeout time.Duration) error {
+	if err := EnsureClusterAPIService(ctx, c, a, true); err != nil {
+		return err
+	}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		api := &unstructured.Unstructured{}
+		api.SetAPIVersion("apiregistration.k8s.io/v1")
+		api.SetKind("APIService")
+		if err := c.Get(ctx, client.ObjectKey{Name: ClusterAPIServiceName}, api); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(api.Object, "status", "conditions")
+		for _, cond := range conds {
+			m, _ := cond.(map[string]any)
+			if m["type"] == "Available" {
+				last = fmt.Sprintf("Available=%v: %v", m["status"], m["message"])
+				if m["status"] != "True" {
+					return false, nil
+				}
+			}
+		}
+		if err := c.List(ctx, &clusterv1alpha1.ClusterList{}, client.Limit(1)); err != nil {
+			last = "listing Clusters: " + err.Error()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the Cluster API through karmada-aggregated-apiserver: %s: %w", last, err)
+	}
+	return nil
+}
