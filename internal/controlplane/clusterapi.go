@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -100,10 +101,10 @@ func EnsureClusterAPIService(ctx context.Context, c client.Client, a AggregatedA
 
 func setAPIServiceSpec(api *unstructured.Unstructured, a AggregatedAPIServer) {
 	api.Object["spec"] = map[string]any{
-		"group":   clusterv1alpha1.GroupName,
-		"version": clusterv1alpha1.SchemeGroupVersion.Version,
-		"service": map[string]any{"namespace": "karmada-system", "name": AggregatedAPIServerService, "port": int64(a.Port)},
-		"caBundle":             a.CABundle,
+		"group":                clusterv1alpha1.GroupName,
+		"version":              clusterv1alpha1.SchemeGroupVersion.Version,
+		"service":              map[string]any{"namespace": "karmada-system", "name": AggregatedAPIServerService, "port": int64(a.Port)},
+		"caBundle":             base64.StdEncoding.EncodeToString(a.CABundle), // []byte's JSON form
 		"groupPriorityMinimum": int64(2000),
 		"versionPriority":      int64(10),
 	}

@@ -138,3 +138,42 @@ func TestClusterTableColumns(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkClusterProxy: one GET of member1's kube-system Pods, sent to
+// member1 directly and through clusters/member1/proxy (the karmada-apiserver,
+// karmada-aggregated-apiserver, then member1), and one GET of a Cluster
+// through the aggregation layer beside one of a Namespace (served by the
+// karmada-apiserver itself). Run alone (it starts the e2e fleet):
+//
+//	KARMADA_BIN_DIR=$PWD/bin go test -tags e2e -run XXX -bench ClusterProxy ./test/e2e/
+func BenchmarkClusterProxy(b *testing.B) {
+	ctx := context.Background()
+	// No client-side rate limit: the servers are measured.
+	client := func(context string) kubernetes.Interface {
+		cfg := restConfig(b, context)
+		cfg.QPS, cfg.Burst = 10000, 10000
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return kc
+	}
+	direct, admin := client("member1"), client("karmada-apiserver")
+	get := func(b *testing.B, c rest.Interface, path string) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := c.Get().AbsPath(path).DoRaw(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("pods-direct", func(b *testing.B) { get(b, direct.CoreV1().RESTClient(), "/api/v1/namespaces/kube-system/pods") })
+	b.Run("pods-proxied", func(b *testing.B) {
+		get(b, admin.CoreV1().RESTClient(), proxyPath("member1", "/api/v1/namespaces/kube-system/pods"))
+	})
+	// A read the karmada-apiserver serves itself, for comparison.
+	b.Run("namespace-get", func(b *testing.B) { get(b, admin.CoreV1().RESTClient(), "/api/v1/namespaces/default") })
+	b.Run("cluster-get", func(b *testing.B) {
+		get(b, admin.CoreV1().RESTClient(), "/apis/cluster.karmada.io/v1alpha1/clusters/member1")
+	})
+}

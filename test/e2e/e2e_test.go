@@ -101,7 +101,7 @@ func karmadaLocal(args ...string) (string, error) {
 	return buf.String(), err
 }
 
-func restConfig(t *testing.T, context string) *rest.Config {
+func restConfig(t testing.TB, context string) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: fleet.kubeconfig},
@@ -116,7 +116,7 @@ func restConfig(t *testing.T, context string) *rest.Config {
 	return cfg
 }
 
-func kube(t *testing.T, context string) kubernetes.Interface {
+func kube(t testing.TB, context string) kubernetes.Interface {
 	t.Helper()
 	kc, err := kubernetes.NewForConfig(restConfig(t, context))
 	if err != nil {
