@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func planOf(t *testing.T, cfg Config) []*Step {
@@ -177,5 +178,35 @@ func TestIsEtcdStep(t *testing.T) {
 		if got := isEtcdStep(name); got != want {
 			t.Errorf("%s: %t", name, got)
 		}
+	}
+}
+
+// The health thresholds reach the controller manager and the agents as
+// their flags of the same names, only when given; negative ones are refused.
+func TestThresholdsReachTheComponents(t *testing.T) {
+	dir := t.TempDir()
+	for _, given := range []bool{false, true} {
+		cfg := Config{StateDir: filepath.Join(dir, map[bool]string{false: "default", true: "given"}[given]), Kubeconfig: filepath.Join(dir, "kubeconfig"),
+			Members: 2, NodesPerMember: 1, PortBase: 31000, PullMembers: []string{MemberName(2)}}
+		if given {
+			cfg.ClusterFailureThreshold, cfg.ClusterSuccessThreshold = 10*time.Second, 12*time.Second
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range planOf(t, cfg) {
+			if s.Name != "karmada/karmada-controller-manager" && s.Name != "member2/karmada-agent" {
+				continue
+			}
+			args := strings.Join(s.Args, " ")
+			has := strings.Contains(args, "--cluster-failure-threshold=10s") && strings.Contains(args, "--cluster-success-threshold=12s")
+			if has != given || (!given && strings.Contains(args, "threshold")) {
+				t.Errorf("given %t: %s runs with %s", given, s.Name, args)
+			}
+		}
+	}
+	bad := Config{StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Members: 1, NodesPerMember: 1, PortBase: 31000, ClusterFailureThreshold: -time.Second}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--cluster-failure-threshold") {
+		t.Errorf("a negative threshold: %v", err)
 	}
 }

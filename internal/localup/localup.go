@@ -100,6 +100,10 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		// The grant up was last given stands until another is given.
 		cfg.PropagateKinds, cfg.ClusterAdmin = rec.PropagateKinds, rec.ClusterAdmin
 	}
+	if rec != nil && cfg.ClusterFailureThreshold == 0 && cfg.ClusterSuccessThreshold == 0 {
+		// Health thresholds too.
+		cfg.ClusterFailureThreshold, cfg.ClusterSuccessThreshold = rec.ClusterFailureThreshold, rec.ClusterSuccessThreshold
+	}
 	if rec != nil && cfg.CertValidity == 0 && cfg.CAValidity == 0 {
 		// Certificates keep the lifetimes up was last given.
 		cfg.CertValidity, cfg.CAValidity = rec.CertValidity, rec.CAValidity

@@ -87,8 +87,25 @@ type Config struct {
 	// issued again by the next up; a CA is kept (replacing it would
 	// invalidate every kubeconfig).
 	CertValidity, CAValidity time.Duration
+	// ClusterFailureThreshold and ClusterSuccessThreshold are how long a
+	// member must keep failing (passing) its health probe before its
+	// Cluster turns NotReady (Ready again): the controller manager's and the
+	// agents' flags of those names (zero: theirs, 30 s).
+	ClusterFailureThreshold, ClusterSuccessThreshold time.Duration
 	// renew issues every leaf certificate again (certs renew).
 	renew bool
+}
+
+// thresholdArgs are the health thresholds' flags, when set.
+func (c Config) thresholdArgs() []string {
+	var args []string
+	if c.ClusterFailureThreshold > 0 {
+		args = append(args, "--cluster-failure-threshold="+c.ClusterFailureThreshold.String())
+	}
+	if c.ClusterSuccessThreshold > 0 {
+		args = append(args, "--cluster-success-threshold="+c.ClusterSuccessThreshold.String())
+	}
+	return args
 }
 
 // validity is how the fleet's CAs issue certificates.
@@ -124,6 +141,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--nodes-per-member=%d: must be between 1 and 500", c.NodesPerMember)
 	case c.PortBase < 1024 || c.lastPort() > 65535:
 		return fmt.Errorf("--port-base=%d: the fleet needs ports %d to %d, which must lie between 1024 and 65535", c.PortBase, c.PortBase, c.lastPort())
+	case c.ClusterFailureThreshold < 0 || c.ClusterSuccessThreshold < 0:
+		return fmt.Errorf("--cluster-failure-threshold=%s and --cluster-success-threshold=%s must not be negative", c.ClusterFailureThreshold, c.ClusterSuccessThreshold)
 	case c.StateDir == "":
 		return fmt.Errorf("--state-dir must not be empty")
 	case c.Kubeconfig == "":
@@ -717,6 +736,7 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 		// Room for K = 10,000 templates over 3 members (a live heap of about
 		// 300 MB) on a machine the members share (docs/performance.md).
 		s.Args = append(s.Args, "--memory-limit="+controllerManagerMemoryLimit)
+		s.Args = append(s.Args, f.cfg.thresholdArgs()...)
 		steps = append(steps, s)
 		kcm = append(kcm, s.Name)
 	}

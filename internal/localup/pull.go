@@ -84,6 +84,7 @@ func (f *fleet) pullSteps(c *cluster, nodes string) []*Step {
 		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", health)},
 		ReadyTimeout: 60 * time.Second,
 	}
+	agent.Args = append(agent.Args, f.cfg.thresholdArgs()...)
 	return []*Step{reg, agent}
 }
 

@@ -42,6 +42,10 @@ type stateRecord struct {
 	// --ca-validity-period, kept as PropagateKinds is (0: the defaults).
 	CertValidity time.Duration `json:"certValidity,omitempty"`
 	CAValidity   time.Duration `json:"caValidity,omitempty"`
+	// ClusterFailureThreshold and ClusterSuccessThreshold are up's flags
+	// of those names, kept as the lifetimes are (0: the components').
+	ClusterFailureThreshold time.Duration `json:"clusterFailureThreshold,omitempty"`
+	ClusterSuccessThreshold time.Duration `json:"clusterSuccessThreshold,omitempty"`
 }
 
 // recordOf is what up records of cfg.
@@ -50,7 +54,8 @@ func recordOf(cfg Config) stateRecord {
 		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling,
 		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin,
 		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext, HA: cfg.HA,
-		CertValidity: cfg.CertValidity, CAValidity: cfg.CAValidity}
+		CertValidity: cfg.CertValidity, CAValidity: cfg.CAValidity,
+		ClusterFailureThreshold: cfg.ClusterFailureThreshold, ClusterSuccessThreshold: cfg.ClusterSuccessThreshold}
 }
 
 // config is the configuration of the recorded fleet.
@@ -59,7 +64,8 @@ func (r stateRecord) config(stateDir, binDir string) Config {
 		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling,
 		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin,
 		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext, HA: r.HA,
-		CertValidity: r.CertValidity, CAValidity: r.CAValidity}
+		CertValidity: r.CertValidity, CAValidity: r.CAValidity,
+		ClusterFailureThreshold: r.ClusterFailureThreshold, ClusterSuccessThreshold: r.ClusterSuccessThreshold}
 }
 
 // sameFleet reports whether two records describe the same processes with

@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/bench"
@@ -167,6 +169,20 @@ func TestUpgradeInPlace(t *testing.T) {
 		}
 		return out
 	}
+	// The Clusters, served by the old build's Cluster CRD: the new build's
+	// karmada-aggregated-apiserver imports them as they are.
+	clusters := func() map[string]string {
+		list := &clusterv1alpha1.ClusterList{}
+		if err := karmada.List(ctx, list); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, c := range list.Items {
+			out[c.Name] = fmt.Sprintf("uid %s, created %s, finalizers %v", c.UID, c.CreationTimestamp.UTC().Format(time.RFC3339), c.Finalizers)
+		}
+		return out
+	}
+	clustersBefore := clusters()
 	before, worksBefore, writesBefore := snapshot(), works(), writes()
 	if len(before) != 2*templates {
 		t.Fatalf("%d member copies before the upgrade, want %d", len(before), 2*templates)
@@ -196,6 +212,21 @@ func TestUpgradeInPlace(t *testing.T) {
 		if err != nil || exe != filepath.Join(newBin, name) {
 			t.Errorf("%s runs %q (%v), want %s", name, exe, err, filepath.Join(newBin, name))
 		}
+	}
+	// The Cluster API moved to karmada-aggregated-apiserver, every Cluster
+	// with it unchanged (the objects a Cluster owns, such as the pull
+	// agent's RBAC, keep their owner).
+	apiService := &unstructured.Unstructured{}
+	apiService.SetAPIVersion("apiregistration.k8s.io/v1")
+	apiService.SetKind("APIService")
+	if err := karmada.Get(ctx, client.ObjectKey{Name: "v1alpha1.cluster.karmada.io"}, apiService); err != nil {
+		t.Fatal(err)
+	}
+	if name, _, _ := unstructured.NestedString(apiService.Object, "spec", "service", "name"); name != "karmada-aggregated-apiserver" {
+		t.Errorf("after the upgrade the Cluster API is served by %q, want karmada-aggregated-apiserver", name)
+	}
+	if after := clusters(); fmt.Sprint(after) != fmt.Sprint(clustersBefore) || len(after) != 2 {
+		t.Errorf("Clusters changed by the move to karmada-aggregated-apiserver:\nbefore %v\nafter  %v", clustersBefore, after)
 	}
 	// Still converged: status aggregated again by the new build, every
 	// template still in both members.

@@ -23,6 +23,7 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/token"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
 	"github.com/karmada-go/karmada/internal/karmadactl/unregister"
+	kversion "github.com/karmada-go/karmada/internal/karmadactl/version"
 	"github.com/karmada-go/karmada/internal/version"
 )
 
@@ -60,6 +61,7 @@ func NewCommand(name string) *cobra.Command {
 		cmdinit.NewDeinitCommand(g),
 		certs.NewCommand(g),
 		interpret.NewCommand(g),
+		kversion.NewCommand(parent),
 	)
 	return cmd
 }
