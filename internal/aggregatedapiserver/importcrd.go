@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -18,14 +19,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 )
 
-// APIServiceName is the APIService of the Cluster API.
-const APIServiceName = "v1alpha1.cluster.karmada.io"
-
-// AutomanagedLabel marks an APIService the karmada-apiserver made itself
-// (for a CRD's group and version): served by the karmada-apiserver, not by
-// a Service.
-const AutomanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
-
 var (
 	apiServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 	clustersGVR = clusterv1alpha1.SchemeGroupVersion.WithResource("clusters")
@@ -35,14 +28,14 @@ var (
 // itself, from the Cluster CRD of an earlier version: the APIService of the
 // group has no Service.
 func ServedByCRD(ctx context.Context, dyn dynamic.Interface) (bool, error) {
-	svc, err := dyn.Resource(apiServices).Get(ctx, APIServiceName, metav1.GetOptions{})
+	svc, err := dyn.Resource(apiServices).Get(ctx, clusterv1alpha1.APIServiceName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	ref, found, _ := unstructuredMap(svc.Object, "spec", "service")
+	ref, found, _ := unstructured.NestedMap(svc.Object, "spec", "service")
 	return !found || ref == nil, nil
 }
 
@@ -101,20 +94,4 @@ func importHook(dyn dynamic.Interface, store *genericregistry.Store) func(contex
 			return true, nil
 		})
 	}
-}
-
-func unstructuredMap(obj map[string]any, fields ...string) (map[string]any, bool, error) {
-	var cur any = obj
-	for _, f := range fields {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false, nil
-		}
-		cur, ok = m[f]
-		if !ok {
-			return nil, false, nil
-		}
-	}
-	m, _ := cur.(map[string]any)
-	return m, true, nil
 }

@@ -24,14 +24,9 @@ import (
 // Clusters as they were at the upgrade.
 const ClusterCRD = "clusters.cluster.karmada.io"
 
-// The Cluster API's APIService and the Service it names.
-const (
-	ClusterAPIServiceName      = "v1alpha1.cluster.karmada.io"
-	AggregatedAPIServerService = "karmada-aggregated-apiserver"
-	// automanagedLabel marks an APIService the karmada-apiserver made for
-	// a CRD's group and version.
-	automanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
-)
+// AggregatedAPIServerService is the Service the Cluster API's APIService
+// names.
+const AggregatedAPIServerService = "karmada-aggregated-apiserver"
 
 // AggregatedAPIServer is where the karmada-apiserver reaches
 // karmada-aggregated-apiserver: Host (a DNS name or address the
@@ -66,7 +61,7 @@ func EnsureClusterAPIService(ctx context.Context, c client.Client, a AggregatedA
 	api := &unstructured.Unstructured{}
 	api.SetAPIVersion("apiregistration.k8s.io/v1")
 	api.SetKind("APIService")
-	api.SetName(ClusterAPIServiceName)
+	api.SetName(clusterv1alpha1.APIServiceName)
 	err := c.Get(ctx, client.ObjectKeyFromObject(api), api)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -80,21 +75,21 @@ func EnsureClusterAPIService(ctx context.Context, c client.Client, a AggregatedA
 		}
 		setAPIServiceSpec(api, a)
 		if err := c.Create(ctx, api); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating APIService %s: %w", ClusterAPIServiceName, err)
+			return fmt.Errorf("creating APIService %s: %w", clusterv1alpha1.APIServiceName, err)
 		}
 		return nil
 	case err != nil:
 		return err
 	}
-	if api.GetLabels()[automanagedLabel] != "" && !fromCRD {
+	if api.GetLabels()[clusterv1alpha1.APIServiceAutomanagedLabel] != "" && !fromCRD {
 		return nil
 	}
 	labels := api.GetLabels()
-	delete(labels, automanagedLabel)
+	delete(labels, clusterv1alpha1.APIServiceAutomanagedLabel)
 	api.SetLabels(labels)
 	setAPIServiceSpec(api, a)
 	if err := c.Update(ctx, api); err != nil {
-		return fmt.Errorf("pointing APIService %s at %s: %w", ClusterAPIServiceName, AggregatedAPIServerService, err)
+		return fmt.Errorf("pointing APIService %s at %s: %w", clusterv1alpha1.APIServiceName, AggregatedAPIServerService, err)
 	}
 	return nil
 }
@@ -123,7 +118,7 @@ func SwitchClusterAPI(ctx context.Context, c client.Client, a AggregatedAPIServe
 		api := &unstructured.Unstructured{}
 		api.SetAPIVersion("apiregistration.k8s.io/v1")
 		api.SetKind("APIService")
-		if err := c.Get(ctx, client.ObjectKey{Name: ClusterAPIServiceName}, api); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Name: clusterv1alpha1.APIServiceName}, api); err != nil {
 			last = err.Error()
 			return false, nil
 		}

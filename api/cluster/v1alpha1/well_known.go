@@ -16,3 +16,12 @@ const (
 	// TaintClusterUnschedulable is the taint of a cordoned Cluster.
 	TaintClusterUnschedulable = "cluster.karmada.io/unschedulable"
 )
+
+// The Cluster API's APIService in the karmada-apiserver, and the label the
+// karmada-apiserver puts on the APIServices it makes itself (for a CRD's
+// group and version: an earlier version's Cluster CRD) rather than pointing
+// at a Service (karmada-aggregated-apiserver's).
+const (
+	APIServiceName             = "v1alpha1.cluster.karmada.io"
+	APIServiceAutomanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
+)
