@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -108,8 +109,8 @@ func setAPIServiceSpec(api *unstructured.Unstructured, a AggregatedAPIServer) {
 // SwitchClusterAPI points the Cluster API at karmada-aggregated-apiserver
 // (replacing the old CRD's APIService, once the server has imported its
 // Clusters: the server is ready only then) and waits until the
-// karmada-apiserver serves Clusters through it.
-func SwitchClusterAPI(ctx context.Context, c client.Client, a AggregatedAPIServer, timeout time.Duration) error {
+// karmada-apiserver serves Clusters through it and its discovery lists them.
+func SwitchClusterAPI(ctx context.Context, c client.Client, disc discovery.DiscoveryInterface, a AggregatedAPIServer, timeout time.Duration) error {
 	if err := EnsureClusterAPIService(ctx, c, a, true); err != nil {
 		return err
 	}
@@ -136,7 +137,26 @@ func SwitchClusterAPI(ctx context.Context, c client.Client, a AggregatedAPIServe
 			last = "listing Clusters: " + err.Error()
 			return false, nil
 		}
-		return true, nil
+		// Clients map kinds through the karmada-apiserver's discovery,
+		// which takes the group in a moment after the APIService is
+		// available: a join started before that would fail.
+		_, lists, err := disc.ServerGroupsAndResources()
+		if failed, ok := err.(*discovery.ErrGroupDiscoveryFailed); ok && failed.Groups[clusterv1alpha1.SchemeGroupVersion] != nil {
+			last = "discovery: " + failed.Groups[clusterv1alpha1.SchemeGroupVersion].Error()
+			return false, nil
+		}
+		for _, l := range lists {
+			if l.GroupVersion != clusterv1alpha1.SchemeGroupVersion.String() {
+				continue
+			}
+			for _, r := range l.APIResources {
+				if r.Name == "clusters" {
+					return true, nil
+				}
+			}
+		}
+		last = "discovery does not list clusters yet"
+		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("the Cluster API through karmada-aggregated-apiserver: %s: %w", last, err)

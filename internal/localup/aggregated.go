@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karmada-go/karmada/internal/controlplane"
@@ -118,6 +119,10 @@ func (f *fleet) switchClusterAPI(c *cluster) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return controlplane.SwitchClusterAPI(ctx, cl, *f.aggregatedAPIServer(c), 60*time.Second)
+		disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		return controlplane.SwitchClusterAPI(ctx, cl, disc, *f.aggregatedAPIServer(c), 60*time.Second)
 	}
 }
