@@ -45,8 +45,11 @@ import (
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
-// deadline bounds every wait of these tests.
-const deadline = 30 * time.Second
+// deadline bounds every wait of these tests: generous, because the
+// package's tests run in parallel, each with its own API servers, beside the
+// other packages' tests on a 2-core machine (a wait that passes in a second
+// alone took over 30 s once under that load).
+const deadline = 60 * time.Second
 
 // setReady writes the Cluster's Ready condition, as clusterStatus would
 // (again on a conflict with a controller writing the Cluster).
