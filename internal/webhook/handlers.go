@@ -26,6 +26,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/clusters/clustervalidation"
 )
 
 // Endpoint is one admission path of the server and the resource it admits.
@@ -232,7 +233,7 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 					if old != nil && equality.Semantic.DeepEqual(c.Spec, old.Spec) {
 						return nil
 					}
-					errs := validateCluster(c, old)
+					errs := clustervalidation.Validate(c, old)
 					if clusters != nil && c.Spec.ID != "" && (old == nil || old.Spec.ID != c.Spec.ID) {
 						errs = append(errs, uniqueClusterID(clusters, c)...)
 					}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusters/clustervalidation"
 )
 
 var (
@@ -51,7 +52,7 @@ func validateClusterTaintPolicy(p *policyv1alpha1.ClusterTaintPolicy, allowNoExe
 				errs = append(errs, field.Forbidden(path.Child("effect"), "NoExecute evicts every workload on the cluster that does not tolerate it; karmada-webhook allows it only with --allow-no-execute-taint-policy"))
 			}
 		default:
-			errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, clusterTaintEffect))
+			errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, clustervalidation.TaintEffects))
 		}
 		k := t.Key + ":" + string(t.Effect)
 		if first, ok := seen[k]; ok {

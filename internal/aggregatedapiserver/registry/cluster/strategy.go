@@ -61,7 +61,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 }
 
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return Validate(obj.(*clusterv1alpha1.Cluster))
+	return Validate(obj.(*clusterv1alpha1.Cluster), nil)
 }
 
 func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
@@ -72,8 +72,8 @@ func (strategy) AllowUnconditionalUpdate() bool { return true }
 
 func (strategy) Canonicalize(runtime.Object) {}
 
-func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return Validate(obj.(*clusterv1alpha1.Cluster))
+func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return Validate(obj.(*clusterv1alpha1.Cluster), old.(*clusterv1alpha1.Cluster))
 }
 
 func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
