@@ -17,10 +17,10 @@ import (
 )
 
 var (
-	syncModes          = []string{string(clusterv1alpha1.Push), string(clusterv1alpha1.Pull)}
+	syncModes = []string{string(clusterv1alpha1.Push), string(clusterv1alpha1.Pull)}
 	// TaintEffects are the effects a Cluster's taint may have.
-	TaintEffects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectNoExecute)}
-	modelResources     = []string{string(corev1.ResourceCPU), string(corev1.ResourceMemory), string(corev1.ResourceStorage), string(corev1.ResourceEphemeralStorage)}
+	TaintEffects   = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectNoExecute)}
+	modelResources = []string{string(corev1.ResourceCPU), string(corev1.ResourceMemory), string(corev1.ResourceStorage), string(corev1.ResourceEphemeralStorage)}
 )
 
 // Validate checks a Cluster's fields, and on update (old non-nil) what may
