@@ -77,7 +77,10 @@ func (r *ProxyREST) Connect(ctx context.Context, name string, options runtime.Ob
 	if !ok {
 		return nil, apierrors.NewUnauthorized("no user in the request")
 	}
-	obj, err := r.clusters.Get(ctx, name, &metav1.GetOptions{})
+	// From the watch cache (resourceVersion 0), not a quorum read of etcd
+	// at every proxied request: a Cluster's endpoint and secrets change
+	// rarely, and the Secrets come from an informer anyway.
+	obj, err := r.clusters.Get(ctx, name, &metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}
