@@ -288,6 +288,16 @@ func TestAgentCannotRewriteItsCluster(t *testing.T) {
 // namespace ns of the control plane only.
 func tenantClient(ctx context.Context, t *testing.T, ns string) client.Client {
 	t.Helper()
+	tc, err := client.New(tenantConfig(ctx, t, ns), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+// tenantConfig is the configuration of tenantClient's tenant.
+func tenantConfig(ctx context.Context, t *testing.T, ns string) *rest.Config {
+	t.Helper()
 	c := karmadaClient(t)
 	user := "e2e-tenant-" + utilrand.String(5)
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}, Rules: []rbacv1.PolicyRule{
@@ -300,11 +310,21 @@ func tenantClient(ctx context.Context, t *testing.T, ns string) client.Client {
 	createUntilCleanup(ctx, t, c, role, binding)
 	cfg := restConfig(t, "karmada-apiserver")
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
-	tc, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	return cfg
+}
+
+// proxyRefused checks that cfg's identity may not reach member's API
+// through clusters/<member>/proxy.
+func proxyRefused(t *testing.T, who string, cfg *rest.Config, member string) {
+	t.Helper()
+	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tc
+	err = kc.CoreV1().RESTClient().Get().AbsPath(proxyPath(member, "/api/v1/namespaces/kube-system/secrets")).Do(context.Background()).Error()
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "clusters/proxy") {
+		t.Errorf("%s proxying to %s: %v; want the control plane's Forbidden on clusters/proxy", who, member, err)
+	}
 }
 
 // A tenant with rights in one namespace cannot take over the member's own
@@ -466,6 +486,7 @@ func TestBootstrapTokenHoldsNoOtherRight(t *testing.T) {
 		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}))
 	wantRefused(t, "creating a policy", tc.Create(ctx, &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-token-policy"},
 		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace"}}}}))
+	proxyRefused(t, "a bootstrap token", bootstrapToken(t), "member1")
 }
 
 // A compromised agent (member3's kubeconfig, as stored in its member) reaches
@@ -477,7 +498,7 @@ func TestAgentConfinedToItsOwnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, _ := agentClient(t, s.Data[agentcert.SecretKey])
+	agent, agentCfg := agentClient(t, s.Data[agentcert.SecretKey])
 	// What it may: its own Cluster and Works.
 	if err := agent.Get(ctx, client.ObjectKey{Name: "member3"}, &clusterv1alpha1.Cluster{}); err != nil {
 		t.Fatalf("the agent reading its own Cluster: %v", err)
@@ -530,6 +551,10 @@ func TestAgentConfinedToItsOwnCluster(t *testing.T) {
 			Rules: []configv1alpha1.RuleWithOperations{{Operations: []configv1alpha1.InterpreterOperation{configv1alpha1.InterpreterOperationAll},
 				Rule: configv1alpha1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Kinds: []string{"*"}}}},
 			InterpreterContextVersions: []string{"v1alpha1"}}}}))
+	// Nor may it reach a member's API through the control plane, another's
+	// or its own.
+	proxyRefused(t, "member3's agent", agentCfg, "member1")
+	proxyRefused(t, "member3's agent", agentCfg, "member3")
 }
 
 // A tenant with rights in one namespace stays there: its OverridePolicy
@@ -541,7 +566,13 @@ func TestTenantStaysInItsNamespace(t *testing.T) {
 	c := karmadaClient(t)
 	ns := "e2e-t2-" + utilrand.String(5)
 	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	tenant := tenantClient(ctx, t, ns)
+	tenantCfg := tenantConfig(ctx, t, ns)
+	tenant, err := client.New(tenantCfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its rights in one namespace reach no member through the proxy.
+	proxyRefused(t, "a tenant", tenantCfg, "member1")
 	for _, path := range []string{"/metadata/namespace", "/kind"} {
 		op := &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "move"}, Spec: policyv1alpha1.OverrideSpec{
 			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},

@@ -112,6 +112,14 @@ func TestComponentsHaveTheirOwnRights(t *testing.T) {
 		{"system:karmada:karmada-controller-manager", "impersonate", "", "users", "", false},
 		{"system:karmada:karmada-controller-manager", "create", "work.karmada.io", "works", "karmada-es-member1", true},
 		{"system:karmada:karmada-controller-manager", "get", "", "secrets", "karmada-cluster", true},
+		// karmada-aggregated-apiserver reads member credentials for the
+		// proxy, and writes nothing outside its own storage.
+		{"system:karmada:karmada-aggregated-apiserver", "get", "", "secrets", "karmada-cluster", true},
+		{"system:karmada:karmada-aggregated-apiserver", "list", "", "secrets", "default", false},
+		{"system:karmada:karmada-aggregated-apiserver", "update", "", "secrets", "karmada-cluster", false},
+		{"system:karmada:karmada-aggregated-apiserver", "update", "apiregistration.k8s.io", "apiservices", "", false},
+		{"system:karmada:karmada-aggregated-apiserver", "create", "work.karmada.io", "works", "karmada-es-member1", false},
+		{"system:karmada:karmada-aggregated-apiserver", "impersonate", "", "users", "", false},
 	} {
 		if got := can(c.user, c.verb, c.group, c.resource, c.ns); got != c.want {
 			t.Errorf("%s %s %s.%s in %q: allowed %t, want %t", c.user, c.verb, c.resource, c.group, c.ns, got, c.want)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,5 +64,39 @@ func TestMemberIdentityHasLeastPrivilege(t *testing.T) {
 	}
 	if _, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("listing Nodes: %v", err)
+	}
+}
+
+// The impersonator's token (what karmada-aggregated-apiserver's proxy sends
+// to a member), if it leaked, expires, and as itself it may do nothing in
+// the member: no Secrets, no Pods, no RBAC; it can only act as someone
+// else, whose own rights then apply.
+func TestImpersonatorTokenHoldsNoRightOfItsOwn(t *testing.T) {
+	ctx := context.Background()
+	secret, err := kube(t, "karmada-apiserver").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1-impersonator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := string(secret.Data["token"])
+	if claims, ok := tokenrenewal.ParseToken(token); !ok || time.Until(time.Unix(claims.Expiry, 0)) > 25*time.Hour {
+		t.Errorf("member1's impersonator token is not a bound token expiring within a day: %+v (parsed %t)", claims, ok)
+	}
+	cfg := restConfig(t, "member1")
+	cfg = &rest.Config{Host: cfg.Host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}, Timeout: 5 * time.Second}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := map[string]error{}
+	_, forbidden["listing Secrets"] = kc.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
+	_, forbidden["creating a Pod"] = kc.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "e2e-imp"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, forbidden["binding cluster-admin"] = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-imp"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "karmada-cluster", Name: "karmada-member1-impersonator"}}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	for what, err := range forbidden {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s in member1 with the impersonator's token: want Forbidden, got %v", what, err)
+		}
 	}
 }
