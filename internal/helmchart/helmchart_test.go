@@ -215,15 +215,15 @@ func TestLint(t *testing.T) {
 func TestDefaultsRenderTheControlPlane(t *testing.T) {
 	o := defaults(t)
 	want := []string{
-		"Deployment/karmada-apiserver", "Deployment/karmada-controller-manager", "Deployment/karmada-scheduler",
+		"Deployment/karmada-aggregated-apiserver", "Deployment/karmada-apiserver", "Deployment/karmada-controller-manager", "Deployment/karmada-scheduler",
 		"Deployment/karmada-webhook", "Deployment/kube-controller-manager",
 		"Job/karmada-setup-1",
-		"PodDisruptionBudget/etcd", "PodDisruptionBudget/karmada-apiserver", "PodDisruptionBudget/karmada-controller-manager",
+		"PodDisruptionBudget/etcd", "PodDisruptionBudget/karmada-aggregated-apiserver", "PodDisruptionBudget/karmada-apiserver", "PodDisruptionBudget/karmada-controller-manager",
 		"PodDisruptionBudget/karmada-scheduler", "PodDisruptionBudget/karmada-webhook", "PodDisruptionBudget/kube-controller-manager",
-		"Secret/karmada-cert", "Secret/karmada-controller-manager-kubeconfig", "Secret/karmada-encryption-config",
+		"Secret/karmada-aggregated-apiserver-kubeconfig", "Secret/karmada-cert", "Secret/karmada-controller-manager-kubeconfig", "Secret/karmada-encryption-config",
 		"Secret/karmada-kubeconfig", "Secret/karmada-scheduler-kubeconfig", "Secret/karmada-webhook-kubeconfig",
 		"Secret/kube-controller-manager-kubeconfig",
-		"Service/etcd", "Service/etcd-client", "Service/karmada-apiserver", "Service/karmada-webhook",
+		"Service/etcd", "Service/etcd-client", "Service/karmada-aggregated-apiserver", "Service/karmada-apiserver", "Service/karmada-webhook",
 		"StatefulSet/etcd",
 	}
 	if diff := cmp.Diff(want, o.keys()); diff != "" {
@@ -372,12 +372,28 @@ certs: {auto: {expiry: 48h, caExpiry: 240h, hosts: [karmada.example.com, 10.1.2.
 	if _, err := webhook.Verify(x509.VerifyOptions{Roots: pool, DNSName: "karmada-webhook.karmada-system.svc.cluster.local"}); err != nil {
 		t.Errorf("webhook certificate: %v", err)
 	}
+	// The karmada-apiserver's aggregator dials <service>.<namespace>.svc
+	// of the APIService's Service in karmada-system.
+	aggregated := cert(t, s.Data["aggregated-apiserver.crt"])
+	for _, name := range []string{"karmada-aggregated-apiserver.karmada-system.svc", "karmada-aggregated-apiserver.karmada-system.svc.cluster.local"} {
+		if _, err := aggregated.Verify(x509.VerifyOptions{Roots: pool, DNSName: name}); err != nil {
+			t.Errorf("karmada-aggregated-apiserver's serving certificate for %s: %v", name, err)
+		}
+	}
+	// Its own etcd identity, of etcd's CA.
+	etcdPool := x509.NewCertPool()
+	etcdPool.AddCert(cert(t, s.Data["etcd-ca.crt"]))
+	ec := cert(t, s.Data["aggregated-apiserver-etcd-client.crt"])
+	if _, err := ec.Verify(x509.VerifyOptions{Roots: etcdPool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil || ec.Subject.CommonName != "karmada-aggregated-apiserver" {
+		t.Errorf("karmada-aggregated-apiserver's etcd client certificate %q: %v", ec.Subject.CommonName, err)
+	}
 	for secret, user := range map[string]string{
-		"karmada-controller-manager-kubeconfig": "system:karmada:karmada-controller-manager",
-		"karmada-scheduler-kubeconfig":          "system:karmada:karmada-scheduler",
-		"karmada-webhook-kubeconfig":            "system:karmada:karmada-webhook",
-		"kube-controller-manager-kubeconfig":    "system:kube-controller-manager",
-		"karmada-kubeconfig":                    "system:karmada:admin",
+		"karmada-aggregated-apiserver-kubeconfig": "system:karmada:karmada-aggregated-apiserver",
+		"karmada-controller-manager-kubeconfig":   "system:karmada:karmada-controller-manager",
+		"karmada-scheduler-kubeconfig":            "system:karmada:karmada-scheduler",
+		"karmada-webhook-kubeconfig":              "system:karmada:karmada-webhook",
+		"kube-controller-manager-kubeconfig":      "system:kube-controller-manager",
+		"karmada-kubeconfig":                      "system:karmada:admin",
 	} {
 		kc, err := clientcmd.Load(o.secret(t, secret).Data["kubeconfig"])
 		if err != nil {
@@ -413,6 +429,9 @@ certs: {auto: {expiry: 48h, caExpiry: 240h, hosts: [karmada.example.com, 10.1.2.
 	o.get(t, "Job/karmada-setup-1", job)
 	if v, _ := argValue(job.Spec.Template.Spec.Containers[0], "--karmada-apiserver-advertise-url"); v != "https://172.30.255.1:32443" {
 		t.Errorf("setup publishes %q in cluster-info, want the external URL", v)
+	}
+	if v, _ := argValue(job.Spec.Template.Spec.Containers[0], "--aggregated-apiserver-url"); v != "https://karmada-aggregated-apiserver.karmada-system.svc.cluster.local:443" {
+		t.Errorf("setup points the Cluster API at %q, want the Service of karmada-aggregated-apiserver", v)
 	}
 }
 
@@ -482,6 +501,9 @@ func TestValues(t *testing.T) {
 			if strings.Count(v, "https://etcd-") != 3 {
 				t.Errorf("karmada-apiserver --etcd-servers=%s, want all 3 members", v)
 			}
+			if a, _ := argValue(o.deployment(t, "karmada-aggregated-apiserver").Spec.Template.Spec.Containers[0], "--etcd-servers"); a != v {
+				t.Errorf("karmada-aggregated-apiserver --etcd-servers=%s, want the karmada-apiserver's %s", a, v)
+			}
 		},
 	}, {
 		"external etcd", "etcd: {mode: external, external: {servers: 'https://e1:2379,https://e2:2379', registryPrefix: /registry/k1, certs: {caCrt: CA, crt: CRT, key: KEY}}}",
@@ -498,6 +520,18 @@ func TestValues(t *testing.T) {
 			s := o.secret(t, "karmada-cert")
 			if string(s.Data["etcd-ca.crt"]) != "CA" || string(s.Data["etcd-client.key"]) != "KEY" {
 				t.Errorf("external etcd certificates not used")
+			}
+			// karmada-aggregated-apiserver: the same etcd and client
+			// certificate, its own prefix.
+			a := o.deployment(t, "karmada-aggregated-apiserver").Spec.Template.Spec
+			if c := a.Containers[0]; !hasArg(c, "--etcd-servers=https://e1:2379,https://e2:2379") || !hasArg(c, "--etcd-prefix=/registry-karmada-aggregated-apiserver") {
+				t.Errorf("karmada-aggregated-apiserver args %v", args(c))
+			}
+			for _, v := range a.Volumes {
+				if v.Secret != nil && v.Secret.SecretName == "karmada-cert" &&
+					!slices.Contains(v.Secret.Items, corev1.KeyToPath{Key: "etcd-client.crt", Path: "etcd-client.crt"}) {
+					t.Errorf("karmada-aggregated-apiserver mounts %v, want the external etcd's client certificate", v.Secret.Items)
+				}
 			}
 		},
 	}, {

@@ -68,7 +68,7 @@ func TestEveryComponentRunsAsARealPod(t *testing.T) {
 	if ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
 		t.Fatalf("namespace %s does not enforce restricted Pod Security: %v", namespace, ns.Labels)
 	}
-	want := []string{"etcd", "karmada-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "kube-controller-manager"}
+	want := []string{"etcd", "karmada-aggregated-apiserver", "karmada-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "kube-controller-manager"}
 	var got []string
 	jobs := 0
 	for name, p := range releasePods(ctx, t) {
@@ -201,6 +201,46 @@ func TestSeedsExampleThroughTheHostControlPlane(t *testing.T) {
 	_ = ctx
 }
 
+// The chart's karmada-aggregated-apiserver serves the Cluster API (no
+// Cluster CRD), its columns, and clusters/<name>/proxy reaching a member
+// as the caller: kubectl through the karmada-apiserver's node port lists
+// member1's namespaces.
+func TestClusterAPIThroughTheChartsAggregatedAPIServer(t *testing.T) {
+	kk := func(args ...string) (string, error) {
+		return command("", filepath.Join(lane.bin, "kubectl"), append([]string{"--kubeconfig", lane.karmadaKubeconfig}, args...)...)
+	}
+	out, err := kk("get", "apiservice", clusterv1alpha1.APIServiceName, "-o", "jsonpath={.spec.service.name}/{.status.conditions[?(@.type=='Available')].status}")
+	if err != nil || out != "karmada-aggregated-apiserver/True" {
+		t.Fatalf("APIService %s: %q (%v), want served by karmada-aggregated-apiserver and Available", clusterv1alpha1.APIServiceName, out, err)
+	}
+	if out, err := kk("get", "crd", "clusters.cluster.karmada.io", "--ignore-not-found", "-o", "name"); err != nil || out != "" {
+		t.Errorf("the Cluster CRD is installed: %q (%v)", out, err)
+	}
+	out, err = kk("get", "clusters")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if fields := strings.Fields(strings.SplitN(out, "\n", 2)[0]); !slices.Equal(fields, []string{"NAME", "VERSION", "MODE", "READY", "AGE"}) {
+		t.Errorf("columns %v, want Karmada's", fields)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		if !strings.Contains(out, m) {
+			t.Errorf("%s not listed:\n%s", m, out)
+		}
+	}
+	testenv.Eventually(t, time.Minute, "member1's namespaces through clusters/member1/proxy", func(ctx context.Context) error {
+		out, err := kk("get", "--raw", "/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/api/v1/namespaces/kube-system")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		ns := &corev1.Namespace{}
+		if err := json.Unmarshal([]byte(out), ns); err != nil || ns.Name != "kube-system" {
+			return fmt.Errorf("not member1's kube-system (%v): %.200s", err, out)
+		}
+		return nil
+	})
+}
+
 // karmadactl init on the cluster the chart was installed on, with the
 // flags that give the same values, upgrades the release in place and
 // restarts nothing: the same manifests come from the same chart.
@@ -330,8 +370,11 @@ func TestComponentsHoldOnlyTheirOwnRights(t *testing.T) {
 	wh := identity("karmada-webhook-kubeconfig")
 	_, err = wh.CoreV1().Secrets("karmada-cluster").List(ctx, metav1.ListOptions{})
 	forbidden("the webhook lists member credentials", err)
+	ag := identity("karmada-aggregated-apiserver-kubeconfig")
+	_, err = ag.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	forbidden("karmada-aggregated-apiserver lists Secrets outside karmada-cluster", err)
 	// No component's identity is an administrator.
-	for _, kc := range []kubernetes.Interface{sched, cm, wh} {
+	for _, kc := range []kubernetes.Interface{sched, cm, wh, ag} {
 		_, err := kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacBinding, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		forbidden("a component binds cluster-admin", err)
 	}
@@ -451,14 +494,14 @@ func TestHelmUpgradeKeepsEveryMemberCopy(t *testing.T) {
 	binDir := filepath.Join(dir, "bin")
 	if out, err := command("", "go", "build", "-trimpath", "-o", binDir+"/",
 		"-ldflags", "-s -w -X github.com/karmada-go/karmada/internal/version.gitVersion="+next,
-		"./cmd/karmada-controller-manager", "./cmd/karmada-scheduler", "./cmd/karmada-webhook", "./cmd/karmadactl", "./cmd/karmada-agent",
+		"./cmd/karmada-controller-manager", "./cmd/karmada-scheduler", "./cmd/karmada-webhook", "./cmd/karmada-aggregated-apiserver", "./cmd/karmadactl", "./cmd/karmada-agent",
 		"./cmd/karmada-local", "./cmd/karmada-bench", "./cmd/pause"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	ref := imageRef(t, filepath.Join(lane.imageDir, "karmada-scheduler.tar"))
 	if out, err := command("", "go", "run", "./hack/images", "--bin-dir", binDir, "--upstream-bin-dir", lane.bin, "--output", filepath.Join(dir, "images"),
 		"--registry", ref[:strings.LastIndex(ref, "/")], "--tag", next, "--source-date-epoch", "0",
-		"--only", "karmada-controller-manager,karmada-scheduler,karmada-webhook,karmadactl,kube-apiserver,kube-controller-manager,etcd,pause,coredns"); err != nil {
+		"--only", "karmada-controller-manager,karmada-scheduler,karmada-webhook,karmada-aggregated-apiserver,karmadactl,kube-apiserver,kube-controller-manager,etcd,pause,coredns"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if out, err := command("", filepath.Join(lane.bin, "karmada-local"), "host", "--host-dir", lane.hostDir, "up", "--kubeconfig", lane.hostKubeconfig,
@@ -466,7 +509,7 @@ func TestHelmUpgradeKeepsEveryMemberCopy(t *testing.T) {
 		t.Fatalf("importing the new images: %v\n%s", err, out)
 	}
 	var tags []string
-	for _, comp := range []string{"etcd.internal", "apiServer", "kubeControllerManager", "controllerManager", "scheduler", "webhook", "postInstallJob"} {
+	for _, comp := range []string{"etcd.internal", "apiServer", "kubeControllerManager", "controllerManager", "scheduler", "webhook", "aggregatedApiServer", "postInstallJob"} {
 		tags = append(tags, comp+".image.tag="+next)
 	}
 	podsBefore := releasePods(ctx, t)

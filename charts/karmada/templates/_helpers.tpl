@@ -32,6 +32,13 @@ https://{{ include "karmada.svc" (dict "name" "karmada-apiserver" "root" .) }}:{
 https://{{ include "karmada.svc" (dict "name" "karmada-webhook" "root" .) }}:443
 {{- end -}}
 
+{{- define "karmada.aggregatedApiServer.port" -}}8443{{- end -}}
+
+{{/* Where the karmada-apiserver reaches karmada-aggregated-apiserver (the ExternalName of its APIService's Service). */}}
+{{- define "karmada.aggregatedApiServer.url" -}}
+https://{{ include "karmada.svc" (dict "name" "karmada-aggregated-apiserver" "root" .) }}:443
+{{- end -}}
+
 {{/*
 An image reference: registry/repository:tag. global.imageRegistry, when set,
 replaces each image's registry; an empty tag is the chart's appVersion.

@@ -6,17 +6,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
@@ -101,6 +106,9 @@ func (o *Options) Config() (*genericapiserver.RecommendedConfig, error) {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, o *Options) error {
+	if err := o.waitForKarmadaAPIServer(ctx); err != nil {
+		return err
+	}
 	c, err := o.Config()
 	if err != nil {
 		return err
@@ -178,3 +186,38 @@ rules on Clusters keep applying).`,
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }
+
+// waitForKarmadaAPIServer waits until the karmada-apiserver answers and lets
+// this server read the front proxy's CA its delegated authentication needs
+// (kube-system/extension-apiserver-authentication): in a chart, the server
+// starts beside the karmada-apiserver and the Job that grants it that
+// right, and waiting here beats restarting with a growing back-off.
+func (o *Options) waitForKarmadaAPIServer(ctx context.Context) error {
+	path := o.Recommended.Authentication.RemoteKubeConfigFile
+	if path == "" {
+		path = o.Recommended.CoreAPI.CoreAPIKubeconfigPath
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return fmt.Errorf("reading kubeconfig %s: %w", path, err)
+	}
+	cfg.Timeout = 10 * time.Second
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	backoff := wait.Backoff{Duration: time.Second, Factor: 1.5, Steps: math.MaxInt32, Cap: 10 * time.Second}
+	var last error
+	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		_, last = kube.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})
+		if last != nil {
+			klog.InfoS("Waiting for the karmada-apiserver", "server", cfg.Host, "err", last.Error())
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("the karmada-apiserver at %s: %w", cfg.Host, last)
+	}
+	return err
+}

@@ -60,7 +60,7 @@ type Options struct {
 	CACertFile      string
 	CAKeyFile       string
 	// Replicas.
-	APIServerReplicas, ControllerManagerReplicas, SchedulerReplicas, WebhookReplicas, KubeControllerManagerReplicas int32
+	APIServerReplicas, ControllerManagerReplicas, SchedulerReplicas, WebhookReplicas, KubeControllerManagerReplicas, AggregatedAPIServerReplicas int32
 	// Images.
 	ImageRegistry   string
 	ImageTag        string
@@ -79,6 +79,7 @@ var imageFlags = map[string]string{
 	"karmada-controller-manager-image":      "controllerManager",
 	"karmada-scheduler-image":               "scheduler",
 	"karmada-webhook-image":                 "webhook",
+	"karmada-aggregated-apiserver-image":    "aggregatedApiServer",
 	"etcd-image":                            "etcd.internal",
 	"karmadactl-image":                      "postInstallJob",
 }
@@ -222,7 +223,8 @@ func (o *Options) Values() (map[string]any, error) {
 		}
 	}
 	for comp, n := range map[string]int32{"apiServer": o.APIServerReplicas, "controllerManager": o.ControllerManagerReplicas,
-		"scheduler": o.SchedulerReplicas, "webhook": o.WebhookReplicas, "kubeControllerManager": o.KubeControllerManagerReplicas} {
+		"scheduler": o.SchedulerReplicas, "webhook": o.WebhookReplicas, "kubeControllerManager": o.KubeControllerManagerReplicas,
+		"aggregatedApiServer": o.AggregatedAPIServerReplicas} {
 		set(comp+".replicaCount", int64(n))
 	}
 	return v, nil
@@ -244,7 +246,8 @@ func NewInitCommand(g *options.Global) *cobra.Command {
 		Short: "Install the Karmada control plane on a host Kubernetes cluster",
 		Long: `Install the Karmada control plane on the host cluster --kubeconfig reaches:
 etcd, the karmada-apiserver, its kube-controller-manager,
-karmada-controller-manager, karmada-scheduler and karmada-webhook, each with
+karmada-controller-manager, karmada-scheduler, karmada-webhook and
+karmada-aggregated-apiserver, each with
 an identity of its own, then the CRDs, webhooks and RBAC in the
 karmada-apiserver. It installs the embedded Helm chart (the release karmada
 in --namespace), so helm list, helm upgrade and helm uninstall work on it
@@ -296,6 +299,7 @@ component is ready, then writes the administrator's kubeconfig to
 	f.Int32Var(&o.ControllerManagerReplicas, "karmada-controller-manager-replicas", 1, "karmada-controller-manager replicas (leader-elected)")
 	f.Int32Var(&o.SchedulerReplicas, "karmada-scheduler-replicas", 1, "karmada-scheduler replicas (leader-elected)")
 	f.Int32Var(&o.WebhookReplicas, "karmada-webhook-replicas", 1, "karmada-webhook replicas")
+	f.Int32Var(&o.AggregatedAPIServerReplicas, "karmada-aggregated-apiserver-replicas", 1, "karmada-aggregated-apiserver replicas")
 	f.Int32Var(&o.KubeControllerManagerReplicas, "karmada-kube-controller-manager-replicas", 1, "kube-controller-manager replicas (leader-elected)")
 	f.StringVar(&o.ImageRegistry, "private-image-registry", "", "registry of every image, in place of their own")
 	f.StringVar(&o.ImageTag, "image-tag", "", "tag of every image (default: the chart's appVersion, the tag make images writes)")

@@ -18,7 +18,7 @@ import (
 func defaults() Options {
 	return Options{Namespace: "karmada-system", Port: 32443, EtcdStorageMode: "PVC", EtcdReplicas: 1, EtcdPVCSize: "5Gi",
 		CertValidity: 8760 * time.Hour, APIServerReplicas: 1, ControllerManagerReplicas: 1, SchedulerReplicas: 1, WebhookReplicas: 1,
-		KubeControllerManagerReplicas: 1, Timeout: time.Minute, Images: map[string]string{}}
+		KubeControllerManagerReplicas: 1, AggregatedAPIServerReplicas: 1, Timeout: time.Minute, Images: map[string]string{}}
 }
 
 // Each flag lands on the chart value Karmada's init flag means, and the
@@ -54,8 +54,8 @@ certs: {auto: {hosts: [172.30.255.1]}}`},
 		{"certificates", func(o *Options) {
 			o.CertValidity, o.CertExternalIPs, o.CertExternalDNS, o.CACertFile, o.CAKeyFile = 48*time.Hour, []string{"10.0.0.1"}, []string{"k.example.com"}, ca, key
 		}, `certs: {mode: custom, auto: {expiry: 48h, hosts: [10.0.0.1, k.example.com]}}`},
-		{"replicas", func(o *Options) { o.APIServerReplicas, o.SchedulerReplicas, o.WebhookReplicas = 2, 3, 2 },
-			`{apiServer: {replicaCount: 2}, scheduler: {replicaCount: 3}, webhook: {replicaCount: 2}}`},
+		{"replicas", func(o *Options) { o.APIServerReplicas, o.SchedulerReplicas, o.WebhookReplicas, o.AggregatedAPIServerReplicas = 2, 3, 2, 2 },
+			`{apiServer: {replicaCount: 2}, scheduler: {replicaCount: 3}, webhook: {replicaCount: 2}, aggregatedApiServer: {replicaCount: 2}}`},
 		{"images", func(o *Options) {
 			o.ImageRegistry, o.ImageTag, o.ImagePullPolicy = "registry.example.com", "v9", "Never"
 			o.Images["karmada-scheduler-image"] = "other.example.com:5000/team/sched:v2"

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,9 +18,11 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karmada-go/karmada/internal/controlplane"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/scheme"
 )
 
 // Options are the command's flags.
@@ -28,9 +31,12 @@ type Options struct {
 	// credential instead of using --kubeconfig.
 	Server, CACertFile, CAKeyFile string
 	WebhookURL, WebhookCAFile     string
-	APIServerURL                  string
-	Admins                        []string
-	Timeout                       time.Duration
+	// AggregatedURL and AggregatedCAFile: where the karmada-apiserver
+	// reaches karmada-aggregated-apiserver, which then serves Clusters.
+	AggregatedURL, AggregatedCAFile string
+	APIServerURL                    string
+	Admins                          []string
+	Timeout                         time.Duration
 }
 
 // Validate checks the flags before anything is touched.
@@ -46,6 +52,13 @@ func (o *Options) Validate() error {
 	}
 	if o.CAKeyFile != "" && o.Server == "" {
 		return fmt.Errorf("--karmada-server is required with --ca-key-file: the karmada-apiserver's URL")
+	}
+	if o.AggregatedURL != "" {
+		if _, err := aggregatedAPIServer(o.AggregatedURL); err != nil {
+			return err
+		}
+	} else if o.AggregatedCAFile != "" {
+		return fmt.Errorf("--aggregated-apiserver-ca-file goes with --aggregated-apiserver-url")
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout=%s: must be positive", o.Timeout)
@@ -65,7 +78,12 @@ waited for until Established), karmada-webhook's admission configurations and
 the bindings' CRD conversion, each component's RBAC, API Priority and Fairness
 for Karmada's components, kube-public/cluster-info (for karmadactl register),
 the namespaces karmada-system and karmada-cluster, and the default
-ClusterTaintPolicy. Every step is idempotent; failures (the API server or the
+ClusterTaintPolicy. With --aggregated-apiserver-url, Clusters are served by
+karmada-aggregated-apiserver rather than a CRD: the APIService
+v1alpha1.cluster.karmada.io is pointed at it (an ExternalName Service in
+karmada-system), once it has copied the Clusters an earlier CRD served, and
+setup waits until the karmada-apiserver serves Clusters through it. Every
+step is idempotent; failures (the API server or the
 webhook not up yet) are retried until --timeout.
 
 The Helm chart runs it in a Job after every install and upgrade, with
@@ -77,7 +95,8 @@ administrator certificate it signs in memory, and stores none.`,
   # As the chart's Job does
   karmadactl setup --karmada-server https://karmada-apiserver.karmada-system.svc:5443 \
     --ca-cert-file /etc/karmada/pki/ca.crt --ca-key-file /etc/karmada/pki/ca.key \
-    --webhook-url https://karmada-webhook.karmada-system.svc:443 --admin-user system:karmada:admin`,
+    --webhook-url https://karmada-webhook.karmada-system.svc:443 --admin-user system:karmada:admin \
+    --aggregated-apiserver-url https://karmada-aggregated-apiserver.karmada-system.svc.cluster.local:443`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Validate(); err != nil {
@@ -100,11 +119,25 @@ administrator certificate it signs in memory, and stores none.`,
 			if apiURL == "" {
 				apiURL = cfg.Host
 			}
-			return Run(cmd.Context(), cfg, controlplane.Options{
+			co := controlplane.Options{
 				WebhookURL: o.WebhookURL, WebhookCABundle: webhookCA,
 				APIServerURL: apiURL, CABundle: caPEM,
 				Admins: o.Admins,
-			}, o.Timeout)
+			}
+			if o.AggregatedURL != "" {
+				a, _ := aggregatedAPIServer(o.AggregatedURL)
+				a.CABundle = caPEM
+				if o.AggregatedCAFile != "" {
+					if a.CABundle, err = os.ReadFile(o.AggregatedCAFile); err != nil {
+						return fmt.Errorf("--aggregated-apiserver-ca-file: %w", err)
+					}
+				}
+				if len(a.CABundle) == 0 {
+					return fmt.Errorf("--aggregated-apiserver-ca-file is required: the kubeconfig names no CA to trust karmada-aggregated-apiserver with")
+				}
+				co.AggregatedAPIServer = a
+			}
+			return Run(cmd.Context(), cfg, co, o.Timeout)
 		},
 	}
 	f := cmd.Flags()
@@ -113,6 +146,8 @@ administrator certificate it signs in memory, and stores none.`,
 	f.StringVar(&o.CAKeyFile, "ca-key-file", "", "the control plane's CA key (PEM)")
 	f.StringVar(&o.WebhookURL, "webhook-url", "", "URL at which the karmada-apiserver calls karmada-webhook (required)")
 	f.StringVar(&o.WebhookCAFile, "webhook-ca-file", "", "CA (PEM) the karmada-apiserver trusts karmada-webhook with (default: the control plane's CA)")
+	f.StringVar(&o.AggregatedURL, "aggregated-apiserver-url", "", "URL at which the karmada-apiserver reaches karmada-aggregated-apiserver (host:port of an ExternalName Service); the Cluster API is then served by it instead of a CRD, Clusters an earlier CRD holds copied over")
+	f.StringVar(&o.AggregatedCAFile, "aggregated-apiserver-ca-file", "", "CA (PEM) the karmada-apiserver trusts karmada-aggregated-apiserver with (default: the control plane's CA)")
 	f.StringVar(&o.APIServerURL, "karmada-apiserver-advertise-url", "", "URL members reach the karmada-apiserver at, published in kube-public/cluster-info for karmadactl register (default: the URL dialed)")
 	f.StringSliceVar(&o.Admins, "admin-user", nil, "users bound to cluster-admin (ClusterRoleBinding karmada-admin); repeatable")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the karmada-apiserver and retry failures")
@@ -169,6 +204,14 @@ func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, timeout 
 			log.Info("Setup not complete yet, retrying", "err", last.Error())
 			return false, nil
 		}
+		if a := o.AggregatedAPIServer; a != nil {
+			// The server is ready once it has its rights (just applied)
+			// and has copied an earlier CRD's Clusters.
+			if last = switchClusterAPI(ctx, cfg, *a); last != nil {
+				log.Info("Waiting for karmada-aggregated-apiserver", "err", last.Error())
+				return false, nil
+			}
+		}
 		return true, nil
 	})
 	if err != nil {
@@ -179,4 +222,33 @@ func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, timeout 
 	}
 	log.Info("Control plane set up", "server", cfg.Host, "webhook", o.WebhookURL)
 	return nil
+}
+
+// aggregatedAPIServer parses --aggregated-apiserver-url.
+func aggregatedAPIServer(raw string) (*controlplane.AggregatedAPIServer, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("--aggregated-apiserver-url=%q: must be https://<host>[:<port>], e.g. https://karmada-aggregated-apiserver.karmada-system.svc.cluster.local:443", raw)
+	}
+	port := 443
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("--aggregated-apiserver-url=%q: port %q is not 1-65535", raw, p)
+		}
+	}
+	return &controlplane.AggregatedAPIServer{Host: u.Hostname(), Port: int32(port)}, nil
+}
+
+// switchClusterAPI points the Cluster API at karmada-aggregated-apiserver
+// and waits a moment for it to serve Clusters.
+func switchClusterAPI(ctx context.Context, cfg *rest.Config, a controlplane.AggregatedAPIServer) error {
+	cl, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return controlplane.SwitchClusterAPI(ctx, cl, dc, a, 30*time.Second)
 }
