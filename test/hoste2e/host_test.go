@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -203,8 +204,9 @@ func TestSeedsExampleThroughTheHostControlPlane(t *testing.T) {
 
 // The chart's karmada-aggregated-apiserver serves the Cluster API (no
 // Cluster CRD), its columns, and clusters/<name>/proxy reaching a member
-// as the caller: kubectl through the karmada-apiserver's node port lists
-// member1's namespaces.
+// as the caller: member1 refuses the control plane's admin until member1's
+// RBAC grants that user view, then kubectl through the karmada-apiserver's
+// node port reads member1's namespaces.
 func TestClusterAPIThroughTheChartsAggregatedAPIServer(t *testing.T) {
 	kk := func(args ...string) (string, error) {
 		return command("", filepath.Join(lane.bin, "kubectl"), append([]string{"--kubeconfig", lane.karmadaKubeconfig}, args...)...)
@@ -228,8 +230,28 @@ func TestClusterAPIThroughTheChartsAggregatedAPIServer(t *testing.T) {
 			t.Errorf("%s not listed:\n%s", m, out)
 		}
 	}
+	// member1 sees the caller (impersonated), whom its RBAC does not know
+	// yet: the proxy lends no right of its own.
+	raw := "/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/api/v1/namespaces/kube-system"
+	out, err = kk("get", "--raw", raw)
+	if err == nil || !strings.Contains(out, `User "system:karmada:admin" cannot get resource "namespaces"`) {
+		t.Fatalf("before member1 grants the control plane's admin anything: %v\n%s", err, out)
+	}
+	ctx := t.Context()
+	mk := memberKube(t, "member1")
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "hoste2e-karmada-admin-view"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "system:karmada:admin"}},
+	}
+	if _, err := mk.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = mk.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
+	})
 	testenv.Eventually(t, time.Minute, "member1's namespaces through clusters/member1/proxy", func(ctx context.Context) error {
-		out, err := kk("get", "--raw", "/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/api/v1/namespaces/kube-system")
+		out, err := kk("get", "--raw", raw)
 		if err != nil {
 			return fmt.Errorf("%v: %s", err, out)
 		}
