@@ -90,10 +90,13 @@ func (r *ProxyREST) Connect(ctx context.Context, name string, options runtime.Ob
 		return nil, err
 	}
 	location := Location(conn.Endpoint, opts.Path)
-	h := proxy.NewUpgradeAwareHandler(location, conn.Transport, false, false, errorResponder{responder})
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// The query is the member's (exec's command and streams among
+		// it): the upgrade path of the handler sends its location as is.
+		loc := *location
+		loc.RawQuery = req.URL.RawQuery
 		req.Header = ForwardHeaders(req.Header, caller, conn.Token)
-		h.ServeHTTP(w, req)
+		proxy.NewUpgradeAwareHandler(&loc, conn.Transport, false, false, errorResponder{responder}).ServeHTTP(w, req)
 	}), nil
 }
 

@@ -177,7 +177,7 @@ func TestConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	_, _ = io.WriteString(conn, "POST /exec?command=ls HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: test\r\nAuthorization: Bearer the-callers-own-token\r\n\r\n")
+	_, _ = io.WriteString(conn, "POST /exec?command=ls&stdout=true HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: test\r\nAuthorization: Bearer the-callers-own-token\r\n\r\n")
 	r := bufio.NewReader(conn)
 	status, _ := r.ReadString('\n')
 	if !strings.Contains(status, "101") {
@@ -195,6 +195,10 @@ func TestConnect(t *testing.T) {
 	}
 	if got.URL.Path != "/api/v1/namespaces/default/pods/web/exec" || got.Header.Get("Authorization") != "Bearer impersonator-token" || got.Header.Get("Impersonate-User") != "alice" {
 		t.Errorf("the upgrade reached the member as %s with %v", got.URL.Path, got.Header)
+	}
+	// The command and the streams are the query: it reaches the member.
+	if got.URL.RawQuery != "command=ls&stdout=true" {
+		t.Errorf("the upgrade reached the member with the query %q, want the caller's", got.URL.RawQuery)
 	}
 
 	// Errors.
