@@ -181,7 +181,12 @@ func kwokArgs(c *cluster) []string {
 		"--kubeconfig=" + c.kwokConfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		// The kubelet API of every node (logs, exec: kwok.yaml), over TLS:
+		// the member's API server dials the nodes' daemon endpoint.
 		fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports[slotKwok]),
+		fmt.Sprintf("--node-port=%d", c.ports[slotKwok]),
+		"--tls-cert-file=" + c.kwokCert,
+		"--tls-private-key-file=" + c.kwokKey,
 		// Pod IPs for every pod of the member, not only 254.
 		fmt.Sprintf("--cidr=10.%d.0.1/16", 100+c.index%100),
 		"--node-ip=127.0.0.1",

@@ -218,6 +218,9 @@ type cluster struct {
 	webhookCert, webhookKey string
 	// The control plane's karmada-aggregated-apiserver serving certificate.
 	aggregatedCert, aggregatedKey string
+	// kwokCert and kwokKey: a member's kwok serves the kubelet API (logs,
+	// exec) over TLS with them.
+	kwokCert, kwokKey string
 	// The control plane's Karmada components: the kubeconfig of each one's
 	// own identity, and the serving certificate of their /metrics.
 	karmadaConfigs          map[string]string
@@ -412,6 +415,14 @@ func (f *fleet) prepareCluster(c *cluster) error {
 	c.adminConfig = filepath.Join(c.dir, "admin.kubeconfig")
 	if err := writeComponentKubeconfig(c.adminConfig, c, "admin", c.admin, c.adminKey); err != nil {
 		return err
+	}
+	if c.index > 0 {
+		if c.kwokCert, c.kwokKey, err = ca.Ensure(CertSpec{Name: "kwok-serving", CommonName: "kwok", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+			return err
+		}
+		if err := writeKwokConfig(filepath.Join(c.dir, "kwok")); err != nil {
+			return err
+		}
 	}
 	// Serving certificates for the controller manager and scheduler, so that
 	// their health endpoints can be probed with verification.
@@ -620,7 +631,7 @@ func (f *fleet) clusterSteps(c *cluster) ([]*Step, error) {
 		// ~/.kwok out of the fleet.
 		Env:          []string{"KWOK_WORKDIR=" + filepath.Join(c.dir, "kwok")},
 		Ports:        []int{c.ports[slotKwok]},
-		Probe:        &Probe{URL: fmt.Sprintf("http://127.0.0.1:%d/healthz", c.ports[slotKwok])},
+		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotKwok]), TLS: servingTLS},
 		ReadyTimeout: 60 * time.Second,
 	}
 	nodes := &Step{

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -143,6 +144,16 @@ func (f *fleet) setupMember(c *cluster) func(ctx context.Context) error {
 			if i, err := strconv.Atoi(n.Labels[managedNodeLabel]); err == nil && i > f.cfg.NodesPerMember {
 				if err := kc.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 					return fmt.Errorf("removing node %s: %w", n.Name, err)
+				}
+				continue
+			}
+			// The kubelet API (logs, exec) is kwok's server: kwok writes
+			// the port when it initializes a node; a node of an earlier
+			// fleet is pointed there now.
+			if port := int32(c.ports[slotKwok]); n.Status.DaemonEndpoints.KubeletEndpoint.Port != port {
+				patch := fmt.Appendf(nil, `{"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":%d}}}}`, port)
+				if _, err := kc.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+					return fmt.Errorf("pointing node %s's kubelet endpoint at kwok: %w", n.Name, err)
 				}
 			}
 		}
