@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -761,5 +762,69 @@ end`}}}}
 	rbs := &workv1alpha2.ResourceBindingList{}
 	if err := c.List(ctx, rbs, client.InNamespace("karmada-cluster")); err != nil || len(rbs.Items) != 0 {
 		t.Errorf("bindings in karmada-cluster: %d (%v)", len(rbs.Items), err)
+	}
+}
+
+// A tenant with rights in one namespace, allowed to proxy to member1 and to
+// read its namespace there, cannot use karmadactl promote to take over a
+// member's own object: the policy it would write says conflictResolution
+// Overwrite, which needs the adopt grant; nothing is created, and the
+// member's object is left as it was.
+func TestTenantCannotPromoteWithoutAdopt(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-tpromote-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	waitNamespace(ctx, t, "member1", ns, true)
+	cfg := tenantConfig(ctx, t, ns)
+	user := cfg.Impersonate.UserName
+	// clusters/proxy on member1 in the control plane, view of ns in member1.
+	proxyRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{clusterv1alpha1.GroupName}, Resources: []string{"clusters/proxy"}, ResourceNames: []string{"member1"}, Verbs: []string{"get"}}}}
+	proxyBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	createUntilCleanup(ctx, t, c, proxyRole, proxyBinding)
+	m1 := kube(t, "member1")
+	view := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-view"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	if _, err := m1.RbacV1().RoleBindings(ns).Create(ctx, view, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "member-own"}, Data: map[string]string{"owner": "member1"}}
+	if _, err := m1.CoreV1().ConfigMaps(ns).Create(ctx, own, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The tenant's kubeconfig: the fleet's, impersonating the tenant.
+	kcfg, err := clientcmd.LoadFromFile(fleet.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ai := kcfg.AuthInfos[kcfg.Contexts["karmada-apiserver"].AuthInfo]
+	ai.Impersonate, ai.ImpersonateGroups = user, []string{"system:authenticated"}
+	tenantKubeconfig := filepath.Join(t.TempDir(), "tenant.config")
+	if err := clientcmd.WriteToFile(*kcfg, tenantKubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	// The tenant can read the member's object through the proxy...
+	out, errOut, err := kctlWith(t, tenantKubeconfig, "get", "configmap", "member-own", "-n", ns, "--operation-scope", "members", "-C", "member1")
+	if err != nil || !strings.Contains(out, "member-own") {
+		t.Fatalf("the tenant reading member1's ConfigMap: %v\n%s%s", err, out, errOut)
+	}
+	// ...but not promote it.
+	out, errOut, err = kctlWith(t, tenantKubeconfig, "promote", "configmap", "member-own", "-n", ns, "-C", "member1")
+	if err == nil || !strings.Contains(errOut, "adopt") {
+		t.Fatalf("the tenant promoting member1's ConfigMap: %v\n%s%s; want refused for want of the adopt right", err, out, errOut)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-own"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a template was created for the refused promote: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-own-configmap"}, &policyv1alpha1.PropagationPolicy{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a policy was created for the refused promote: %v", err)
+	}
+	got, err := m1.CoreV1().ConfigMaps(ns).Get(ctx, "member-own", metav1.GetOptions{})
+	if err != nil || got.Labels[workv1alpha1.ManagedLabel] != "" || got.Data["owner"] != "member1" {
+		t.Errorf("member1's ConfigMap after the refused promote: %v %+v", err, got)
 	}
 }

@@ -10,13 +10,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/karmadactl/apply"
 	"github.com/karmada-go/karmada/internal/karmadactl/certs"
 	"github.com/karmada-go/karmada/internal/karmadactl/cmdinit"
 	"github.com/karmada-go/karmada/internal/karmadactl/cordon"
 	"github.com/karmada-go/karmada/internal/karmadactl/explain"
+	"github.com/karmada-go/karmada/internal/karmadactl/get"
 	"github.com/karmada-go/karmada/internal/karmadactl/interpret"
 	"github.com/karmada-go/karmada/internal/karmadactl/join"
+	"github.com/karmada-go/karmada/internal/karmadactl/kubectlcmds"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/karmadactl/promote"
 	"github.com/karmada-go/karmada/internal/karmadactl/register"
 	"github.com/karmada-go/karmada/internal/karmadactl/setup"
 	"github.com/karmada-go/karmada/internal/karmadactl/taint"
@@ -63,6 +67,8 @@ func NewCommand(name string) *cobra.Command {
 		interpret.NewCommand(g),
 		kversion.NewCommand(parent),
 	)
+	cmd.AddCommand(kubectlcmds.NewCommands(g, parent)...)
+	cmd.AddCommand(get.NewCommand(g, parent), promote.NewCommand(g, parent), apply.NewCommand(g, parent))
 	return cmd
 }
 

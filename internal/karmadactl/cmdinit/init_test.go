@@ -54,7 +54,9 @@ certs: {auto: {hosts: [172.30.255.1]}}`},
 		{"certificates", func(o *Options) {
 			o.CertValidity, o.CertExternalIPs, o.CertExternalDNS, o.CACertFile, o.CAKeyFile = 48*time.Hour, []string{"10.0.0.1"}, []string{"k.example.com"}, ca, key
 		}, `certs: {mode: custom, auto: {expiry: 48h, hosts: [10.0.0.1, k.example.com]}}`},
-		{"replicas", func(o *Options) { o.APIServerReplicas, o.SchedulerReplicas, o.WebhookReplicas, o.AggregatedAPIServerReplicas = 2, 3, 2, 2 },
+		{"replicas", func(o *Options) {
+			o.APIServerReplicas, o.SchedulerReplicas, o.WebhookReplicas, o.AggregatedAPIServerReplicas = 2, 3, 2, 2
+		},
 			`{apiServer: {replicaCount: 2}, scheduler: {replicaCount: 3}, webhook: {replicaCount: 2}, aggregatedApiServer: {replicaCount: 2}}`},
 		{"images", func(o *Options) {
 			o.ImageRegistry, o.ImageTag, o.ImagePullPolicy = "registry.example.com", "v9", "Never"
