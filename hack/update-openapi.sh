@@ -18,3 +18,18 @@ bin/openapi-gen \
   k8s.io/apimachinery/pkg/version \
   k8s.io/apimachinery/pkg/api/resource \
   k8s.io/apimachinery/pkg/util/intstr
+# karmada-search's: ResourceRegistry, and the two policy types its target
+# uses (tagged one by one); core/v1's NodeSelectorRequirement is written by
+# hand in internal/search/openapi.
+bin/openapi-gen \
+  --output-dir internal/search/openapi \
+  --output-pkg github.com/karmada-go/karmada/internal/search/openapi \
+  --output-file zz_generated.openapi.go \
+  --go-header-file "${TMPDIR:-/tmp}/openapi-boilerplate.txt" \
+  --report-filename "${TMPDIR:-/tmp}/openapi-api-rules-search.txt" \
+  github.com/karmada-go/karmada/api/search/v1alpha1 \
+  github.com/karmada-go/karmada/api/policy/v1alpha1 \
+  github.com/karmada-go/karmada/api/cluster/v1alpha1 \
+  k8s.io/apimachinery/pkg/apis/meta/v1 \
+  k8s.io/apimachinery/pkg/runtime \
+  k8s.io/apimachinery/pkg/version

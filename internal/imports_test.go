@@ -115,6 +115,7 @@ var binaries = map[string][]string{
 	"karmadactl":                   {"internal/karmadactl"},
 	"karmada-local":                {"internal/karmadalocal", "internal/localup"},
 	"karmada-scheduler":            {"internal/scheduler/app"},
+	"karmada-search":               {"internal/search/app"},
 	"karmada-webhook":              {"internal/webhook/app"},
 }
 

@@ -46,7 +46,7 @@ func New(c genericapiserver.CompletedConfig, kube kubernetes.Interface, dyn dyna
 	}
 	secrets := informers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, informers.WithNamespace(names.ClusterNamespace))
 	lister := secrets.Core().V1().Secrets().Lister()
-	storage, err := cluster.NewStorage(Scheme, c.RESTOptionsGetter, newSecretDialer(lister))
+	storage, err := cluster.NewStorage(Scheme, c.RESTOptionsGetter, NewSecretDialer(lister))
 	if err != nil {
 		return nil, fmt.Errorf("the Cluster storage: %w", err)
 	}

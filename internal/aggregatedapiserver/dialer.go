@@ -37,7 +37,9 @@ type cachedTransport struct {
 	rt  http.RoundTripper
 }
 
-func newSecretDialer(secrets corelisters.SecretLister) *secretDialer {
+// NewSecretDialer returns a dialer of members reading their credentials
+// from secrets (karmada-search forwards writes with it too).
+func NewSecretDialer(secrets corelisters.SecretLister) cluster.Dialer {
 	return &secretDialer{secrets: secrets.Secrets(names.ClusterNamespace), transports: map[string]cachedTransport{}}
 }
 

@@ -163,3 +163,60 @@ func SwitchClusterAPI(ctx context.Context, c client.Client, disc discovery.Disco
 	}
 	return nil
 }
+
+// SearchService is the Service karmada-search's APIService names.
+const SearchService = "karmada-search"
+
+// SearchAPIServiceName is the APIService of search.karmada.io/v1alpha1.
+const SearchAPIServiceName = "v1alpha1.search.karmada.io"
+
+// EnsureSearchAPIService makes the Service karmada-system/karmada-search
+// (ExternalName a.Host) and the APIService of search.karmada.io/v1alpha1
+// pointing at it, then waits until it is Available.
+func EnsureSearchAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, timeout time.Duration) error {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-system", Name: SearchService}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
+		svc.Spec.Type = corev1.ServiceTypeExternalName
+		svc.Spec.ExternalName = a.Host
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: a.Port}}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("writing Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	api := &unstructured.Unstructured{}
+	api.SetAPIVersion("apiregistration.k8s.io/v1")
+	api.SetKind("APIService")
+	api.SetName(SearchAPIServiceName)
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, api, func() error {
+		api.Object["spec"] = map[string]any{
+			"group":                "search.karmada.io",
+			"version":              "v1alpha1",
+			"service":              map[string]any{"namespace": "karmada-system", "name": SearchService, "port": int64(a.Port)},
+			"caBundle":             base64.StdEncoding.EncodeToString(a.CABundle),
+			"groupPriorityMinimum": int64(2000),
+			"versionPriority":      int64(10),
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("writing APIService %s: %w", SearchAPIServiceName, err)
+	}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: SearchAPIServiceName}, api); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(api.Object, "status", "conditions")
+		for _, cond := range conds {
+			if m, _ := cond.(map[string]any); m["type"] == "Available" {
+				last = fmt.Sprintf("Available=%v: %v", m["status"], m["message"])
+				return m["status"] == "True", nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("APIService %s: %s: %w", SearchAPIServiceName, last, err)
+	}
+	return nil
+}

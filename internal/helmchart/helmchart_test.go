@@ -383,7 +383,7 @@ certs: {auto: {expiry: 48h, caExpiry: 240h, hosts: [karmada.example.com, 10.1.2.
 	// Its own etcd identity, of etcd's CA.
 	etcdPool := x509.NewCertPool()
 	etcdPool.AddCert(cert(t, s.Data["etcd-ca.crt"]))
-	ec := cert(t, s.Data["aggregated-apiserver-etcd-client.crt"])
+	ec := cert(t, s.Data["etcd-aggregated-apiserver-client.crt"])
 	if _, err := ec.Verify(x509.VerifyOptions{Roots: etcdPool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil || ec.Subject.CommonName != "karmada-aggregated-apiserver" {
 		t.Errorf("karmada-aggregated-apiserver's etcd client certificate %q: %v", ec.Subject.CommonName, err)
 	}

@@ -68,7 +68,7 @@ func (f *fleet) isolateAPIServers(root *tls.Config) func(ctx context.Context) er
 		for _, c := range f.clusters {
 			tenants = append(tenants, tenant{EtcdUser(c.name), EtcdPrefix(c.name)})
 		}
-		tenants = append(tenants, tenant{AggregatedAPIServerEtcdUser, AggregatedAPIServerEtcdPrefix})
+		tenants = append(tenants, tenant{AggregatedAPIServerEtcdUser, AggregatedAPIServerEtcdPrefix}, tenant{SearchEtcdUser, SearchEtcdPrefix})
 		for _, t := range tenants {
 			user := t.user
 			_, err := cli.RoleAdd(ctx, user)

@@ -218,6 +218,8 @@ type cluster struct {
 	webhookCert, webhookKey string
 	// The control plane's karmada-aggregated-apiserver serving certificate.
 	aggregatedCert, aggregatedKey string
+	// karmada-search's serving certificate.
+	searchCert, searchKey string
 	// kwokCert and kwokKey: a member's kwok serves the kubelet API (logs,
 	// exec) over TLS with them.
 	kwokCert, kwokKey string
@@ -274,6 +276,8 @@ type fleet struct {
 		members []etcdMember
 		// karmada-aggregated-apiserver's client certificate.
 		aggregated, aggregatedKey string
+		// karmada-search's client certificate.
+		search, searchKey string
 	}
 }
 
@@ -288,7 +292,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -337,6 +341,9 @@ func (f *fleet) prepare() error {
 		return err
 	}
 	if f.etcd.aggregated, f.etcd.aggregatedKey, err = ca.Ensure(CertSpec{Name: "karmada-aggregated-apiserver-etcd-client", CommonName: AggregatedAPIServerEtcdUser, Client: true}); err != nil {
+		return err
+	}
+	if f.etcd.search, f.etcd.searchKey, err = ca.Ensure(CertSpec{Name: "karmada-search-etcd-client", CommonName: SearchEtcdUser, Client: true}); err != nil {
 		return err
 	}
 	for _, c := range f.clusters {
@@ -443,6 +450,10 @@ func (f *fleet) prepareCluster(c *cluster) error {
 			DNS: []string{"localhost", "karmada-aggregated-apiserver.karmada-system.svc"}}); err != nil {
 			return err
 		}
+		if c.searchCert, c.searchKey, err = ca.Ensure(CertSpec{Name: "karmada-search-serving", CommonName: "karmada-search", Server: true, IPs: loopback,
+			DNS: []string{"localhost", "karmada-search.karmada-system.svc"}}); err != nil {
+			return err
+		}
 		if c.metricsCert, c.metricsKey, err = ca.Ensure(CertSpec{Name: "karmada-metrics-serving", CommonName: "karmada-metrics", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
@@ -466,7 +477,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 }
 
 // karmadaComponents are the binaries with an identity of their own.
-var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver"}
+var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search"}
 
 // KarmadaUser is the control plane user a component acts as.
 func KarmadaUser(component string) string { return "system:karmada:" + component }
@@ -737,6 +748,8 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 	steps = append(steps, setup)
 	// The Cluster API, before anything that reads or writes Clusters.
 	steps = append(steps, f.aggregatedSteps(c, setup.Name)...)
+	// karmada-search reads Clusters.
+	steps = append(steps, f.searchSteps(c, setup.Name, clusterAPIStep)...)
 	var kcm []string
 	for _, r := range f.controllerReplicas(c, "karmada-controller-manager") {
 		s := f.karmadaComponent(c, "karmada-controller-manager", r, setup.Name, clusterAPIStep)

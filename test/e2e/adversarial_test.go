@@ -39,6 +39,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
@@ -826,5 +827,64 @@ func TestTenantCannotPromoteWithoutAdopt(t *testing.T) {
 	got, err := m1.CoreV1().ConfigMaps(ns).Get(ctx, "member-own", metav1.GetOptions{})
 	if err != nil || got.Labels[workv1alpha1.ManagedLabel] != "" || got.Data["owner"] != "member1" {
 		t.Errorf("member1's ConfigMap after the refused promote: %v %+v", err, got)
+	}
+}
+
+// A tenant with rights to ConfigMaps in one namespace reads, through
+// karmada-search, the members' ConfigMaps of that namespace and nothing
+// else: another namespace or all of them is Forbidden, and it cannot
+// change a member's cached object through the proxy (no clusters/proxy).
+func TestTenantReadsOnlyItsNamespaceThroughSearch(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-tsearch-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	waitNamespace(ctx, t, "member1", ns, true)
+	m1 := kube(t, "member1")
+	if _, err := m1.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "member-data"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rr := &searchv1alpha1.ResourceRegistry{ObjectMeta: metav1.ObjectMeta{Name: "e2e-tsearch-" + utilrand.String(5)},
+		Spec: searchv1alpha1.ResourceRegistrySpec{
+			TargetCluster:     policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+			ResourceSelectors: []searchv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
+		}}
+	createUntilCleanup(ctx, t, c, rr)
+	admin := kube(t, "karmada-apiserver")
+	own := "/apis/search.karmada.io/v1alpha1/search/cache/api/v1/namespaces/" + ns + "/configmaps"
+	testenv.Eventually(t, 60*time.Second, "member1's ConfigMaps cached", func(ctx context.Context) error {
+		raw, err := admin.Discovery().RESTClient().Get().AbsPath(own).DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(raw), `"member-data"`) {
+			return fmt.Errorf("not yet: %.200s", raw)
+		}
+		return nil
+	})
+	cfg := tenantConfig(ctx, t, ns)
+	tenant, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tenant.Discovery().RESTClient().Get().AbsPath(own).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(raw), `"member-data"`) {
+		t.Errorf("the tenant reading its own namespace through the cache: %v %.300s", err, raw)
+	}
+	for _, p := range []string{
+		"/apis/search.karmada.io/v1alpha1/search/cache/api/v1/namespaces/kube-system/configmaps",
+		"/apis/search.karmada.io/v1alpha1/search/cache/api/v1/configmaps",
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/api/v1/configmaps",
+	} {
+		if err := tenant.Discovery().RESTClient().Get().AbsPath(p).Do(ctx).Error(); !apierrors.IsForbidden(err) {
+			t.Errorf("the tenant reading %s: %v; want Forbidden", p, err)
+		}
+	}
+	del := "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/api/v1/namespaces/" + ns + "/configmaps/member-data"
+	if err := tenant.Discovery().RESTClient().Delete().AbsPath(del).Do(ctx).Error(); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "clusters/proxy") {
+		t.Errorf("the tenant deleting member1's ConfigMap through the proxy: %v; want Forbidden on clusters/proxy", err)
+	}
+	if _, err := m1.CoreV1().ConfigMaps(ns).Get(ctx, "member-data", metav1.GetOptions{}); err != nil {
+		t.Errorf("member1's ConfigMap after the tenant's attempt: %v", err)
 	}
 }

@@ -120,6 +120,15 @@ func TestComponentsHaveTheirOwnRights(t *testing.T) {
 		{"system:karmada:karmada-aggregated-apiserver", "update", "apiregistration.k8s.io", "apiservices", "", false},
 		{"system:karmada:karmada-aggregated-apiserver", "create", "work.karmada.io", "works", "karmada-es-member1", false},
 		{"system:karmada:karmada-aggregated-apiserver", "impersonate", "", "users", "", false},
+		// karmada-search reads Clusters and member credentials to cache
+		// what registries select, and reviews callers' access: nothing
+		// else, not even the templates it could serve.
+		{"system:karmada:karmada-search", "list", "cluster.karmada.io", "clusters", "", true},
+		{"system:karmada:karmada-search", "get", "", "secrets", "karmada-cluster", true},
+		{"system:karmada:karmada-search", "list", "", "secrets", "default", false},
+		{"system:karmada:karmada-search", "list", "apps", "deployments", "", false},
+		{"system:karmada:karmada-search", "update", "cluster.karmada.io", "clusters", "", false},
+		{"system:karmada:karmada-search", "impersonate", "", "users", "", false},
 	} {
 		if got := can(c.user, c.verb, c.group, c.resource, c.ns); got != c.want {
 			t.Errorf("%s %s %s.%s in %q: allowed %t, want %t", c.user, c.verb, c.resource, c.group, c.ns, got, c.want)

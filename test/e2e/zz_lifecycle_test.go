@@ -21,11 +21,11 @@ import (
 // runs a package's tests file by file in the order of their names: this
 // file's name sorts last (TestLifecycleRunsLast keeps it so), so in a whole
 // run the fleet is not restarted mid-suite.
-// fleetProcesses: etcd, 6 control plane components (kube-apiserver,
+// fleetProcesses: etcd, 7 control plane components (kube-apiserver,
 // kube-controller-manager, karmada-webhook, karmada-aggregated-apiserver,
-// karmada-controller-manager, karmada-scheduler), 4 per member, and
-// member3's karmada-agent.
-const fleetProcesses = 7 + 3*4 + 1
+// karmada-search, karmada-controller-manager, karmada-scheduler), 4 per
+// member, and member3's karmada-agent.
+const fleetProcesses = 8 + 3*4 + 1
 
 func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {

@@ -135,6 +135,8 @@ type ResourceSelector struct {
 }
 
 // FieldSelector matches clusters by their provider, region or zone.
+//
+// +k8s:openapi-gen=true
 type FieldSelector struct {
 	// MatchExpressions are ANDed requirements on cluster fields.
 	// +optional
@@ -231,6 +233,8 @@ type Placement struct {
 }
 
 // ClusterAffinity selects clusters; all set criteria must hold.
+//
+// +k8s:openapi-gen=true
 type ClusterAffinity struct {
 	// LabelSelector matches cluster labels.
 	// +optional

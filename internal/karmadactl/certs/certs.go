@@ -90,7 +90,7 @@ var usedBy = map[string][]string{
 	"etcd-ca.crt":                          {"etcd", "karmada-apiserver", "karmada-aggregated-apiserver"},
 	"etcd-server.crt":                      {"etcd (serving and peers)"},
 	"etcd-client.crt":                      {"karmada-apiserver (etcd client)"},
-	"aggregated-apiserver-etcd-client.crt": {"karmada-aggregated-apiserver (etcd client)"},
+	"etcd-aggregated-apiserver-client.crt": {"karmada-aggregated-apiserver (etcd client)"},
 	"admin.crt":                            {"karmada-kubeconfig (administrator)"},
 	"karmada-controller-manager.crt":       {"karmada-controller-manager (client)"},
 	"karmada-scheduler.crt":                {"karmada-scheduler (client)"},

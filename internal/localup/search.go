@@ -1,0 +1,85 @@
+package localup
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karmada-go/karmada/internal/controlplane"
+	"github.com/karmada-go/karmada/internal/scheme"
+)
+
+// componentSlotSearch is karmada-search's port in the components block.
+const componentSlotSearch = 1
+
+// SearchEtcdUser is karmada-search's etcd user, allowed its own prefix
+// only.
+const SearchEtcdUser = "karmada-search"
+
+// SearchEtcdPrefix is where it keeps ResourceRegistries.
+const SearchEtcdPrefix = "/registry-karmada-search"
+
+// searchPort is where the karmada-apiserver reaches karmada-search (one
+// replica, with --ha too: its cache is rebuilt from the members at start).
+func (f *fleet) searchPort() int {
+	return f.cfg.componentsBlock() + componentSlotSearch
+}
+
+// searchSteps run karmada-search once the Cluster API is served, then
+// register its APIService.
+func (f *fleet) searchSteps(c *cluster, after ...string) []*Step {
+	port := f.searchPort()
+	server := &Step{
+		Name:         "karmada/karmada-search",
+		Cluster:      c.name,
+		After:        after,
+		Binary:       f.bin("karmada-search"),
+		Args:         f.searchArgs(c, port),
+		Ports:        []int{port},
+		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/readyz", port), TLS: &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}},
+		ReadyTimeout: 60 * time.Second,
+	}
+	api := &Step{
+		Name:    "karmada/search-api",
+		Cluster: c.name,
+		After:   []string{server.Name},
+		Run: func(ctx context.Context) error {
+			cfg, err := c.restConfig()
+			if err != nil {
+				return err
+			}
+			cl, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+			if err != nil {
+				return err
+			}
+			return controlplane.EnsureSearchAPIService(ctx, cl, controlplane.AggregatedAPIServer{Host: "localhost", Port: int32(port), CABundle: c.ca.CertPEM}, 60*time.Second)
+		},
+	}
+	return []*Step{server, api}
+}
+
+// searchArgs are its flags.
+func (f *fleet) searchArgs(c *cluster, port int) []string {
+	kubeconfig := c.karmadaConfigs["karmada-search"]
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--etcd-servers=" + strings.Join(f.etcdEndpoints(), ","),
+		"--etcd-prefix=" + SearchEtcdPrefix,
+		"--etcd-cafile=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"),
+		"--etcd-certfile=" + f.etcd.search,
+		"--etcd-keyfile=" + f.etcd.searchKey,
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--tls-cert-file=" + c.searchCert,
+		"--tls-private-key-file=" + c.searchKey,
+		fmt.Sprintf("--profiling=%t", f.cfg.Profiling),
+		"--v=1",
+	}
+}

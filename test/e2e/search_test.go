@@ -1,0 +1,173 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+const searchCache = "/apis/search.karmada.io/v1alpha1/search/cache"
+
+// searchProxyServer is the proxy as a kubectl --server.
+func searchProxyServer(t *testing.T) string {
+	return restConfig(t, "karmada-apiserver").Host + "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
+}
+
+// A ResourceRegistry for Deployments of member1 and member2: the search API
+// lists both members' copies with the cluster annotation, selects by label
+// and pages; plain kubectl with the proxy as its server lists them
+// (-A, -o json) and gets one; a user without rights in the control plane
+// reads nothing; the registry's Ready condition says what is cached; and
+// deleting it empties the cache.
+func TestSearchCachesSelectedKinds(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-search-" + utilrand.String(5)
+	createUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	dep := kctlDeployment(ns, "web", 1)
+	dep.Labels = map[string]string{"tier": "front"}
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}},
+		}}
+	createUntilCleanup(ctx, t, c, pp, dep)
+	rr := &searchv1alpha1.ResourceRegistry{ObjectMeta: metav1.ObjectMeta{Name: "e2e-deployments-" + utilrand.String(5)},
+		Spec: searchv1alpha1.ResourceRegistrySpec{
+			TargetCluster:     policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+			ResourceSelectors: []searchv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+		}}
+	createUntilCleanup(ctx, t, c, rr)
+
+	admin := kube(t, "karmada-apiserver")
+	path := searchCache + "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	var list struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Continue string `json:"continue"`
+		} `json:"metadata"`
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	testenv.Eventually(t, 60*time.Second, "web of member1 and member2 in the cache", func(ctx context.Context) error {
+		raw, err := admin.Discovery().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return err
+		}
+		clusters := map[string]bool{}
+		for _, it := range list.Items {
+			clusters[it.Metadata.Annotations[searchv1alpha1.CachedFromClusterAnnotation]] = it.Metadata.Name == "web"
+		}
+		if len(list.Items) != 2 || !clusters["member1"] || !clusters["member2"] {
+			return fmt.Errorf("cached: %d items from %v", len(list.Items), clusters)
+		}
+		return nil
+	})
+	if list.Kind != "DeploymentList" {
+		t.Errorf("list kind %q", list.Kind)
+	}
+	for _, it := range list.Items {
+		if len(it.Metadata.ManagedFields) != 0 {
+			t.Errorf("%s from %s keeps managedFields", it.Metadata.Name, it.Metadata.Annotations[searchv1alpha1.CachedFromClusterAnnotation])
+		}
+	}
+	// Label selector, and pages of one.
+	raw, err := admin.Discovery().RESTClient().Get().AbsPath(path).Param("labelSelector", "tier=back").DoRaw(ctx)
+	if err != nil || strings.Contains(string(raw), `"name":"web"`) {
+		t.Errorf("labelSelector tier=back: %v %s", err, raw)
+	}
+	raw, err = admin.Discovery().RESTClient().Get().AbsPath(path).Param("limit", "1").DoRaw(ctx)
+	if err != nil || json.Unmarshal(raw, &list) != nil || len(list.Items) != 1 || list.Metadata.Continue == "" {
+		t.Fatalf("limit 1: %v %s", err, raw)
+	}
+	first := list.Items[0].Metadata.Annotations[searchv1alpha1.CachedFromClusterAnnotation]
+	raw, err = admin.Discovery().RESTClient().Get().AbsPath(path).Param("limit", "1").Param("continue", list.Metadata.Continue).DoRaw(ctx)
+	if err != nil || json.Unmarshal(raw, &list) != nil || len(list.Items) != 1 || list.Items[0].Metadata.Annotations[searchv1alpha1.CachedFromClusterAnnotation] == first {
+		t.Errorf("the second page: %v %s", err, raw)
+	}
+
+	// Plain kubectl, the proxy as its server.
+	kubectl := func(args ...string) (string, error) {
+		out, err := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "kubectl"), append([]string{"--kubeconfig", fleet.kubeconfig, "--context", "karmada-apiserver",
+			"--server", searchProxyServer(t), "--cache-dir", t.TempDir()}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := kubectl("get", "deployments", "-A", "-o", "json")
+	if err != nil || strings.Count(out, `"`+searchv1alpha1.CachedFromClusterAnnotation+`": "member`) < 2 {
+		t.Errorf("kubectl get deployments -A through the proxy: %v\n%.2000s", err, out)
+	}
+	out, err = kubectl("get", "deployments", "-n", ns)
+	if err != nil || !strings.Contains(out, "CLUSTER") || strings.Count(out, "web ") != 2 {
+		t.Errorf("kubectl get deployments through the proxy: %v\n%s", err, out)
+	}
+	out, err = kubectl("get", "deployment", "web", "-n", ns, "-o", "jsonpath={.metadata.name}")
+	if err != nil || out != "web" {
+		t.Errorf("kubectl get deployment web through the proxy: %v %q", err, out)
+	}
+	// What no registry selects is not served.
+	if out, err := kubectl("get", "configmaps", "-n", ns); err == nil || !strings.Contains(out, "no ResourceRegistry selects") {
+		t.Errorf("configmaps through the proxy: %v %s", err, out)
+	}
+
+	// A user with no right to Deployments in the control plane reads
+	// nothing through the cache.
+	err = asUser(t, "e2e-search-nobody").Discovery().RESTClient().Get().AbsPath(path).Do(ctx).Error()
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("a user without rights reading the cache: %v; want Forbidden", err)
+	}
+
+	// The registry says what it caches.
+	testenv.Eventually(t, 30*time.Second, "the registry Ready", func(ctx context.Context) error {
+		got := &searchv1alpha1.ResourceRegistry{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rr), got); err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(got.Status.Conditions, searchv1alpha1.ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		return nil
+	})
+	// An invalid registry is refused with the field.
+	bad := &searchv1alpha1.ResourceRegistry{ObjectMeta: metav1.ObjectMeta{Name: "e2e-bad-" + utilrand.String(5)},
+		Spec: searchv1alpha1.ResourceRegistrySpec{ResourceSelectors: []searchv1alpha1.ResourceSelector{{APIVersion: "apps/v1"}}}}
+	if err := c.Create(ctx, bad); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.resourceSelectors[0].kind") {
+		t.Errorf("a selector without kind: %v", err)
+	}
+
+	// Deleting the registry empties the cache.
+	if err := c.Delete(ctx, rr); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the cache emptied", func(ctx context.Context) error {
+		raw, err := admin.Discovery().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(raw), `"name":"web"`) {
+			return fmt.Errorf("still cached")
+		}
+		return nil
+	})
+}
