@@ -199,8 +199,8 @@ func TestClusterFailover(t *testing.T) {
 		// the toleration counts from; tainted is when this loop saw it,
 		// which lags by up to an iteration of five reads under load.
 		taintAdded time.Time
-		blocked                       *metav1.Condition
-		stayMoved                     string
+		blocked    *metav1.Condition
+		stayMoved  string
 	)
 	kc3 := kube(t, "member3")
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -114,9 +114,9 @@ func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList 
 }
 
 func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-func (strategy) AllowCreateOnUpdate() bool                                { return false }
-func (strategy) AllowUnconditionalUpdate() bool                           { return true }
-func (strategy) Canonicalize(runtime.Object)                              {}
+func (strategy) AllowCreateOnUpdate() bool                                 { return false }
+func (strategy) AllowUnconditionalUpdate() bool                            { return true }
+func (strategy) Canonicalize(runtime.Object)                               {}
 func (strategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	return Validate(obj.(*searchv1alpha1.ResourceRegistry))
 }
