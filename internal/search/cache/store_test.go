@@ -147,3 +147,32 @@ func BenchmarkMemory30000Pods(b *testing.B) {
 		runtime.KeepAlive(stores)
 	}
 }
+
+// BenchmarkSelect: a list of one namespace's Pods (500 of 10,000) and of
+// every Pod, from one member's store, as the search API selects them before
+// copying their JSON.
+func BenchmarkSelect(b *testing.B) {
+	s := NewStore("member1", podsGVR)
+	var list []any
+	for i := 0; i < 10000; i++ {
+		list = append(list, pod("member1", i))
+	}
+	if err := s.Replace(list, "1"); err != nil {
+		b.Fatal(err)
+	}
+	sel, _ := labels.Parse("tier=backend")
+	b.Run("namespace", func(b *testing.B) {
+		for n := 0; n < b.N; n++ {
+			if got := s.Select(Query{Namespace: "team-3", Labels: sel}); len(got) != 500 {
+				b.Fatalf("%d pods", len(got))
+			}
+		}
+	})
+	b.Run("all", func(b *testing.B) {
+		for n := 0; n < b.N; n++ {
+			if got := s.Select(Query{}); len(got) != 10000 {
+				b.Fatalf("%d pods", len(got))
+			}
+		}
+	})
+}
