@@ -221,7 +221,7 @@ func TestDefaultsRenderTheControlPlane(t *testing.T) {
 		"PodDisruptionBudget/etcd", "PodDisruptionBudget/karmada-aggregated-apiserver", "PodDisruptionBudget/karmada-apiserver", "PodDisruptionBudget/karmada-controller-manager",
 		"PodDisruptionBudget/karmada-scheduler", "PodDisruptionBudget/karmada-webhook", "PodDisruptionBudget/kube-controller-manager",
 		"Secret/karmada-aggregated-apiserver-kubeconfig", "Secret/karmada-cert", "Secret/karmada-controller-manager-kubeconfig", "Secret/karmada-encryption-config",
-		"Secret/karmada-kubeconfig", "Secret/karmada-scheduler-kubeconfig", "Secret/karmada-webhook-kubeconfig",
+		"Secret/karmada-kubeconfig", "Secret/karmada-scheduler-kubeconfig", "Secret/karmada-search-kubeconfig", "Secret/karmada-webhook-kubeconfig",
 		"Secret/kube-controller-manager-kubeconfig",
 		"Service/etcd", "Service/etcd-client", "Service/karmada-aggregated-apiserver", "Service/karmada-apiserver", "Service/karmada-webhook",
 		"StatefulSet/etcd",
@@ -258,7 +258,7 @@ func TestPodsAreRestricted(t *testing.T) {
 		t.Fatal(err)
 	}
 	level := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
-	for _, vals := range []string{"", "etcd: {internal: {storageType: emptyDir, replicaCount: 3}}", "installMode: agent\nagent: {clusterName: m1}",
+	for _, vals := range []string{"", "components: [search]", "etcd: {internal: {storageType: emptyDir, replicaCount: 3}}", "installMode: agent\nagent: {clusterName: m1}",
 		"installMode: agent\nagent: {clusterName: m1, memberKubeconfigSecret: m1-kubeconfig, kubeconfig: {caCrt: a, crt: b, key: c, server: 'https://x:1'}}"} {
 		for k, p := range render(t, vals).pods(t) {
 			res := policy.AggregateCheckResults(eval.EvaluatePod(level, &p.ObjectMeta, &p.Spec))
@@ -486,6 +486,30 @@ func TestValues(t *testing.T) {
 			}
 		},
 	}, {
+		"karmada-search", "components: [search]",
+		func(t *testing.T, o *objects) {
+			for _, k := range []string{"Deployment/karmada-search", "Service/karmada-search", "PodDisruptionBudget/karmada-search"} {
+				if _, ok := o.byKey[k]; !ok {
+					t.Errorf("%s not rendered", k)
+				}
+			}
+			c := o.deployment(t, "karmada-search").Spec.Template.Spec.Containers[0]
+			if !hasArg(c, "--etcd-prefix=/registry-karmada-search") || !hasArg(c, "--etcd-certfile=/etc/karmada/pki/etcd-client.crt") {
+				t.Errorf("karmada-search args %v", args(c))
+			}
+			job := &batchv1.Job{}
+			o.get(t, "Job/karmada-setup-1", job)
+			if v, _ := argValue(job.Spec.Template.Spec.Containers[0], "--search-url"); v != "https://karmada-search.karmada-system.svc.cluster.local:443" {
+				t.Errorf("setup registers karmada-search at %q", v)
+			}
+			s := o.secret(t, "karmada-cert")
+			pool := x509.NewCertPool()
+			pool.AddCert(cert(t, s.Data["ca.crt"]))
+			if _, err := cert(t, s.Data["search.crt"]).Verify(x509.VerifyOptions{Roots: pool, DNSName: "karmada-search.karmada-system.svc"}); err != nil {
+				t.Errorf("karmada-search's serving certificate: %v", err)
+			}
+		},
+	}, {
 		"three etcd members", "etcd: {internal: {replicaCount: 3}}",
 		func(t *testing.T, o *objects) {
 			s := &appsv1.StatefulSet{}
@@ -709,7 +733,7 @@ func TestBadValues(t *testing.T) {
 		"installMode: agent\nagent: {clusterName: m, kubeconfig: {crt: x}}":      "caCrt, crt, key and server go together",
 		"installMode: agent\nagent: {clusterName: m, memberKubeconfigSecret: s}": "agent.kubeconfig is required",
 		"apiServer: {externalURL: 'http://plain:80'}":                            "externalURL",
-		"components: [search]":                                                   "components",
+		"components: [estimator]":                                                "components",
 	} {
 		_, err := tryRender(vals)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -33,10 +33,15 @@ https://{{ include "karmada.svc" (dict "name" "karmada-webhook" "root" .) }}:443
 {{- end -}}
 
 {{- define "karmada.aggregatedApiServer.port" -}}8443{{- end -}}
+{{- define "karmada.search.port" -}}8443{{- end -}}
 
 {{/* Where the karmada-apiserver reaches karmada-aggregated-apiserver (the ExternalName of its APIService's Service). */}}
 {{- define "karmada.aggregatedApiServer.url" -}}
 https://{{ include "karmada.svc" (dict "name" "karmada-aggregated-apiserver" "root" .) }}:443
+{{- end -}}
+
+{{- define "karmada.search.url" -}}
+https://{{ include "karmada.svc" (dict "name" "karmada-search" "root" .) }}:443
 {{- end -}}
 
 {{/*

@@ -81,28 +81,31 @@ For the local fleet, karmada-local certs check and certs renew.`,
 // usedBy says which components use each certificate of karmada-cert, by
 // key, as the chart mounts them.
 var usedBy = map[string][]string{
-	"ca.crt":                               {"karmada-apiserver", "kube-controller-manager (signs agents' certificates)", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-kubeconfig"},
+	"ca.crt":                               {"karmada-apiserver", "kube-controller-manager (signs agents' certificates)", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search", "karmada-kubeconfig"},
 	"apiserver.crt":                        {"karmada-apiserver (serving)"},
 	"webhook.crt":                          {"karmada-webhook (serving)"},
 	"aggregated-apiserver.crt":             {"karmada-aggregated-apiserver (serving)"},
+	"search.crt":                           {"karmada-search (serving; with components: [search])"},
 	"front-proxy-ca.crt":                   {"karmada-apiserver (aggregation)"},
 	"front-proxy-client.crt":               {"karmada-apiserver (aggregation client)"},
-	"etcd-ca.crt":                          {"etcd", "karmada-apiserver", "karmada-aggregated-apiserver"},
+	"etcd-ca.crt":                          {"etcd", "karmada-apiserver", "karmada-aggregated-apiserver", "karmada-search"},
 	"etcd-server.crt":                      {"etcd (serving and peers)"},
 	"etcd-client.crt":                      {"karmada-apiserver (etcd client)"},
 	"etcd-aggregated-apiserver-client.crt": {"karmada-aggregated-apiserver (etcd client)"},
+	"etcd-search-client.crt":               {"karmada-search (etcd client)"},
 	"admin.crt":                            {"karmada-kubeconfig (administrator)"},
 	"karmada-controller-manager.crt":       {"karmada-controller-manager (client)"},
 	"karmada-scheduler.crt":                {"karmada-scheduler (client)"},
 	"karmada-webhook-client.crt":           {"karmada-webhook (client)"},
 	"karmada-aggregated-apiserver.crt":     {"karmada-aggregated-apiserver (client)"},
+	"karmada-search.crt":                   {"karmada-search (client)"},
 	"kube-controller-manager.crt":          {"kube-controller-manager (client)"},
 }
 
 // kubeconfigSecrets are the Secrets holding a component's kubeconfig: its
 // client certificate is tls.crt beside it, or embedded (the administrator's).
 var kubeconfigSecrets = []string{"karmada-controller-manager-kubeconfig", "karmada-scheduler-kubeconfig",
-	"karmada-webhook-kubeconfig", "kube-controller-manager-kubeconfig", "karmada-aggregated-apiserver-kubeconfig", "karmada-kubeconfig"}
+	"karmada-webhook-kubeconfig", "kube-controller-manager-kubeconfig", "karmada-aggregated-apiserver-kubeconfig", "karmada-search-kubeconfig", "karmada-kubeconfig"}
 
 // Check lists the certificates in namespace's Secrets.
 func Check(ctx context.Context, kc kubernetes.Interface, namespace string, now time.Time) ([]certexpiry.Certificate, error) {

@@ -34,7 +34,10 @@ type Options struct {
 	// AggregatedURL and AggregatedCAFile: where the karmada-apiserver
 	// reaches karmada-aggregated-apiserver, which then serves Clusters.
 	AggregatedURL, AggregatedCAFile string
-	APIServerURL                    string
+	// SearchURL: where the karmada-apiserver reaches karmada-search, whose
+	// APIService is then registered (trusted with the control plane's CA).
+	SearchURL    string
+	APIServerURL string
 	Admins                          []string
 	Timeout                         time.Duration
 }
@@ -59,6 +62,11 @@ func (o *Options) Validate() error {
 		}
 	} else if o.AggregatedCAFile != "" {
 		return fmt.Errorf("--aggregated-apiserver-ca-file goes with --aggregated-apiserver-url")
+	}
+	if o.SearchURL != "" {
+		if _, err := serviceURL("--search-url", o.SearchURL); err != nil {
+			return err
+		}
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout=%s: must be positive", o.Timeout)
@@ -137,7 +145,12 @@ administrator certificate it signs in memory, and stores none.`,
 				}
 				co.AggregatedAPIServer = a
 			}
-			return Run(cmd.Context(), cfg, co, o.Timeout)
+			var search *controlplane.AggregatedAPIServer
+			if o.SearchURL != "" {
+				search, _ = serviceURL("--search-url", o.SearchURL)
+				search.CABundle = caPEM
+			}
+			return Run(cmd.Context(), cfg, co, search, o.Timeout)
 		},
 	}
 	f := cmd.Flags()
@@ -148,6 +161,7 @@ administrator certificate it signs in memory, and stores none.`,
 	f.StringVar(&o.WebhookCAFile, "webhook-ca-file", "", "CA (PEM) the karmada-apiserver trusts karmada-webhook with (default: the control plane's CA)")
 	f.StringVar(&o.AggregatedURL, "aggregated-apiserver-url", "", "URL at which the karmada-apiserver reaches karmada-aggregated-apiserver (host:port of an ExternalName Service); the Cluster API is then served by it instead of a CRD, Clusters an earlier CRD holds copied over")
 	f.StringVar(&o.AggregatedCAFile, "aggregated-apiserver-ca-file", "", "CA (PEM) the karmada-apiserver trusts karmada-aggregated-apiserver with (default: the control plane's CA)")
+	f.StringVar(&o.SearchURL, "search-url", "", "URL at which the karmada-apiserver reaches karmada-search (host:port of an ExternalName Service); its APIService v1alpha1.search.karmada.io is registered, trusted with the control plane's CA")
 	f.StringVar(&o.APIServerURL, "karmada-apiserver-advertise-url", "", "URL members reach the karmada-apiserver at, published in kube-public/cluster-info for karmadactl register (default: the URL dialed)")
 	f.StringSliceVar(&o.Admins, "admin-user", nil, "users bound to cluster-admin (ClusterRoleBinding karmada-admin); repeatable")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the karmada-apiserver and retry failures")
@@ -185,7 +199,7 @@ func (o *Options) config(g *options.Global) (*rest.Config, []byte, error) {
 
 // Run waits until the API server answers, then installs; a failure is
 // retried (every 2 s, at most every 15 s later) until timeout.
-func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, timeout time.Duration) error {
+func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, search *controlplane.AggregatedAPIServer, timeout time.Duration) error {
 	log := klog.FromContext(ctx)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -212,6 +226,16 @@ func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, timeout 
 				return false, nil
 			}
 		}
+		if search != nil {
+			cl, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+			if err != nil {
+				return false, err
+			}
+			if last = controlplane.EnsureSearchAPIService(ctx, cl, *search, 30*time.Second); last != nil {
+				log.Info("Waiting for karmada-search", "err", last.Error())
+				return false, nil
+			}
+		}
 		return true, nil
 	})
 	if err != nil {
@@ -226,14 +250,19 @@ func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, timeout 
 
 // aggregatedAPIServer parses --aggregated-apiserver-url.
 func aggregatedAPIServer(raw string) (*controlplane.AggregatedAPIServer, error) {
+	return serviceURL("--aggregated-apiserver-url", raw)
+}
+
+// serviceURL parses the URL of an aggregated API server (flag names it).
+func serviceURL(flag, raw string) (*controlplane.AggregatedAPIServer, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "https" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
-		return nil, fmt.Errorf("--aggregated-apiserver-url=%q: must be https://<host>[:<port>], e.g. https://karmada-aggregated-apiserver.karmada-system.svc.cluster.local:443", raw)
+		return nil, fmt.Errorf("%s=%q: must be https://<host>[:<port>], e.g. https://karmada-aggregated-apiserver.karmada-system.svc.cluster.local:443", flag, raw)
 	}
 	port := 443
 	if p := u.Port(); p != "" {
 		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
-			return nil, fmt.Errorf("--aggregated-apiserver-url=%q: port %q is not 1-65535", raw, p)
+			return nil, fmt.Errorf("%s=%q: port %q is not 1-65535", flag, raw, p)
 		}
 	}
 	return &controlplane.AggregatedAPIServer{Host: u.Hostname(), Port: int32(port)}, nil

@@ -1,0 +1,104 @@
+//go:build hoste2e
+
+package hoste2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// The chart's optional karmada-search (components: [search]) runs as a
+// real pod, its APIService registered by the setup Job, and caches a
+// Deployment of member1 that a ResourceRegistry selects; the release is put
+// back as it was afterwards.
+func TestSearchComponentOnTheHostCluster(t *testing.T) {
+	ctx := t.Context()
+	chart := filepath.Join(lane.root, "charts", "karmada")
+	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={search}", "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
+		dumpPods()
+		t.Fatalf("helm upgrade with components [search]: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
+			t.Errorf("helm upgrade back without karmada-search: %v\n%s", err, out)
+		}
+	})
+	found := false
+	for _, p := range releasePods(ctx, t) {
+		if p.Labels["app"] == "karmada-search" && p.DeletionTimestamp == nil {
+			found = true
+			if !podReady(p) {
+				t.Errorf("pod %s not Ready", p.Name)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no karmada-search pod")
+	}
+
+	m1 := memberKube(t, "member1")
+	ns := "default"
+	name := "hoste2e-search-" + utilrand.String(5)
+	dep := deploymentNamed(ns, name)
+	if _, err := m1.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m1.AppsV1().Deployments(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	c := karmadaClient(t)
+	rr := &searchv1alpha1.ResourceRegistry{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: searchv1alpha1.ResourceRegistrySpec{
+			TargetCluster:     policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+			ResourceSelectors: []searchv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+		}}
+	if err := c.Create(ctx, rr); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), rr) })
+	kc, err := kubernetes.NewForConfig(karmadaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 2*time.Minute, "member1's Deployment through the search API", func(ctx context.Context) error {
+		raw, err := kc.Discovery().RESTClient().Get().AbsPath("/apis/search.karmada.io/v1alpha1/search/cache/apis/apps/v1/namespaces/" + ns + "/deployments/" + name).DoRaw(ctx)
+		if err != nil {
+			return fmt.Errorf("%v: %.300s", err, raw)
+		}
+		var obj struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return err
+		}
+		if obj.Metadata.Annotations[searchv1alpha1.CachedFromClusterAnnotation] != "member1" {
+			return fmt.Errorf("annotations %v", obj.Metadata.Annotations)
+		}
+		return nil
+	})
+}
+
+func deploymentNamed(ns, name string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx"}}}},
+		},
+	}
+}
