@@ -38,8 +38,8 @@ type Options struct {
 	// APIService is then registered (trusted with the control plane's CA).
 	SearchURL    string
 	APIServerURL string
-	Admins                          []string
-	Timeout                         time.Duration
+	Admins       []string
+	Timeout      time.Duration
 }
 
 // Validate checks the flags before anything is touched.
