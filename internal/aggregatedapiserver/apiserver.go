@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/dynamic"
@@ -15,8 +14,8 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	generatedopenapi "github.com/karmada-go/karmada/internal/aggregatedapiserver/openapi"
 	"github.com/karmada-go/karmada/internal/aggregatedapiserver/registry/cluster"
+	"github.com/karmada-go/karmada/internal/apiserverapp"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Name is the server's name, in its logs and its OpenAPI.
@@ -25,13 +24,7 @@ const Name = "karmada-aggregated-apiserver"
 // SetOpenAPI gives the generic server's configuration the Cluster API's
 // OpenAPI (v2 and v3).
 func SetOpenAPI(c *genericapiserver.RecommendedConfig) {
-	namer := openapi.NewDefinitionNamer(Scheme)
-	c.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.Definitions, namer)
-	c.OpenAPIConfig.Info.Title = "Karmada"
-	c.OpenAPIConfig.Info.Version = version.Get().GitVersion
-	c.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.Definitions, namer)
-	c.OpenAPIV3Config.Info.Title = "Karmada"
-	c.OpenAPIV3Config.Info.Version = version.Get().GitVersion
+	apiserverapp.SetOpenAPI(c, Scheme, generatedopenapi.Definitions)
 }
 
 // New makes the server from a completed configuration: the Cluster API

@@ -22,13 +22,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
+	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
+
+	"github.com/karmada-go/karmada/internal/version"
 )
 
 // defaultEtcdPrefix is where objects are kept without --etcd-prefix.
@@ -145,4 +149,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)
 	}
+}
+
+// SetOpenAPI gives a server's configuration its OpenAPI (v2 and v3) from
+// the generated definitions of its API.
+func SetOpenAPI(c *genericapiserver.RecommendedConfig, scheme *runtime.Scheme, defs openapicommon.GetOpenAPIDefinitions) {
+	namer := openapi.NewDefinitionNamer(scheme)
+	c.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(defs, namer)
+	c.OpenAPIConfig.Info.Title = "Karmada"
+	c.OpenAPIConfig.Info.Version = version.Get().GitVersion
+	c.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(defs, namer)
+	c.OpenAPIV3Config.Info.Title = "Karmada"
+	c.OpenAPIV3Config.Info.Version = version.Get().GitVersion
 }

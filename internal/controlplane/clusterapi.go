@@ -47,17 +47,8 @@ type AggregatedAPIServer struct {
 // fromCRD is true (SwitchClusterAPI: the server has imported the Clusters);
 // otherwise it is left, and the Clusters stay served by the CRD until then.
 func EnsureClusterAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, fromCRD bool) error {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-system", Name: AggregatedAPIServerService}}
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: svc.Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := ensureExternalNameService(ctx, c, AggregatedAPIServerService, a); err != nil {
 		return err
-	}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
-		svc.Spec.Type = corev1.ServiceTypeExternalName
-		svc.Spec.ExternalName = a.Host
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: a.Port}}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("writing Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	api := &unstructured.Unstructured{}
 	api.SetAPIVersion("apiregistration.k8s.io/v1")
@@ -174,14 +165,8 @@ const SearchAPIServiceName = "v1alpha1.search.karmada.io"
 // (ExternalName a.Host) and the APIService of search.karmada.io/v1alpha1
 // pointing at it, then waits until it is Available.
 func EnsureSearchAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, timeout time.Duration) error {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-system", Name: SearchService}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
-		svc.Spec.Type = corev1.ServiceTypeExternalName
-		svc.Spec.ExternalName = a.Host
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: a.Port}}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("writing Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	if err := ensureExternalNameService(ctx, c, SearchService, a); err != nil {
+		return err
 	}
 	api := &unstructured.Unstructured{}
 	api.SetAPIVersion("apiregistration.k8s.io/v1")
@@ -217,6 +202,25 @@ func EnsureSearchAPIService(ctx context.Context, c client.Client, a AggregatedAP
 	})
 	if err != nil {
 		return fmt.Errorf("APIService %s: %s: %w", SearchAPIServiceName, last, err)
+	}
+	return nil
+}
+
+// ensureExternalNameService makes the Service karmada-system/<name> of an
+// aggregated API server: an ExternalName of a.Host, port a.Port (what an
+// APIService names, and the karmada-apiserver resolves).
+func ensureExternalNameService(ctx context.Context, c client.Client, name string, a AggregatedAPIServer) error {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-system", Name: name}}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: svc.Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, svc, func() error {
+		svc.Spec.Type = corev1.ServiceTypeExternalName
+		svc.Spec.ExternalName = a.Host
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: a.Port}}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("writing Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	return nil
 }

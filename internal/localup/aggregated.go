@@ -88,20 +88,28 @@ func (f *fleet) aggregatedSteps(c *cluster, after ...string) []*Step {
 
 // aggregatedArgs are a replica's flags.
 func (f *fleet) aggregatedArgs(c *cluster, port int) []string {
-	kubeconfig := c.karmadaConfigs["karmada-aggregated-apiserver"]
+	return f.aggregatedServerArgs(c, c.karmadaConfigs["karmada-aggregated-apiserver"], AggregatedAPIServerEtcdPrefix,
+		f.etcd.aggregated, f.etcd.aggregatedKey, c.aggregatedCert, c.aggregatedKey, port)
+}
+
+// aggregatedServerArgs are the flags of one of our aggregated API servers
+// (karmada-aggregated-apiserver, karmada-search): its identity's
+// kubeconfig for everything it asks the karmada-apiserver, its etcd prefix
+// and client certificate, its serving certificate and port.
+func (f *fleet) aggregatedServerArgs(c *cluster, kubeconfig, prefix, etcdCert, etcdKey, cert, key string, port int) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--etcd-servers=" + strings.Join(f.etcdEndpoints(), ","),
-		"--etcd-prefix=" + AggregatedAPIServerEtcdPrefix,
+		"--etcd-prefix=" + prefix,
 		"--etcd-cafile=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"),
-		"--etcd-certfile=" + f.etcd.aggregated,
-		"--etcd-keyfile=" + f.etcd.aggregatedKey,
+		"--etcd-certfile=" + etcdCert,
+		"--etcd-keyfile=" + etcdKey,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", port),
-		"--tls-cert-file=" + c.aggregatedCert,
-		"--tls-private-key-file=" + c.aggregatedKey,
+		"--tls-cert-file=" + cert,
+		"--tls-private-key-file=" + key,
 		fmt.Sprintf("--profiling=%t", f.cfg.Profiling),
 		"--v=1",
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,21 +63,5 @@ func (f *fleet) searchSteps(c *cluster, after ...string) []*Step {
 
 // searchArgs are its flags.
 func (f *fleet) searchArgs(c *cluster, port int) []string {
-	kubeconfig := c.karmadaConfigs["karmada-search"]
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--etcd-servers=" + strings.Join(f.etcdEndpoints(), ","),
-		"--etcd-prefix=" + SearchEtcdPrefix,
-		"--etcd-cafile=" + filepath.Join(f.etcd.ca.Dir, "ca.crt"),
-		"--etcd-certfile=" + f.etcd.search,
-		"--etcd-keyfile=" + f.etcd.searchKey,
-		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", port),
-		"--tls-cert-file=" + c.searchCert,
-		"--tls-private-key-file=" + c.searchKey,
-		fmt.Sprintf("--profiling=%t", f.cfg.Profiling),
-		"--v=1",
-	}
+	return f.aggregatedServerArgs(c, c.karmadaConfigs["karmada-search"], SearchEtcdPrefix, f.etcd.search, f.etcd.searchKey, c.searchCert, c.searchKey, port)
 }

@@ -22,10 +22,10 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
+	"github.com/karmada-go/karmada/internal/apiserverapp"
 	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/search/cache"
-	"github.com/karmada-go/karmada/internal/search/registry"
 )
 
 // SyncPeriod is how often the registries and Clusters are read again.
@@ -35,7 +35,7 @@ const SyncPeriod = 2 * time.Second
 // their Ready condition.
 type controller struct {
 	registries *genericregistry.Store
-	status     *registry.StatusREST
+	status     *apiserverapp.StatusREST
 	karmada    client.Reader
 	members    *clusterclient.Cache
 	manager    *cache.Manager

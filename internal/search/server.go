@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -17,12 +16,12 @@ import (
 
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	"github.com/karmada-go/karmada/internal/aggregatedapiserver"
+	"github.com/karmada-go/karmada/internal/apiserverapp"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/search/cache"
 	generatedopenapi "github.com/karmada-go/karmada/internal/search/openapi"
 	"github.com/karmada-go/karmada/internal/search/registry"
-	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Name is the server's name.
@@ -31,13 +30,7 @@ const Name = "karmada-search"
 // SetOpenAPI gives the generic server's configuration the search API's
 // OpenAPI (v2 and v3).
 func SetOpenAPI(c *genericapiserver.RecommendedConfig) {
-	namer := openapi.NewDefinitionNamer(Scheme)
-	c.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.Definitions, namer)
-	c.OpenAPIConfig.Info.Title = "Karmada"
-	c.OpenAPIConfig.Info.Version = version.Get().GitVersion
-	c.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.Definitions, namer)
-	c.OpenAPIV3Config.Info.Title = "Karmada"
-	c.OpenAPIV3Config.Info.Version = version.Get().GitVersion
+	apiserverapp.SetOpenAPI(c, Scheme, generatedopenapi.Definitions)
 }
 
 // Server is karmada-search: the generic server and its cache.

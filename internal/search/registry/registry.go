@@ -22,12 +22,13 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
+	"github.com/karmada-go/karmada/internal/apiserverapp"
 )
 
 // Storage is the resource and its status.
 type Storage struct {
 	Registry *genericregistry.Store
-	Status   *StatusREST
+	Status   *apiserverapp.StatusREST
 }
 
 // NewStorage makes the storage of ResourceRegistries.
@@ -52,34 +53,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*
 	st := statusStrategy{s}
 	status.UpdateStrategy = st
 	status.ResetFieldsStrategy = st
-	return &Storage{Registry: store, Status: &StatusREST{store: &status}}, nil
-}
-
-// StatusREST is the status subresource.
-type StatusREST struct{ store *genericregistry.Store }
-
-var _ rest.Patcher = &StatusREST{}
-
-// New is an empty registry.
-func (r *StatusREST) New() runtime.Object { return &searchv1alpha1.ResourceRegistry{} }
-
-// Destroy: the store is the main resource's.
-func (r *StatusREST) Destroy() {}
-
-// Get reads a registry.
-func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	return r.store.Get(ctx, name, options)
-}
-
-// Update writes a registry's status only.
-func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
-	updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
-}
-
-// GetResetFields is what a status write leaves alone.
-func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return r.store.GetResetFields()
+	return &Storage{Registry: store, Status: &apiserverapp.StatusREST{Store: &status, NewFunc: store.NewFunc}}, nil
 }
 
 type strategy struct {

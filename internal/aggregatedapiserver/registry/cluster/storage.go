@@ -1,23 +1,20 @@
 package cluster
 
 import (
-	"context"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/apiserverapp"
 )
 
 // Storage is the Cluster kind's storage: the resource, its status and its
 // proxy.
 type Storage struct {
 	Cluster *REST
-	Status  *StatusREST
+	Status  *apiserverapp.StatusREST
 	Proxy   *ProxyREST
 }
 
@@ -58,42 +55,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, pr
 	status.ResetFieldsStrategy = st
 	return &Storage{
 		Cluster: &REST{store},
-		Status:  &StatusREST{store: &status},
+		Status:  &apiserverapp.StatusREST{Store: &status, NewFunc: store.NewFunc},
 		Proxy:   &ProxyREST{clusters: store, dialer: proxy},
 	}, nil
-}
-
-// StatusREST is the status subresource.
-type StatusREST struct {
-	store *genericregistry.Store
-}
-
-var _ rest.Patcher = &StatusREST{}
-
-// New is an empty Cluster.
-func (r *StatusREST) New() runtime.Object { return &clusterv1alpha1.Cluster{} }
-
-// Destroy: the store is the main resource's, destroyed with it.
-func (r *StatusREST) Destroy() {}
-
-// Get reads a Cluster for a status update.
-func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	return r.store.Get(ctx, name, options)
-}
-
-// Update writes a Cluster's status only.
-func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
-	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	// A status update never creates.
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
-}
-
-// GetResetFields is what a status write leaves alone.
-func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return r.store.GetResetFields()
-}
-
-// ConvertToTable prints Clusters read through the status subresource.
-func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
-	return r.store.ConvertToTable(ctx, object, tableOptions)
 }
