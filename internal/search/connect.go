@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/conversion"
@@ -55,10 +54,4 @@ func (e *endpoint) Connect(_ context.Context, name string, _ runtime.Object, _ r
 		return nil, apierrors.NewNotFound(searchv1alpha1.SchemeGroupVersion.WithResource(e.resource).GroupResource(), name)
 	}
 	return e.serve, nil
-}
-
-// below is the path of r below prefix (which ends with "/"), with a
-// leading "/".
-func below(r *http.Request, prefix string) string {
-	return "/" + strings.TrimPrefix(r.URL.Path, prefix)
 }
