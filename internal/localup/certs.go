@@ -130,7 +130,9 @@ type RenewOptions struct {
 // the lifetime up was given (the CAs are kept, so everything they signed
 // stays trusted), writes the user's kubeconfig with the new admin
 // certificates, and waits until every running server presents its renewed
-// serving certificate: the processes reload their files, none is restarted.
+// serving certificate: the processes reload their files, none is restarted
+// but the members' kwoks (simulators that read their certificate only at
+// start).
 // Client certificates are picked up as clients reconnect (client-go reads
 // them again every five minutes); the old ones stay valid until they expire.
 func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewOptions, out io.Writer) error {
@@ -176,6 +178,22 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	// kwok reads its serving certificate only when it starts: the members'
+	// kwoks, which simulate nodes and pods and keep no state, are restarted.
+	for _, s := range steps {
+		if _, ok := running[s.Name]; !ok || !strings.HasSuffix(s.Name, "/kwok") {
+			continue
+		}
+		if err := ComponentStop(stateDir, binDir, s.Name, false, io.Discard); err != nil {
+			return err
+		}
+		if err := ComponentStart(ctx, stateDir, binDir, s.Name, io.Discard); err != nil {
+			return err
+		}
+		if running, err = runningProcesses(stateDir); err != nil {
+			return err
+		}
+	}
 	var failed []string
 	for _, s := range steps {
 		if _, ok := running[s.Name]; !ok || s.Probe == nil || !strings.HasPrefix(s.Probe.URL, "https://") {
