@@ -8,11 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -50,6 +52,14 @@ func EnsureClusterAPIService(ctx context.Context, c client.Client, a AggregatedA
 	if err := ensureExternalNameService(ctx, c, AggregatedAPIServerService, a); err != nil {
 		return err
 	}
+	// The aggregator writes the APIService's status meanwhile: a conflict
+	// is retried with what is there now.
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		return pointClusterAPIService(ctx, c, a, fromCRD)
+	})
+}
+
+func pointClusterAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, fromCRD bool) error {
 	api := &unstructured.Unstructured{}
 	api.SetAPIVersion("apiregistration.k8s.io/v1")
 	api.SetKind("APIService")
@@ -76,11 +86,18 @@ func EnsureClusterAPIService(ctx context.Context, c client.Client, a AggregatedA
 	if api.GetLabels()[clusterv1alpha1.APIServiceAutomanagedLabel] != "" && !fromCRD {
 		return nil
 	}
-	labels := api.GetLabels()
+	want := api.DeepCopy()
+	labels := want.GetLabels()
 	delete(labels, clusterv1alpha1.APIServiceAutomanagedLabel)
-	api.SetLabels(labels)
-	setAPIServiceSpec(api, a)
-	if err := c.Update(ctx, api); err != nil {
+	want.SetLabels(labels)
+	setAPIServiceSpec(want, a)
+	if equality.Semantic.DeepEqual(want.Object["spec"], api.Object["spec"]) && equality.Semantic.DeepEqual(want.GetLabels(), api.GetLabels()) {
+		return nil
+	}
+	if err := c.Update(ctx, want); err != nil {
+		if apierrors.IsConflict(err) {
+			return err
+		}
 		return fmt.Errorf("pointing APIService %s at %s: %w", clusterv1alpha1.APIServiceName, AggregatedAPIServerService, err)
 	}
 	return nil
@@ -172,16 +189,19 @@ func EnsureSearchAPIService(ctx context.Context, c client.Client, a AggregatedAP
 	api.SetAPIVersion("apiregistration.k8s.io/v1")
 	api.SetKind("APIService")
 	api.SetName(SearchAPIServiceName)
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, api, func() error {
-		api.Object["spec"] = map[string]any{
-			"group":                "search.karmada.io",
-			"version":              "v1alpha1",
-			"service":              map[string]any{"namespace": "karmada-system", "name": SearchService, "port": int64(a.Port)},
-			"caBundle":             base64.StdEncoding.EncodeToString(a.CABundle),
-			"groupPriorityMinimum": int64(2000),
-			"versionPriority":      int64(10),
-		}
-		return nil
+	if err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		_, err := controllerutil.CreateOrUpdate(ctx, c, api, func() error {
+			api.Object["spec"] = map[string]any{
+				"group":                "search.karmada.io",
+				"version":              "v1alpha1",
+				"service":              map[string]any{"namespace": "karmada-system", "name": SearchService, "port": int64(a.Port)},
+				"caBundle":             base64.StdEncoding.EncodeToString(a.CABundle),
+				"groupPriorityMinimum": int64(2000),
+				"versionPriority":      int64(10),
+			}
+			return nil
+		})
+		return err
 	}); err != nil {
 		return fmt.Errorf("writing APIService %s: %w", SearchAPIServiceName, err)
 	}
