@@ -17,10 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
+	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -170,4 +172,73 @@ func TestSearchCachesSelectedKinds(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// BenchmarkSearchList: 150 Deployments in each of member1 and member2 (made
+// directly in the members, zero replicas), read from member1 directly, and
+// all 300 from karmada-search's cache through the karmada-apiserver
+// (search/cache: both members in one answer). Run alone
+// (it starts the e2e fleet):
+//
+//	KARMADA_BIN_DIR=$PWD/bin go test -tags e2e -run XXX -bench SearchList ./test/e2e/
+func BenchmarkSearchList(b *testing.B) {
+	ctx := context.Background()
+	kube := func(context string) kubernetes.Interface {
+		cfg := restConfig(b, context)
+		cfg.QPS, cfg.Burst = 10000, 10000
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return kc
+	}
+	ns := "bench-search"
+	members := []string{"member1", "member2"}
+	for _, m := range members {
+		kc := kube(m)
+		if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatal(err)
+		}
+		for i := range 150 {
+			d := kctlDeployment(ns, fmt.Sprintf("d-%03d", i), 0)
+			if _, err := kc.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				b.Fatal(err)
+			}
+		}
+	}
+	c, err := client.New(restConfig(b, "karmada-apiserver"), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rr := &searchv1alpha1.ResourceRegistry{ObjectMeta: metav1.ObjectMeta{Name: "bench-search"},
+		Spec: searchv1alpha1.ResourceRegistrySpec{
+			TargetCluster:     policyv1alpha1.ClusterAffinity{ClusterNames: members},
+			ResourceSelectors: []searchv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns}},
+		}}
+	if err := c.Create(ctx, rr); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.Fatal(err)
+	}
+	admin := kube("karmada-apiserver")
+	path := searchCache + "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	deadline := time.Now().Add(time.Minute)
+	for {
+		raw, err := admin.Discovery().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		if err == nil && strings.Count(string(raw), `"kind":"Deployment"`) == 300 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the cache has not the 300 Deployments: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	get := func(b *testing.B, kc kubernetes.Interface, path string) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := kc.Discovery().RESTClient().Get().AbsPath(path).DoRaw(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("member1-direct-150", func(b *testing.B) { get(b, kube("member1"), "/apis/apps/v1/namespaces/"+ns+"/deployments") })
+	b.Run("search-cache-300", func(b *testing.B) { get(b, admin, path) })
 }
