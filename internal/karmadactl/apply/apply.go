@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -24,6 +23,7 @@ import (
 	"github.com/karmada-go/karmada/internal/karmadactl/kubectlcmds"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/target"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Options are karmadactl's flags beside kubectl apply's.
@@ -121,18 +121,8 @@ func (o *Options) propagate(ctx context.Context, c client.Client, infos []*resou
 			continue
 		}
 		result, err := controllerutil.CreateOrUpdate(ctx, c, policy, func() error {
-			switch p := policy.(type) {
-			case *policyv1alpha1.PropagationPolicy:
-				if equality.Semantic.DeepEqual(p.Spec.ResourceSelectors, spec.ResourceSelectors) && equality.Semantic.DeepEqual(p.Spec.Placement.ClusterAffinity, spec.Placement.ClusterAffinity) {
-					return nil
-				}
-				p.Spec.ResourceSelectors, p.Spec.Placement.ClusterAffinity = spec.ResourceSelectors, spec.Placement.ClusterAffinity
-			case *policyv1alpha1.ClusterPropagationPolicy:
-				if equality.Semantic.DeepEqual(p.Spec.ResourceSelectors, spec.ResourceSelectors) && equality.Semantic.DeepEqual(p.Spec.Placement.ClusterAffinity, spec.Placement.ClusterAffinity) {
-					return nil
-				}
-				p.Spec.ResourceSelectors, p.Spec.Placement.ClusterAffinity = spec.ResourceSelectors, spec.Placement.ClusterAffinity
-			}
+			have := specOf(policy)
+			have.ResourceSelectors, have.Placement.ClusterAffinity = spec.ResourceSelectors, spec.Placement.ClusterAffinity
 			return nil
 		})
 		if err != nil {
@@ -145,6 +135,14 @@ func (o *Options) propagate(ctx context.Context, c client.Client, infos []*resou
 		fmt.Fprintf(out, "%s/%s %s\n", policyResource(policy), policy.GetName(), word)
 	}
 	return nil
+}
+
+// specOf is a policy's spec, to write in place.
+func specOf(p client.Object) *policyv1alpha1.PropagationSpec {
+	if cp, ok := p.(*policyv1alpha1.ClusterPropagationPolicy); ok {
+		return &cp.Spec
+	}
+	return &p.(*policyv1alpha1.PropagationPolicy).Spec
 }
 
 func policyResource(p client.Object) string {
@@ -161,10 +159,8 @@ func (o *Options) policy(info *resource.Info) (client.Object, policyv1alpha1.Pro
 		ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: info.Name, Namespace: info.Namespace}},
 		Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: o.Clusters}},
 	}
-	name := strings.TrimRight(info.Name+"-"+strings.ToLower(gvk.Kind), "-.")
-	if len(name) > 253 {
-		name = name[:253]
-	}
+	// Named as Karmada names the binding it makes.
+	name := names.BindingName(gvk.Kind, info.Name)
 	if info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		return &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: info.Namespace, Name: name}}, spec
 	}

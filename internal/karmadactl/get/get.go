@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/target"
@@ -38,10 +39,6 @@ import (
 // ControlPlane is the CLUSTER column's value for the control plane's
 // objects, as Karmada prints it.
 const ControlPlane = "Karmada"
-
-// CachedFromClusterAnnotation names the member a printed object was read
-// from (-o yaml|json|...), as karmada-search marks what it serves.
-const CachedFromClusterAnnotation = "resource.karmada.io/cached-from-cluster"
 
 // Options are the command's flags.
 type Options struct {
@@ -352,7 +349,7 @@ func (o *Options) printObjects(sources []source) error {
 				if a == nil {
 					a = map[string]string{}
 				}
-				a[CachedFromClusterAnnotation] = s.cluster
+				a[searchv1alpha1.CachedFromClusterAnnotation] = s.cluster
 				u.SetAnnotations(a)
 			}
 			objs = append(objs, obj)

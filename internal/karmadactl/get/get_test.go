@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/resource"
+
+	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 )
 
 // serverTable is a Deployment table as an API server answers it.
@@ -98,7 +100,7 @@ func TestPrintObjectsMarksTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := out.String(); strings.Count(s, CachedFromClusterAnnotation+": member2") != 1 || strings.Count(s, CachedFromClusterAnnotation) != 1 || !strings.Contains(s, "kind: List") {
+	if s := out.String(); strings.Count(s, searchv1alpha1.CachedFromClusterAnnotation+": member2") != 1 || strings.Count(s, searchv1alpha1.CachedFromClusterAnnotation) != 1 || !strings.Contains(s, "kind: List") {
 		t.Errorf("-o yaml:\n%s", s)
 	}
 }

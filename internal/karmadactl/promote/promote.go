@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +30,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/karmadactl/target"
+	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Options are the command's flags.
@@ -241,7 +241,7 @@ func (o *Options) Run(ctx context.Context, kind, name string) error {
 		fmt.Fprintf(o.Out, "Resource %q(%s) is promoted successfully\n", m.Resource.String(), describe(t))
 	}
 	if policy != nil {
-		fmt.Fprintf(o.Out, "%s %s places it on cluster %s (conflictResolution: Overwrite)\n", policyKind, describeObj(policy), o.Cluster)
+		fmt.Fprintf(o.Out, "%s %s places it on cluster %s (conflictResolution: Overwrite)\n", policyKind, describe(policy), o.Cluster)
 	}
 	return nil
 }
@@ -264,7 +264,8 @@ func get(g genericclioptions.RESTClientGetter, ns, arg string) (*resource.Info, 
 func (o *Options) policy(obj *unstructured.Unstructured, namespaced bool) client.Object {
 	name := o.PolicyName
 	if name == "" {
-		name = policyName(obj.GetName(), obj.GetKind())
+		// Named as Karmada names the binding it makes.
+		name = names.BindingName(obj.GetKind(), obj.GetName())
 	}
 	spec := policyv1alpha1.PropagationSpec{
 		ResourceSelectors:  []policyv1alpha1.ResourceSelector{{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), Namespace: obj.GetNamespace()}},
@@ -280,15 +281,6 @@ func (o *Options) policy(obj *unstructured.Unstructured, namespaced bool) client
 	p := &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
 	p.SetGroupVersionKind(policyv1alpha1.SchemeGroupVersion.WithKind("ClusterPropagationPolicy"))
 	return p
-}
-
-// policyName is <name>-<kind>, within a name's 253 characters.
-func policyName(name, kind string) string {
-	n := name + "-" + strings.ToLower(kind)
-	if len(n) > 253 {
-		n = n[:253]
-	}
-	return strings.TrimRight(n, "-.")
 }
 
 // print writes what would be created.
@@ -333,14 +325,7 @@ func getDependency(ctx context.Context, g genericclioptions.RESTClientGetter, d 
 	return dyn.Resource(m.Resource).Namespace(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
 }
 
-func describe(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
-}
-
-func describeObj(o client.Object) string {
+func describe(o metav1.Object) string {
 	if o.GetNamespace() == "" {
 		return o.GetName()
 	}

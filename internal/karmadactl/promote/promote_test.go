@@ -29,7 +29,8 @@ func TestPolicy(t *testing.T) {
 	if cp, ok := o.policy(crd, false).(*policyv1alpha1.ClusterPropagationPolicy); !ok || cp.Name != "mine" || cp.Spec.PropagateDeps {
 		t.Errorf("a cluster-scoped kind gets %+v", o.policy(crd, false))
 	}
-	if n := policyName(strings.Repeat("a", 260), "Deployment"); len(n) > 253 {
+	long := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": strings.Repeat("a", 253), "namespace": "shop"}}}
+	if n := (&Options{Cluster: "member1"}).policy(long, true).GetName(); len(n) > 253 {
 		t.Errorf("policy name of %d characters", len(n))
 	}
 }
