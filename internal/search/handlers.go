@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/proxy"
-	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/kubernetes"
@@ -42,9 +41,11 @@ const (
 // handlers serve the cache and the proxy.
 type handlers struct {
 	manager *cache.Manager
-	// kube reaches the karmada-apiserver as karmada-search: subject access
-	// reviews, and discovery for the proxy.
-	kube    kubernetes.Interface
+	// kube reaches the karmada-apiserver as karmada-search: discovery for
+	// the proxy.
+	kube kubernetes.Interface
+	// authz decides for the caller (the server's delegated authorizer).
+	authz   authorizer.Authorizer
 	karmada client.Reader
 	dialer  clusterproxy.Dialer
 }
@@ -98,7 +99,7 @@ func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, apierrors.NewMethodNotSupported(t.gvr.GroupResource(), r.Method))
 		return
 	}
-	h.read(w, r, t, false)
+	h.read(w, r, t)
 }
 
 // proxy serves /proxying/karmada/proxy/<path>: discovery from the
@@ -125,7 +126,7 @@ func (h *handlers) proxy(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, apierrors.NewBadRequest("karmada-search serves lists and gets of what it caches; watch the members or the karmada-apiserver"))
 			return
 		}
-		h.read(w, r, t, true)
+		h.read(w, r, t)
 	case http.MethodPut, http.MethodPatch, http.MethodDelete:
 		h.write(w, r, t, p)
 	default:
@@ -185,51 +186,39 @@ func (h *handlers) discovery(w http.ResponseWriter, r *http.Request, p string) {
 	_, _ = w.Write(body)
 }
 
-// authorize asks the karmada-apiserver whether the caller may do verb on
-// the target there.
-func (h *handlers) authorize(ctx context.Context, verb string, ra authorizationv1.ResourceAttributes) error {
+// authorize asks whether the caller may do verb on the target in the
+// karmada-apiserver: the server's delegated authorizer, which asks the
+// karmada-apiserver (SubjectAccessReview) and caches its answers briefly,
+// as it does for every request the server serves.
+func (h *handlers) authorize(ctx context.Context, ra authorizer.AttributesRecord) error {
 	u, ok := request.UserFrom(ctx)
 	if !ok {
 		return apierrors.NewUnauthorized("no user in the request")
 	}
-	ra.Verb = verb
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		ResourceAttributes: &ra, User: u.GetName(), Groups: u.GetGroups(), UID: u.GetUID(), Extra: extra(u),
-	}}
-	res, err := h.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
-	if err != nil {
+	ra.User, ra.ResourceRequest = u, true
+	decision, _, err := h.authz.Authorize(ctx, ra)
+	if err != nil && decision != authorizer.DecisionAllow {
 		return apierrors.NewInternalError(fmt.Errorf("checking the caller's rights: %w", err))
 	}
-	if !res.Status.Allowed {
-		gr := schema.GroupResource{Group: ra.Group, Resource: ra.Resource}
+	if decision != authorizer.DecisionAllow {
+		gr := schema.GroupResource{Group: ra.APIGroup, Resource: ra.Resource}
 		if ra.Subresource != "" {
 			gr.Resource += "/" + ra.Subresource
 		}
-		return apierrors.NewForbidden(gr, ra.Name, fmt.Errorf("user %q cannot %s %s in the control plane (karmada-search serves only what the karmada-apiserver lets the caller read)", u.GetName(), verb, gr))
+		return apierrors.NewForbidden(gr, ra.Name, fmt.Errorf("user %q cannot %s %s in the control plane (karmada-search serves only what the karmada-apiserver lets the caller read)", u.GetName(), ra.Verb, gr))
 	}
 	return nil
 }
 
-func extra(u user.Info) map[string]authorizationv1.ExtraValue {
-	if len(u.GetExtra()) == 0 {
-		return nil
-	}
-	out := map[string]authorizationv1.ExtraValue{}
-	for k, v := range u.GetExtra() {
-		out[k] = v
-	}
-	return out
-}
-
 // read lists or gets from the cache, authorized as the caller's list or
 // get of the resource in the control plane.
-func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxied bool) {
+func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target) {
 	stores := h.manager.Stores(t.gvr.GroupResource())
 	verb := "list"
 	if t.name != "" {
 		verb = "get"
 	}
-	if err := h.authorize(r.Context(), verb, authorizationv1.ResourceAttributes{Group: t.gvr.Group, Version: t.gvr.Version, Resource: t.gvr.Resource, Namespace: t.namespace, Name: t.name}); err != nil {
+	if err := h.authorize(r.Context(), authorizer.AttributesRecord{Verb: verb, APIGroup: t.gvr.Group, APIVersion: t.gvr.Version, Resource: t.gvr.Resource, Namespace: t.namespace, Name: t.name}); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -294,9 +283,10 @@ func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxie
 		return
 	}
 	apiVersion := t.gvr.GroupVersion().String()
-	listKind := kind + "List"
-	if !proxied && kind == "" {
-		listKind = "List"
+	// Nothing cached of the kind: an empty List.
+	listKind := "List"
+	if kind != "" {
+		listKind = kind + "List"
 	}
 	var b bytes.Buffer
 	meta, _ := json.Marshal(metav1.ListMeta{Continue: next})
@@ -399,7 +389,7 @@ func (h *handlers) write(w http.ResponseWriter, r *http.Request, t target, p str
 		return
 	}
 	verb := map[string]string{http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete"}[r.Method]
-	if err := h.authorize(r.Context(), verb, authorizationv1.ResourceAttributes{Group: clusterv1alpha1.GroupName, Resource: "clusters", Subresource: "proxy", Name: found.Cluster}); err != nil {
+	if err := h.authorize(r.Context(), authorizer.AttributesRecord{Verb: verb, APIGroup: clusterv1alpha1.GroupName, APIVersion: clusterv1alpha1.SchemeGroupVersion.Version, Resource: "clusters", Subresource: "proxy", Name: found.Cluster}); err != nil {
 		h.fail(w, r, err)
 		return
 	}

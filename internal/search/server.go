@@ -55,7 +55,7 @@ func New(c genericapiserver.CompletedConfig, kube kubernetes.Interface, karmada 
 	}
 	secrets := informers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, informers.WithNamespace(names.ClusterNamespace))
 	manager := cache.NewManager()
-	h := &handlers{manager: manager, kube: kube, karmada: karmada, dialer: aggregatedapiserver.NewSecretDialer(secrets.Core().V1().Secrets().Lister())}
+	h := &handlers{manager: manager, kube: kube, authz: c.Authorization.Authorizer, karmada: karmada, dialer: aggregatedapiserver.NewSecretDialer(secrets.Core().V1().Secrets().Lister())}
 	info := genericapiserver.NewDefaultAPIGroupInfo(searchv1alpha1.GroupName, Scheme, ParameterCodec, Codecs)
 	info.VersionedResourcesStorageMap[searchv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"resourceregistries":        &registryREST{storage.Registry},
