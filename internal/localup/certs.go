@@ -178,10 +178,10 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	// kwok reads its serving certificate only when it starts: the members'
-	// kwoks, which simulate nodes and pods and keep no state, are restarted.
+	// What reads its serving certificate only when it starts (the members'
+	// kwoks, which keep no state) is restarted.
 	for _, s := range steps {
-		if _, ok := running[s.Name]; !ok || !strings.HasSuffix(s.Name, "/kwok") {
+		if _, ok := running[s.Name]; !ok || !s.RestartToRenew {
 			continue
 		}
 		if err := ComponentStop(stateDir, binDir, s.Name, false, io.Discard); err != nil {

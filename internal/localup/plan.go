@@ -640,10 +640,12 @@ func (f *fleet) clusterSteps(c *cluster) ([]*Step, error) {
 		Args:    kwokArgs(c),
 		// kwok loads <workdir>/kwok.yaml when present; keep a user's
 		// ~/.kwok out of the fleet.
-		Env:          []string{"KWOK_WORKDIR=" + filepath.Join(c.dir, "kwok")},
-		Ports:        []int{c.ports[slotKwok]},
-		Probe:        &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotKwok]), TLS: servingTLS},
-		ReadyTimeout: 60 * time.Second,
+		Env: []string{"KWOK_WORKDIR=" + filepath.Join(c.dir, "kwok")},
+		// Its kubelet API's certificate is read once.
+		RestartToRenew: true,
+		Ports:          []int{c.ports[slotKwok]},
+		Probe:          &Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports[slotKwok]), TLS: servingTLS},
+		ReadyTimeout:   60 * time.Second,
 	}
 	nodes := &Step{
 		Name:    prefix("nodes"),

@@ -36,6 +36,9 @@ type Step struct {
 	// ReadyTimeout bounds the wait for the probe after start.
 	ReadyTimeout time.Duration
 
+	// RestartToRenew: the process reads its serving certificate only when
+	// it starts, so `certs renew` restarts it (it must keep no state).
+	RestartToRenew bool
 	// Run performs a task step. It must be idempotent.
 	Run func(ctx context.Context) error
 }
