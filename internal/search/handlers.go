@@ -99,7 +99,7 @@ func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, apierrors.NewMethodNotSupported(t.gvr.GroupResource(), r.Method))
 		return
 	}
-	h.read(w, r, t)
+	h.read(w, r, t, false)
 }
 
 // proxy serves /proxying/karmada/proxy/<path>: discovery from the
@@ -116,17 +116,15 @@ func (h *handlers) proxy(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, apierrors.NewNotFound(schema.GroupResource{Group: searchv1alpha1.GroupName, Resource: "proxying"}, p))
 		return
 	}
-	if len(h.manager.Stores(t.gvr.GroupResource())) == 0 {
-		h.fail(w, r, notCached(t.gvr.GroupResource()))
-		return
-	}
+	// Whether a kind is cached, and what, is said only to a caller who may
+	// read it: read and write authorize first.
 	switch r.Method {
 	case http.MethodGet:
 		if r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1" {
 			h.fail(w, r, apierrors.NewBadRequest("karmada-search serves lists and gets of what it caches; watch the members or the karmada-apiserver"))
 			return
 		}
-		h.read(w, r, t)
+		h.read(w, r, t, true)
 	case http.MethodPut, http.MethodPatch, http.MethodDelete:
 		h.write(w, r, t, p)
 	default:
@@ -212,7 +210,7 @@ func (h *handlers) authorize(ctx context.Context, ra authorizer.AttributesRecord
 
 // read lists or gets from the cache, authorized as the caller's list or
 // get of the resource in the control plane.
-func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target) {
+func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxied bool) {
 	stores := h.manager.Stores(t.gvr.GroupResource())
 	verb := "list"
 	if t.name != "" {
@@ -220,6 +218,12 @@ func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target) {
 	}
 	if err := h.authorize(r.Context(), authorizer.AttributesRecord{Verb: verb, APIGroup: t.gvr.Group, APIVersion: t.gvr.Version, Resource: t.gvr.Resource, Namespace: t.namespace, Name: t.name}); err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	if proxied && len(stores) == 0 {
+		// The proxy serves only what is cached (the search API answers an
+		// empty list).
+		h.fail(w, r, notCached(t.gvr.GroupResource()))
 		return
 	}
 	q := cache.Query{Namespace: t.namespace, Name: t.name}
@@ -377,8 +381,19 @@ func (h *handlers) write(w http.ResponseWriter, r *http.Request, t target, p str
 		h.fail(w, r, apierrors.NewBadRequest("karmada-search changes one named object at a time"))
 		return
 	}
+	// Only what the caller may read is looked for: an object's presence
+	// is not told to anyone else.
+	if err := h.authorize(r.Context(), authorizer.AttributesRecord{Verb: "get", APIGroup: t.gvr.Group, APIVersion: t.gvr.Version, Resource: t.gvr.Resource, Namespace: t.namespace, Name: t.name}); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	stores := h.manager.Stores(t.gvr.GroupResource())
+	if len(stores) == 0 {
+		h.fail(w, r, notCached(t.gvr.GroupResource()))
+		return
+	}
 	var found *cache.Entry
-	for _, s := range h.manager.Stores(t.gvr.GroupResource()) {
+	for _, s := range stores {
 		if es := s.Select(cache.Query{Namespace: t.namespace, Name: t.name}); len(es) > 0 {
 			found = es[0]
 			break
