@@ -315,6 +315,29 @@ func tenantConfig(ctx context.Context, t *testing.T, ns string) *rest.Config {
 	return cfg
 }
 
+// searchRefused checks that cfg's identity reads nothing of the members
+// through karmada-search (its endpoints are open to every authenticated
+// user; the read is checked as the caller's) and may not choose what it
+// caches.
+func searchRefused(t *testing.T, who string, cfg *rest.Config) {
+	t.Helper()
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/apis/search.karmada.io/v1alpha1/search/cache/api/v1/secrets",
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/api/v1/namespaces/kube-system/secrets"} {
+		if err := kc.CoreV1().RESTClient().Get().AbsPath(p).Do(context.Background()).Error(); !apierrors.IsForbidden(err) {
+			t.Errorf("%s reading %s: %v; want Forbidden", who, p, err)
+		}
+	}
+	rr := []byte(`{"apiVersion":"search.karmada.io/v1alpha1","kind":"ResourceRegistry","metadata":{"name":"e2e-attacker"},"spec":{"targetCluster":{},"resourceSelectors":[{"apiVersion":"v1","kind":"Secret"}]}}`)
+	err = kc.CoreV1().RESTClient().Post().AbsPath("/apis/search.karmada.io/v1alpha1/resourceregistries").SetHeader("Content-Type", "application/json").Body(rr).Do(context.Background()).Error()
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("%s creating a ResourceRegistry of Secrets: %v; want Forbidden", who, err)
+	}
+}
+
 // proxyRefused checks that cfg's identity may not reach member's API
 // through clusters/<member>/proxy.
 func proxyRefused(t *testing.T, who string, cfg *rest.Config, member string) {
@@ -489,6 +512,7 @@ func TestBootstrapTokenHoldsNoOtherRight(t *testing.T) {
 	wantRefused(t, "creating a policy", tc.Create(ctx, &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-token-policy"},
 		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace"}}}}))
 	proxyRefused(t, "a bootstrap token", bootstrapToken(t), "member1")
+	searchRefused(t, "a bootstrap token", bootstrapToken(t))
 }
 
 // A compromised agent (member3's kubeconfig, as stored in its member) reaches
@@ -557,6 +581,7 @@ func TestAgentConfinedToItsOwnCluster(t *testing.T) {
 	// or its own.
 	proxyRefused(t, "member3's agent", agentCfg, "member1")
 	proxyRefused(t, "member3's agent", agentCfg, "member3")
+	searchRefused(t, "member3's agent", agentCfg)
 }
 
 // A tenant with rights in one namespace stays there: its OverridePolicy
@@ -575,6 +600,7 @@ func TestTenantStaysInItsNamespace(t *testing.T) {
 	}
 	// Its rights in one namespace reach no member through the proxy.
 	proxyRefused(t, "a tenant", tenantCfg, "member1")
+	searchRefused(t, "a tenant", tenantCfg)
 	for _, path := range []string{"/metadata/namespace", "/kind"} {
 		op := &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "move"}, Spec: policyv1alpha1.OverrideSpec{
 			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},

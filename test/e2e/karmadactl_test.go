@@ -224,6 +224,29 @@ func TestKarmadactlLogsExecDescribe(t *testing.T) {
 	if out := run("exec", pod.Name, "-n", pod.Namespace, "--operation-scope", "members", "-C", "member1", "--", "sh", "-c", "echo answer-$((6*7))"); strings.TrimSpace(out) != "answer-42" {
 		t.Errorf("exec through the proxy: %q", out)
 	}
+	// kwok runs exec's command on this machine: only in pods of
+	// karmada-local-exec. A pod elsewhere refuses it.
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "noexec-" + utilrand.String(5)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "shell", Image: "busybox"}}}}
+	if _, err := m1.CoreV1().Pods(other.Namespace).Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = m1.CoreV1().Pods(other.Namespace).Delete(context.Background(), other.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	testenv.Eventually(t, 60*time.Second, "the other pod running", func(ctx context.Context) error {
+		p, err := m1.CoreV1().Pods(other.Namespace).Get(ctx, other.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+	if out, errOut, err := kctl(t, "exec", other.Name, "-n", other.Namespace, "--operation-scope", "members", "-C", "member1", "--", "sh", "-c", "echo ran"); err == nil || strings.Contains(out, "ran") || !strings.Contains(errOut, "no exec found") {
+		t.Errorf("exec outside %s: %v %q %q, want kwok's refusal", localup.KwokExecNamespace, err, out, errOut)
+	}
 	if out := run("describe", "pod", pod.Name, "-n", pod.Namespace, "--operation-scope", "members", "-C", "member1"); !strings.Contains(out, "Namespace:        "+pod.Namespace) || !strings.Contains(out, pod.Name) || !strings.Contains(out, "Node:") {
 		t.Errorf("describe through the proxy:\n%s", out)
 	}
