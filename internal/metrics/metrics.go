@@ -239,6 +239,29 @@ var (
 	}, []string{"name", "result"})
 )
 
+// karmada-scheduler-estimator, and the scheduler's use of it.
+var (
+	EstimatingRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "karmada_scheduler_estimator_estimating_request_total",
+		Help: "Number of scheduler estimator requests, by result and type (the gRPC method).",
+	}, []string{"result", "type"})
+	EstimatingAlgorithmDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "karmada_scheduler_estimator_estimating_algorithm_duration_seconds",
+		Help:    "Duration of one estimate, by result, type (the gRPC method) and step.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+	}, []string{"result", "type", "step"})
+	// EstimatorFallbacks counts estimates the scheduler took from the
+	// general estimator alone because a cluster's accurate estimator did
+	// not answer in time (or at all).
+	EstimatorFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "karmada_scheduler_estimator_fallback_total",
+		Help: "Number of estimates the scheduler made without a member's scheduler estimator (unreachable, slow or failing), by member cluster and reason.",
+	}, []string{"member_cluster", "reason"})
+)
+
+// EstimatorTypes are the estimator's methods, the type label's values.
+var EstimatorTypes = []string{"MaxAvailableReplicas", "MaxAvailableComponentSets", "GetUnschedulableReplicas"}
+
 // EvictionQueues are the controllers that evict, the name label's values:
 // the taint manager evicts bindings from clusters with a NoExecute taint
 // they do not tolerate.
@@ -254,7 +277,7 @@ var InterpreterErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 var InterpreterOperations = []string{"InterpretReplica", "InterpretStatus", "InterpretHealth", "AggregateStatus", "InterpretDependency", "Retain", "ReviseReplica"}
 
 var (
-	buildOnce, schedulerOnce, cmOnce, agentOnce, interpOnce sync.Once
+	buildOnce, schedulerOnce, cmOnce, agentOnce, interpOnce, estimatorOnce sync.Once
 )
 
 // RegisterBuildInfo exports karmada_build_info.
@@ -279,7 +302,7 @@ func RegisterScheduler() {
 	RegisterBuildInfo()
 	schedulerOnce.Do(func() {
 		metrics.Registry.MustRegister(ScheduleAttempts, E2ESchedulingDuration, SchedulingAlgorithmDuration,
-			QueueIncomingBindings, FrameworkExtensionPointDuration, PluginExecutionDuration, PendingBindings)
+			QueueIncomingBindings, FrameworkExtensionPointDuration, PluginExecutionDuration, PendingBindings, EstimatorFallbacks)
 		for _, r := range results {
 			for _, t := range []string{ResourceBinding, ClusterResourceBinding} {
 				ScheduleAttempts.WithLabelValues(r, t)
@@ -287,6 +310,19 @@ func RegisterScheduler() {
 		}
 		for _, e := range []string{"Add", "Update", "Delete"} {
 			QueueIncomingBindings.WithLabelValues(e)
+		}
+	})
+}
+
+// RegisterEstimator registers karmada-scheduler-estimator's metrics.
+func RegisterEstimator() {
+	RegisterBuildInfo()
+	estimatorOnce.Do(func() {
+		metrics.Registry.MustRegister(EstimatingRequests, EstimatingAlgorithmDuration)
+		for _, r := range results {
+			for _, t := range EstimatorTypes {
+				EstimatingRequests.WithLabelValues(r, t)
+			}
 		}
 	})
 }
