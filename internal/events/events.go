@@ -64,6 +64,10 @@ const (
 	// InterpretFailed (ours): a customization or interpreter webhook
 	// failed; the message names it and the operation.
 	InterpretFailed = "InterpretFailed"
+	// EstimatorFallback (ours): a member's karmada-scheduler-estimator did
+	// not answer in time; the binding was placed by the general estimator
+	// for that cluster.
+	EstimatorFallback = "EstimatorFallback"
 )
 
 // Reasons recorded on templates.

@@ -124,8 +124,7 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	}
 	components := len(spec.Components) > 0
 
-	var feasible []*clusterv1alpha1.Cluster
-	available := map[string]int32{}
+	var passed []*clusterv1alpha1.Cluster
 	step := time.Now()
 	for i := range clusters {
 		c := &clusters[i]
@@ -143,9 +142,20 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 			rule(c.Name, st.Plugin(), st.Message())
 			continue
 		}
+		passed = append(passed, c)
+	}
+	// One estimate per cluster that passed, all at once (an accurate
+	// estimator asks the members in parallel).
+	var estimates []int32
+	if spec.Replicas > 0 || components {
+		estimates = estimate(ctx, fw, spec, passed)
+	}
+	var feasible []*clusterv1alpha1.Cluster
+	available := map[string]int32{}
+	for i, c := range passed {
 		if spec.Replicas > 0 {
 			// What the binding already runs there is room it may keep.
-			n := estimator.General(c, spec.ReplicaRequirements)
+			n := estimates[i]
 			if n < estimator.Unlimited-previous[c.Name] {
 				n += previous[c.Name]
 			}
@@ -162,7 +172,7 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 			// A workload of several components is placed whole: a cluster
 			// must fit one set of all of them (what runs there now counts
 			// as room it may keep).
-			n := estimator.ComponentSets(c, spec.Components)
+			n := estimates[i]
 			if placedBefore[c.Name] && n < estimator.Unlimited {
 				n++
 			}
@@ -243,6 +253,28 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 		}
 	}
 	return Result{Targets: targets, Explanation: explanation(ex, nil)}
+}
+
+// estimate is the framework's estimator's answer, or the general
+// estimator's from each Cluster's resource summary.
+func estimate(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []int32 {
+	if fw.Estimator != nil {
+		return fw.Estimator.Estimate(ctx, spec, clusters)
+	}
+	out := make([]int32, len(clusters))
+	for i, c := range clusters {
+		out[i] = GeneralEstimate(c, spec)
+	}
+	return out
+}
+
+// GeneralEstimate is the general estimator's answer for one cluster:
+// replicas, or whole component sets of a multi-component workload.
+func GeneralEstimate(c *clusterv1alpha1.Cluster, spec *workv1alpha2.ResourceBindingSpec) int32 {
+	if spec.Replicas == 0 && len(spec.Components) > 0 {
+		return estimator.ComponentSets(c, spec.Components)
+	}
+	return estimator.General(c, spec.ReplicaRequirements)
 }
 
 // wholeSets gives each target every component's replicas. A Divided

@@ -69,6 +69,11 @@ type Scheduler struct {
 	// GracefulEviction gate off) instead of keeping it until the new
 	// placement is healthy.
 	DirectNarrowing bool
+	// Estimates deducts what this scheduler has just assigned from later
+	// estimates and asks the members' estimators (nil: the general
+	// estimator alone, nothing assumed). It is also the framework's
+	// Estimator.
+	Estimates *Estimates
 
 	backoff workqueue.TypedRateLimiter[string]
 	// written holds, per binding key, the ownWrite of the last status this
@@ -114,6 +119,14 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 	}
 	return nil
+}
+
+// assumed is the assumptions ledger (nil-safe).
+func (s *Scheduler) assumed() *Assumptions {
+	if s.Estimates == nil {
+		return nil
+	}
+	return s.Estimates.Assumed
 }
 
 // newQueue is controller-runtime's default queue, kept to be counted.
@@ -173,6 +186,7 @@ func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 			if apierrors.IsNotFound(err) {
 				s.written.Delete(req.String())
 				s.waiting.Delete(req.String())
+				s.assumed().Forget(req.String())
 			}
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
@@ -208,6 +222,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		return 0, nil
 	}
 	key := client.ObjectKeyFromObject(obj).String()
+	s.assumed().Observe(key, status.AggregatedStatus)
 	if w, ok := s.written.Load(key); ok {
 		if w := w.(ownWrite); w.uid == obj.GetUID() && status.SchedulerObservedGeneration < w.generation && obj.GetGeneration() <= w.generation {
 			// The cache is behind this scheduler's own status write; that
@@ -237,6 +252,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		from = ""
 		log.Info("Scheduling binding afresh", "binding", klog.KObj(obj), "rescheduleTriggeredAt", spec.RescheduleTriggeredAt)
 	}
+	ctx = WithCycle(ctx, key, func(cluster, reason string, err error) {
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.EstimatorFallback,
+			"scheduler estimator of cluster %s did not answer (%s: %v): estimated from the cluster's resource summary alone", cluster, reason, err)
+	})
 	res := ScheduleFrom(ctx, s.Framework, in, clusters.Items, from)
 	defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()
 	var pluginErr *PluginError
@@ -260,6 +279,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		// clusters from the same list, and a placement computed before an
 		// eviction would put the evicted cluster back.
 		before := obj.DeepCopyObject().(client.Object)
+		placedBefore := spec.Clusters
 		narrowed := s.narrow(obj, spec, res.Targets, clusters.Items)
 		spec.Clusters = res.Targets
 		if len(narrowed) > 0 {
@@ -268,6 +288,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return 0, fmt.Errorf("writing the placement: %w", err)
 		}
+		s.assumed().Assume(key, spec, placedBefore, res.Targets, status.AggregatedStatus)
 		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)
 	}
 

@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/karmada-go/karmada/internal/cli"
+	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/metrics"
@@ -25,6 +26,7 @@ type Options struct {
 	SchedulerName string
 	Plugins       []string
 	Workers       int
+	Estimator     estimatorclient.Options
 }
 
 // Validate checks the flags, naming the bad one.
@@ -38,7 +40,7 @@ func (o *Options) Validate() error {
 	if o.Workers <= 0 {
 		return fmt.Errorf("--concurrent-syncs=%d: must be positive", o.Workers)
 	}
-	return nil
+	return o.Estimator.Validate()
 }
 
 // NewCommand returns the karmada-scheduler command.
@@ -56,7 +58,17 @@ constraints, divides the binding's replicas (Duplicated; Divided by static
 weight, by available replicas, or Aggregated), trying clusterAffinities terms
 in order, and writes spec.clusters. The outcome goes to the binding's
 Scheduled condition (with the reason per cluster when nothing fits) and, per
-cluster, to status.placementExplanation (see karmadactl explain-placement).`,
+cluster, to status.placementExplanation (see karmadactl explain-placement).
+
+Replicas it has just assigned to a cluster are deducted from later estimates
+until the binding reports its copy there Healthy (or a minute has passed), so
+that bindings scheduled back to back do not all count the same free room.
+With --enable-scheduler-estimator it also asks each feasible member's
+karmada-scheduler-estimator (in parallel, within --scheduler-estimator-timeout)
+and keeps the smaller answer: node-level fit, which the resource summary
+cannot see. An estimator that does not answer leaves the general estimate
+standing, with an EstimatorFallback event on the binding and
+karmada_scheduler_estimator_fallback_total.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,6 +84,7 @@ cluster, to status.placementExplanation (see karmadactl explain-placement).`,
 	f.StringVar(&o.SchedulerName, "scheduler-name", scheduler.DefaultSchedulerName, "bindings naming this scheduler (or none) are scheduled here")
 	f.StringSliceVar(&o.Plugins, "plugins", []string{"*"}, "plugins to run: '*' for all, 'name' to enable, '-name' to disable")
 	f.IntVar(&o.Workers, "concurrent-syncs", 5, "bindings scheduled at once")
+	o.Estimator.AddFlags(f)
 	return cmd
 }
 
@@ -83,6 +96,14 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	estimates := &scheduler.Estimates{Assumed: &scheduler.Assumptions{}, DisableInPullMode: o.Estimator.DisableInPullMode}
+	if o.Estimator.Enabled {
+		if estimates.Pool, err = estimatorclient.NewPool(o.Estimator); err != nil {
+			return err
+		}
+		defer estimates.Pool.Close()
+	}
+	fw.Estimator = estimates
 	cfg, err := o.RESTConfig()
 	if err != nil {
 		return err
@@ -99,10 +120,10 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw, SchedulerName: o.SchedulerName, Workers: o.Workers,
-		Recorder: recorders.RecorderFor(events.SourceScheduler), DirectNarrowing: !features.Gate.Enabled(features.GracefulEviction)}).SetupWithManager(mgr); err != nil {
+		Recorder: recorders.RecorderFor(events.SourceScheduler), DirectNarrowing: !features.Gate.Enabled(features.GracefulEviction), Estimates: estimates}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Starting karmada-scheduler", "plugins", o.Plugins, "schedulerName", o.SchedulerName)
+	klog.FromContext(ctx).Info("Starting karmada-scheduler", "plugins", o.Plugins, "schedulerName", o.SchedulerName, "schedulerEstimator", o.Estimator.Enabled)
 	return mgr.Start(ctx)
 }
 

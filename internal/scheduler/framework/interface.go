@@ -124,8 +124,20 @@ type Factory func() (Plugin, error)
 // Registry maps plugin names to factories.
 type Registry map[string]Factory
 
+// ReplicaEstimator estimates, for the clusters that passed the filters,
+// how many more replicas of the binding (or, for a multi-component
+// workload, whole sets of its components) each can take: the answers are
+// in the clusters' order. Without one the general estimator answers from
+// each Cluster's resource summary.
+type ReplicaEstimator interface {
+	Estimate(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []int32
+}
+
 // Framework runs the enabled plugins.
 type Framework struct {
+	// Estimator replaces the general estimator when set.
+	Estimator ReplicaEstimator
+
 	filters []FilterPlugin
 	scores  []ScorePlugin
 	// filterTimes and scoreTimes time each plugin (the observers resolved
