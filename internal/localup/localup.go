@@ -104,6 +104,10 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		// Health thresholds too.
 		cfg.ClusterFailureThreshold, cfg.ClusterSuccessThreshold = rec.ClusterFailureThreshold, rec.ClusterSuccessThreshold
 	}
+	if rec != nil && cfg.NodeCapacity == nil {
+		// And the members' node sizes.
+		cfg.NodeCapacity = rec.NodeCapacity
+	}
 	if rec != nil && cfg.CertValidity == 0 && cfg.CAValidity == 0 {
 		// Certificates keep the lifetimes up was last given.
 		cfg.CertValidity, cfg.CAValidity = rec.CertValidity, rec.CAValidity

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 )
@@ -92,6 +94,10 @@ type Config struct {
 	// Cluster turns NotReady (Ready again): the controller manager's and the
 	// agents' flags of those names (zero: theirs, 30 s).
 	ClusterFailureThreshold, ClusterSuccessThreshold time.Duration
+	// NodeCapacity gives a member's kwok nodes another capacity than the
+	// default 8 cpu, 32Gi, 110 pods (--node-capacity); resources not named
+	// keep the default.
+	NodeCapacity map[string]corev1.ResourceList
 	// renew issues every leaf certificate again (certs renew).
 	renew bool
 }
@@ -171,6 +177,16 @@ func (c Config) Validate() error {
 		}
 		_ = l.Close()
 	}
+	for m, rl := range c.NodeCapacity {
+		if !slices.Contains(memberNames(c.Members), m) {
+			return fmt.Errorf("--node-capacity: %q is not a member of the fleet (member1..member%d)", m, c.Members)
+		}
+		for name, q := range rl {
+			if q.Sign() <= 0 {
+				return fmt.Errorf("--node-capacity %s: %s=%s must be positive", m, name, q.String())
+			}
+		}
+	}
 	for _, m := range c.PullMembers {
 		if !slices.Contains(memberNames(c.Members), m) {
 			return fmt.Errorf("--pull-members: %q is not a member of the fleet (member1..member%d)", m, c.Members)
@@ -236,6 +252,9 @@ type cluster struct {
 	// there), and the control plane kubeconfig register obtained.
 	pull                                  bool
 	agentMemberConfig, agentKarmadaConfig string
+	// A member's karmada-scheduler-estimator: its serving certificate (of
+	// the estimators' CA) and its member kubeconfig (its identity there).
+	estimatorCert, estimatorKey, estimatorConfig string
 }
 
 // etcdAuthStep turns etcd authentication on before any API server starts.
@@ -279,6 +298,8 @@ type fleet struct {
 		// karmada-search's client certificate.
 		search, searchKey string
 	}
+	// estimator is the members' estimators' PKI (estimator.go).
+	estimator estimatorPKI
 }
 
 func (f *fleet) logPath(step string) string {
@@ -292,7 +313,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -362,6 +383,9 @@ func (f *fleet) prepare() error {
 				return err
 			}
 		}
+	}
+	if !f.cfg.external() {
+		return f.prepareEstimators()
 	}
 	return nil
 }
@@ -653,8 +677,12 @@ func (f *fleet) clusterSteps(c *cluster) ([]*Step, error) {
 		After:   []string{api, kcms[0].Name, scheduler.Name, kwok.Name},
 		Run:     f.setupMember(c),
 	}
+	steps = append(steps, scheduler, kwok, nodes)
+	if !f.cfg.external() {
+		steps = append(steps, f.estimatorSteps(c, nodes.Name)...)
+	}
 	if c.pull {
-		return append(append(steps, scheduler, kwok, nodes), f.pullSteps(c, nodes.Name)...), nil
+		return append(steps, f.pullSteps(c, nodes.Name)...), nil
 	}
 	join := &Step{
 		Name:    prefix("join"),
@@ -662,7 +690,7 @@ func (f *fleet) clusterSteps(c *cluster) ([]*Step, error) {
 		After:   []string{nodes.Name, "karmada/setup", clusterAPIStep},
 		Run:     f.joinMember(c),
 	}
-	return append(steps, scheduler, kwok, nodes, join), nil
+	return append(steps, join), nil
 }
 
 // leaderProbe asks a leader-elected process of the cluster, with the
@@ -767,7 +795,14 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 		kcm = append(kcm, s.Name)
 	}
 	for _, r := range f.controllerReplicas(c, "karmada-scheduler") {
-		steps = append(steps, f.karmadaComponent(c, "karmada-scheduler", r, setup.Name, clusterAPIStep))
+		s := f.karmadaComponent(c, "karmada-scheduler", r, setup.Name, clusterAPIStep)
+		// Node-level fit from every member's estimator; it starts after
+		// them so that its first placements have their answers.
+		s.Args = append(s.Args, f.schedulerEstimatorArgs()...)
+		for _, m := range f.clusters[1:] {
+			s.After = append(s.After, estimatorStep(m.name))
+		}
+		steps = append(steps, s)
 	}
 	ready := f.clustersReadyStep()
 	ready.After = append(ready.After, kcm...)

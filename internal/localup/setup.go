@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -77,15 +78,10 @@ func memberTopology(index int) (region string, zones []string) {
 
 // kwokNode is the Node object of kwok node i (1-based) of a member: a
 // realistic mid-size machine, labelled with the member's topology.
-func kwokNode(c *cluster, i int) *corev1.Node {
+func kwokNode(c *cluster, i int, custom corev1.ResourceList) *corev1.Node {
 	region, zones := memberTopology(c.index)
 	name := fmt.Sprintf("%s-node%d", c.name, i)
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:              resource.MustParse("8"),
-		corev1.ResourceMemory:           resource.MustParse("32Gi"),
-		corev1.ResourcePods:             resource.MustParse("110"),
-		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
-	}
+	capacity := nodeCapacity(custom)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
@@ -93,7 +89,7 @@ func kwokNode(c *cluster, i int) *corev1.Node {
 				"kubernetes.io/hostname":           name,
 				"kubernetes.io/os":                 "linux",
 				"kubernetes.io/arch":               "amd64",
-				"node.kubernetes.io/instance-type": "kwok.8c32g",
+				"node.kubernetes.io/instance-type": instanceType(capacity),
 				"topology.kubernetes.io/region":    region,
 				"topology.kubernetes.io/zone":      zones[(i-1)%len(zones)],
 				"type":                             "kwok",
@@ -117,6 +113,59 @@ func kwokNode(c *cluster, i int) *corev1.Node {
 	}
 }
 
+// nodeCapacity is a kwok node's capacity: a realistic mid-size machine
+// (8 cpu, 32Gi, 110 pods), or what --node-capacity says.
+func nodeCapacity(custom corev1.ResourceList) corev1.ResourceList {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("8"),
+		corev1.ResourceMemory:           resource.MustParse("32Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+	for n, q := range custom {
+		capacity[n] = q.DeepCopy()
+	}
+	return capacity
+}
+
+// instanceType names the node size, as kwok.<cpu>c<memory in Gi>g.
+func instanceType(capacity corev1.ResourceList) string {
+	mem := capacity[corev1.ResourceMemory]
+	return fmt.Sprintf("kwok.%dc%dg", capacity.Cpu().Value(), mem.Value()>>30)
+}
+
+// ParseNodeCapacity reads --node-capacity values, MEMBER:RESOURCE=QUANTITY
+// [,RESOURCE=QUANTITY...], e.g. member2:cpu=16,memory=64Gi.
+func ParseNodeCapacity(values []string) (map[string]corev1.ResourceList, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	out := map[string]corev1.ResourceList{}
+	for _, v := range values {
+		member, list, ok := strings.Cut(v, ":")
+		if !ok || member == "" || list == "" {
+			return nil, fmt.Errorf("--node-capacity %q: want MEMBER:RESOURCE=QUANTITY[,RESOURCE=QUANTITY], e.g. member2:cpu=16,memory=64Gi", v)
+		}
+		rl := out[member]
+		if rl == nil {
+			rl = corev1.ResourceList{}
+			out[member] = rl
+		}
+		for _, kv := range strings.Split(list, ",") {
+			name, qty, ok := strings.Cut(kv, "=")
+			if !ok {
+				return nil, fmt.Errorf("--node-capacity %q: %q is not RESOURCE=QUANTITY", v, kv)
+			}
+			q, err := resource.ParseQuantity(qty)
+			if err != nil {
+				return nil, fmt.Errorf("--node-capacity %q: %s=%q: %w", v, name, qty, err)
+			}
+			rl[corev1.ResourceName(name)] = q
+		}
+	}
+	return out, nil
+}
+
 // setupMember creates the member's kwok nodes (removing managed nodes beyond
 // the requested count), waits until all are Ready, and waits for the default
 // ServiceAccount so that pods can be created at once.
@@ -131,7 +180,7 @@ func (f *fleet) setupMember(c *cluster) func(ctx context.Context) error {
 			return err
 		}
 		for i := 1; i <= f.cfg.NodesPerMember; i++ {
-			_, err := kc.CoreV1().Nodes().Create(ctx, kwokNode(c, i), metav1.CreateOptions{})
+			_, err := kc.CoreV1().Nodes().Create(ctx, kwokNode(c, i, f.cfg.NodeCapacity[c.name]), metav1.CreateOptions{})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating node %d of %s: %w", i, c.name, err)
 			}
@@ -146,6 +195,18 @@ func (f *fleet) setupMember(c *cluster) func(ctx context.Context) error {
 					return fmt.Errorf("removing node %s: %w", n.Name, err)
 				}
 				continue
+			}
+			// A node of an earlier fleet takes the size asked for now.
+			if want := nodeCapacity(f.cfg.NodeCapacity[c.name]); !equality.Semantic.DeepEqual(n.Status.Capacity, want) || !equality.Semantic.DeepEqual(n.Status.Allocatable, want) {
+				n.Status.Capacity, n.Status.Allocatable = want, want
+				if _, err := kc.CoreV1().Nodes().UpdateStatus(ctx, &n, metav1.UpdateOptions{}); err != nil {
+					return fmt.Errorf("resizing node %s: %w", n.Name, err)
+				}
+				n.Labels["node.kubernetes.io/instance-type"] = instanceType(want)
+				patch := fmt.Appendf(nil, `{"metadata":{"labels":{"node.kubernetes.io/instance-type":%q}}}`, instanceType(want))
+				if _, err := kc.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					return fmt.Errorf("labelling node %s: %w", n.Name, err)
+				}
 			}
 			// The kubelet API (logs, exec) is kwok's server: kwok writes
 			// the port when it initializes a node; a node of an earlier

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // stateVersion is the layout version of the state directory. A directory
@@ -46,6 +48,8 @@ type stateRecord struct {
 	// of those names, kept as the lifetimes are (0: the components').
 	ClusterFailureThreshold time.Duration `json:"clusterFailureThreshold,omitempty"`
 	ClusterSuccessThreshold time.Duration `json:"clusterSuccessThreshold,omitempty"`
+	// NodeCapacity is up's --node-capacity, kept as the thresholds are.
+	NodeCapacity map[string]corev1.ResourceList `json:"nodeCapacity,omitempty"`
 }
 
 // recordOf is what up records of cfg.
@@ -55,7 +59,7 @@ func recordOf(cfg Config) stateRecord {
 		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin,
 		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext, HA: cfg.HA,
 		CertValidity: cfg.CertValidity, CAValidity: cfg.CAValidity,
-		ClusterFailureThreshold: cfg.ClusterFailureThreshold, ClusterSuccessThreshold: cfg.ClusterSuccessThreshold}
+		ClusterFailureThreshold: cfg.ClusterFailureThreshold, ClusterSuccessThreshold: cfg.ClusterSuccessThreshold, NodeCapacity: cfg.NodeCapacity}
 }
 
 // config is the configuration of the recorded fleet.
@@ -65,7 +69,7 @@ func (r stateRecord) config(stateDir, binDir string) Config {
 		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin,
 		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext, HA: r.HA,
 		CertValidity: r.CertValidity, CAValidity: r.CAValidity,
-		ClusterFailureThreshold: r.ClusterFailureThreshold, ClusterSuccessThreshold: r.ClusterSuccessThreshold}
+		ClusterFailureThreshold: r.ClusterFailureThreshold, ClusterSuccessThreshold: r.ClusterSuccessThreshold, NodeCapacity: r.NodeCapacity}
 }
 
 // sameFleet reports whether two records describe the same processes with

@@ -16,6 +16,7 @@ import (
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/metrics"
+	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
 
 // AccurateEstimatorStep names the accurate estimator in explanations.
@@ -63,11 +64,16 @@ func cycleOf(ctx context.Context) *cycle {
 }
 
 // Estimate implements framework.ReplicaEstimator.
-func (e *Estimates) Estimate(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []int32 {
+func (e *Estimates) Estimate(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []framework.Estimate {
 	cy := cycleOf(ctx)
-	out := make([]int32, len(clusters))
+	out := make([]framework.Estimate, len(clusters))
 	for i, c := range clusters {
-		out[i] = GeneralEstimate(e.Assumed.Deduct(c, cy.binding), spec)
+		out[i] = framework.Estimate{Replicas: GeneralEstimate(e.Assumed.Deduct(c, cy.binding), spec), By: EstimatorStep}
+	}
+	lower := func(i int, v int32) {
+		if v < out[i].Replicas {
+			out[i] = framework.Estimate{Replicas: v, By: AccurateEstimatorStep}
+		}
 	}
 	if e.Pool == nil {
 		return out
@@ -82,7 +88,7 @@ func (e *Estimates) Estimate(ctx context.Context, spec *workv1alpha2.ResourceBin
 			continue
 		}
 		if v, ok := cy.answers[c.Name+"\x00"+shape]; ok {
-			out[i] = min(out[i], v)
+			lower(i, v)
 			continue
 		}
 		index[c.Name] = i
@@ -125,8 +131,7 @@ func (e *Estimates) Estimate(ctx context.Context, spec *workv1alpha2.ResourceBin
 			continue
 		}
 		cy.answers[cluster+"\x00"+shape] = a.Value
-		i := index[cluster]
-		out[i] = min(out[i], a.Value)
+		lower(index[cluster], a.Value)
 	}
 	return out
 }
@@ -181,15 +186,40 @@ func (a *Assumptions) live(x *assumption, now time.Time) bool {
 
 // Assume records what a new placement adds to each cluster over the old
 // one. Replicas taken away shrink the assumption; a cluster left forgets it.
-func (a *Assumptions) Assume(binding string, spec *workv1alpha2.ResourceBindingSpec, before, after []workv1alpha2.TargetCluster, statuses []workv1alpha2.AggregatedStatusItem) {
+// The returned function puts the binding's assumptions back as they were
+// (the placement could not be written).
+func (a *Assumptions) Assume(binding string, spec *workv1alpha2.ResourceBindingSpec, before, after []workv1alpha2.TargetCluster, statuses []workv1alpha2.AggregatedStatusItem) (undo func()) {
 	if a == nil {
-		return
+		return func() {}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.entries == nil {
 		a.entries = map[string]map[string]*assumption{}
 	}
+	saved := map[string]*assumption{}
+	for cluster, byBinding := range a.entries {
+		if x, ok := byBinding[binding]; ok {
+			cp := *x
+			cp.components = append([]workv1alpha2.Component(nil), x.components...)
+			saved[cluster] = &cp
+		}
+	}
+	defer func() {
+		undo = func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			for _, byBinding := range a.entries {
+				delete(byBinding, binding)
+			}
+			for cluster, x := range saved {
+				if a.entries[cluster] == nil {
+					a.entries[cluster] = map[string]*assumption{}
+				}
+				a.entries[cluster][binding] = x
+			}
+		}
+	}()
 	now := a.now()
 	old := map[string]workv1alpha2.TargetCluster{}
 	for _, t := range before {
@@ -232,6 +262,7 @@ func (a *Assumptions) Assume(binding string, spec *workv1alpha2.ResourceBindingS
 			delete(a.entries[t.Name], binding)
 		}
 	}
+	return undo
 }
 
 func statusOf(items []workv1alpha2.AggregatedStatusItem, cluster string) string {

@@ -116,6 +116,14 @@ func TestAssumptionsRelease(t *testing.T) {
 	if a.Count("m1") != 0 {
 		t.Fatalf("after the TTL: m1=%d, want 0", a.Count("m1"))
 	}
+	undo := a.Assume("e", s, nil, []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 3}}, nil)
+	if a.Count("m2") != 3 {
+		t.Fatalf("assumed m2=%d, want 3", a.Count("m2"))
+	}
+	undo() // the placement could not be written
+	if a.Count("m2") != 0 {
+		t.Fatalf("after undo: m2=%d, want 0", a.Count("m2"))
+	}
 	a.Assume("d", s, nil, []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 2}}, nil)
 	a.Forget("d")
 	if a.Count("m2") != 0 {

@@ -146,7 +146,7 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	}
 	// One estimate per cluster that passed, all at once (an accurate
 	// estimator asks the members in parallel).
-	var estimates []int32
+	var estimates []framework.Estimate
 	if spec.Replicas > 0 || components {
 		estimates = estimate(ctx, fw, spec, passed)
 	}
@@ -155,7 +155,7 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	for i, c := range passed {
 		if spec.Replicas > 0 {
 			// What the binding already runs there is room it may keep.
-			n := estimates[i]
+			n := estimates[i].Replicas
 			if n < estimator.Unlimited-previous[c.Name] {
 				n += previous[c.Name]
 			}
@@ -165,21 +165,21 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 			// reported its resources yet is unknown rather than full: static
 			// weights (which do not depend on capacity) may still use it.
 			if divided && n == 0 && (c.Status.ResourceSummary != nil || !staticWeights(strategy)) {
-				rule(c.Name, EstimatorStep, "cluster cannot fit one replica")
+				rule(c.Name, estimates[i].By, "cluster cannot fit one replica")
 				continue
 			}
 		} else if components {
 			// A workload of several components is placed whole: a cluster
 			// must fit one set of all of them (what runs there now counts
 			// as room it may keep).
-			n := estimates[i]
+			n := estimates[i].Replicas
 			if placedBefore[c.Name] && n < estimator.Unlimited {
 				n++
 			}
 			available[c.Name] = n
 			ex[c.Name].AvailableReplicas = &n
 			if n == 0 && c.Status.ResourceSummary != nil {
-				rule(c.Name, EstimatorStep, "cluster cannot fit one set of the workload's components")
+				rule(c.Name, estimates[i].By, "cluster cannot fit one set of the workload's components")
 				continue
 			}
 		}
@@ -257,13 +257,13 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 
 // estimate is the framework's estimator's answer, or the general
 // estimator's from each Cluster's resource summary.
-func estimate(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []int32 {
+func estimate(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []framework.Estimate {
 	if fw.Estimator != nil {
 		return fw.Estimator.Estimate(ctx, spec, clusters)
 	}
-	out := make([]int32, len(clusters))
+	out := make([]framework.Estimate, len(clusters))
 	for i, c := range clusters {
-		out[i] = GeneralEstimate(c, spec)
+		out[i] = framework.Estimate{Replicas: GeneralEstimate(c, spec), By: EstimatorStep}
 	}
 	return out
 }

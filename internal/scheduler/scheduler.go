@@ -76,6 +76,9 @@ type Scheduler struct {
 	Estimates *Estimates
 
 	backoff workqueue.TypedRateLimiter[string]
+	// capacityMu orders the cycles of bindings that take capacity (see
+	// scheduleOne).
+	capacityMu sync.Mutex
 	// written holds, per binding key, the ownWrite of the last status this
 	// scheduler wrote.
 	written sync.Map
@@ -256,7 +259,22 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.EstimatorFallback,
 			"scheduler estimator of cluster %s did not answer (%s: %v): estimated from the cluster's resource summary alone", cluster, reason, err)
 	})
+	// A binding that takes capacity is estimated and its replicas assumed
+	// under one lock: two cycles estimating at once would both count the
+	// same free room. The write of the placement happens after, and takes
+	// the assumption back if it fails.
+	consumes := s.assumed() != nil && (spec.Replicas > 0 || len(spec.Components) > 0)
+	if consumes {
+		s.capacityMu.Lock()
+	}
 	res := ScheduleFrom(ctx, s.Framework, in, clusters.Items, from)
+	undo := func() {}
+	if consumes {
+		if res.Err == nil && !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
+			undo = s.assumed().Assume(key, spec, spec.Clusters, res.Targets, status.AggregatedStatus)
+		}
+		s.capacityMu.Unlock()
+	}
 	defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()
 	var pluginErr *PluginError
 	if errors.As(res.Err, &pluginErr) {
@@ -279,16 +297,15 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		// clusters from the same list, and a placement computed before an
 		// eviction would put the evicted cluster back.
 		before := obj.DeepCopyObject().(client.Object)
-		placedBefore := spec.Clusters
 		narrowed := s.narrow(obj, spec, res.Targets, clusters.Items)
 		spec.Clusters = res.Targets
 		if len(narrowed) > 0 {
 			log.Info("Placement narrowed: the dropped clusters keep their copies until the new placement is healthy", "binding", klog.KObj(obj), "clusters", narrowed)
 		}
 		if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			undo()
 			return 0, fmt.Errorf("writing the placement: %w", err)
 		}
-		s.assumed().Assume(key, spec, placedBefore, res.Targets, status.AggregatedStatus)
 		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)
 	}
 

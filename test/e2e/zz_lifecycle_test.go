@@ -23,9 +23,10 @@ import (
 // run the fleet is not restarted mid-suite.
 // fleetProcesses: etcd, 7 control plane components (kube-apiserver,
 // kube-controller-manager, karmada-webhook, karmada-aggregated-apiserver,
-// karmada-search, karmada-controller-manager, karmada-scheduler), 4 per
-// member, and member3's karmada-agent.
-const fleetProcesses = 8 + 3*4 + 1
+// karmada-search, karmada-controller-manager, karmada-scheduler), 5 per
+// member (kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
+// karmada-scheduler-estimator), and member3's karmada-agent.
+const fleetProcesses = 8 + 3*5 + 1
 
 func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {

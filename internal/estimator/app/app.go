@@ -4,6 +4,7 @@ package app
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -117,6 +118,9 @@ of nodes, pods and resourcequotas, and get of the workloads asked about.`,
 	f.Float32Var(&o.QPS, "kube-api-qps", 20, "QPS to the member's API server")
 	f.IntVar(&o.Burst, "kube-api-burst", 30, "burst to the member's API server")
 	o.Metrics.AddFlags(f)
+	gofs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(gofs)
+	f.AddGoFlagSet(gofs)
 	return cmd
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/spf13/cobra"
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
@@ -77,6 +79,7 @@ func Run() int { return cli.Run(NewCommand()) }
 func newUpCommand(g *globalOptions) *cobra.Command {
 	cfg := localup.Config{}
 	home, _ := os.UserHomeDir()
+	var nodeCapacity []string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the fleet, or whatever part of it is not running",
@@ -114,11 +117,22 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 				// As Karmada's own local setup: member3 in pull mode.
 				cfg.PullMembers = []string{localup.MemberName(3)}
 			}
+			if cmd.Flags().Changed("node-capacity") {
+				nc, err := localup.ParseNodeCapacity(nodeCapacity)
+				if err != nil {
+					return err
+				}
+				if cfg.NodeCapacity = nc; nc == nil {
+					// --node-capacity= resets every member to the default.
+					cfg.NodeCapacity = map[string]corev1.ResourceList{}
+				}
+			}
 			return localup.Up(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().IntVar(&cfg.Members, "members", defaultMembers, "number of member clusters (member1..N)")
 	cmd.Flags().IntVar(&cfg.NodesPerMember, "nodes-per-member", defaultNodesPerMember, "number of kwok nodes in each member")
+	cmd.Flags().StringArrayVar(&nodeCapacity, "node-capacity", nil, "capacity of a member's kwok nodes, MEMBER:RESOURCE=QUANTITY[,...] (repeatable), e.g. member2:cpu=16,memory=64Gi; unnamed resources keep the default 8 cpu, 32Gi, 110 pods (kept by later ups without the flag; --node-capacity= resets)")
 	cmd.Flags().StringVar(&cfg.Kubeconfig, "kubeconfig", filepath.Join(home, ".kube", "karmada.config"), "kubeconfig file that receives the contexts karmada-apiserver and member1..N")
 	cmd.Flags().IntVar(&cfg.PortBase, "port-base", defaultPortBase, "first port of the fleet; cluster i (0 = control plane) uses the ten ports from port-base+10*i (--ha: and the twenty after the last member's)")
 	cmd.Flags().BoolVar(&cfg.HA, "ha", false, "a highly available control plane: three etcd members, two karmada-apiservers and two karmada-webhooks behind haproxy (Debian package; make ha-deps), two leader-elected replicas of kube-controller-manager, karmada-controller-manager and karmada-scheduler")

@@ -130,7 +130,14 @@ type Registry map[string]Factory
 // in the clusters' order. Without one the general estimator answers from
 // each Cluster's resource summary.
 type ReplicaEstimator interface {
-	Estimate(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []int32
+	Estimate(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, clusters []*clusterv1alpha1.Cluster) []Estimate
+}
+
+// Estimate is one cluster's estimate and the estimator that gave it (the
+// lowest answer wins), named in placement explanations.
+type Estimate struct {
+	Replicas int32
+	By       string
 }
 
 // Framework runs the enabled plugins.
