@@ -9,15 +9,20 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -42,6 +47,9 @@ import (
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/estimator/pb"
+	"github.com/karmada-go/karmada/internal/estimator/service"
+	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/registration/agentcsr"
@@ -912,5 +920,94 @@ func TestTenantReadsOnlyItsNamespaceThroughSearch(t *testing.T) {
 	}
 	if _, err := m1.CoreV1().ConfigMaps(ns).Get(ctx, "member-data", metav1.GetOptions{}); err != nil {
 		t.Errorf("member1's ConfigMap after the tenant's attempt: %v", err)
+	}
+}
+
+// TestEstimatorsAnswerOnlyTheScheduler: the members' estimators answer
+// only certificates of their own CA (the scheduler's, the descheduler's):
+// not a compromised agent's (signed by the control plane's CA), not the
+// control plane's administrator, not an anonymous client, who would learn
+// every member's capacity. In its member, the estimator's identity reads
+// nodes, pods and quotas, and writes nothing.
+func TestEstimatorsAnswerOnlyTheScheduler(t *testing.T) {
+	ctx := context.Background()
+	state := fleet.stateDir
+	caPEM, err := os.ReadFile(filepath.Join(state, "estimator", "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	addr := fmt.Sprintf("127.0.0.1:%d", fleet.portBase+10*1+6) // member1's estimator slot
+	pair := func(cert, key []byte) []tls.Certificate {
+		p, err := tls.X509KeyPair(cert, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []tls.Certificate{p}
+	}
+	files := func(cert, key string) []tls.Certificate {
+		c, err := os.ReadFile(cert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := os.ReadFile(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pair(c, k)
+	}
+	ask := func(certs []tls.Certificate) error {
+		cfg := &tls.Config{RootCAs: roots, ServerName: localup.EstimatorServiceName("member1"), MinVersion: tls.VersionTLS12, Certificates: certs}
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+		if err != nil {
+			return err
+		}
+		defer cc.Close()
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err = service.NewEstimatorClient(cc).MaxAvailableReplicas(ctx, &pb.MaxAvailableReplicasRequest{Cluster: "member1", ReplicaRequirements: &pb.ReplicaRequirements{}})
+		return err
+	}
+	pki := filepath.Join(state, "karmada", "pki")
+	if err := ask(nil); err == nil {
+		t.Error("an anonymous client was answered")
+	}
+	if err := ask(files(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))); err == nil {
+		t.Error("a certificate of the control plane's CA (system:masters there) was answered")
+	}
+	s, err := kube(t, "member3").CoreV1().Secrets(agentcert.Namespace).Get(ctx, agentcert.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, agentCfg := agentClient(t, s.Data[agentcert.SecretKey])
+	if err := ask(pair(agentCfg.TLSClientConfig.CertData, agentCfg.TLSClientConfig.KeyData)); err == nil {
+		t.Error("member3's agent certificate was answered")
+	}
+	if err := ask(files(filepath.Join(state, "estimator", "pki", "karmada-scheduler-client.crt"), filepath.Join(state, "estimator", "pki", "karmada-scheduler-client.key"))); err != nil {
+		t.Errorf("the scheduler's own certificate was refused: %v", err)
+	}
+
+	m1 := kube(t, "member1")
+	for _, a := range []authorizationv1.ResourceAttributes{
+		{Verb: "get", Resource: "secrets", Namespace: "kube-system"},
+		{Verb: "list", Resource: "secrets"},
+		{Verb: "create", Resource: "pods", Namespace: "default"},
+		{Verb: "delete", Resource: "nodes"},
+		{Verb: "update", Group: "apps", Resource: "deployments", Namespace: "default"},
+	} {
+		r, err := m1.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: localup.EstimatorUser, ResourceAttributes: &a}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Allowed {
+			t.Errorf("the estimator's identity may %s %s in member1", a.Verb, a.Resource)
+		}
+	}
+	r, err := m1.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: localup.EstimatorUser, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods"}}}, metav1.CreateOptions{})
+	if err != nil || !r.Status.Allowed {
+		t.Errorf("the estimator's identity cannot watch pods (%v): it could not estimate", err)
 	}
 }

@@ -1,0 +1,149 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/scheduler"
+)
+
+func dynamicDivision() *policyv1alpha1.ReplicaSchedulingStrategy {
+	return &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+		WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}}
+}
+
+// Replicas of 12 cpu: member1 and member3 have 24 cpu each in total (the
+// general estimator would give each 2) but no node larger than 8; only
+// member2's 16-cpu nodes fit one. The estimators say so, and every replica
+// goes to member2, where it runs.
+func TestSchedulerEstimatorPlacesWhereANodeFits(t *testing.T) {
+	ctx := context.Background()
+	propagate(ctx, t, withCPU(deploymentNamed("nodefit", 2), "12"), policyv1alpha1.Placement{
+		ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2", "member3"}},
+		ReplicaScheduling: dynamicDivision(),
+	})
+	rb := waitScheduled(ctx, t, "nodefit", 2)
+	if got := placed(rb); got["member2"] != 2 || len(got) != 1 {
+		t.Fatalf("placement %v, want member2=2: no node of member1 or member3 fits a 12-cpu replica", got)
+	}
+	for _, e := range rb.Status.PlacementExplanation.Clusters {
+		if e.Name == "member1" || e.Name == "member3" {
+			if e.AvailableReplicas == nil || *e.AvailableReplicas != 0 || e.Plugin != scheduler.AccurateEstimatorStep {
+				t.Errorf("%s explained as %+v, want 0 available by %s", e.Name, e, scheduler.AccurateEstimatorStep)
+			}
+		}
+	}
+	waitMemberDeployment(ctx, t, "member2", "nodefit", 2)
+}
+
+// 100 Deployments of one 4-cpu replica, all for member2, created at once:
+// the scheduler places them back to back, faster than member2 shows their
+// pods. Replicas just assigned are deducted from the next estimates, so
+// member2 is given no more than its nodes hold: every replica placed there
+// runs, none waits Pending, and the rest are reported as not fitting.
+func TestNoOvercommitWhenManyBindingsAreScheduledAtOnce(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const n = 100
+	p := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "burst"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"e2e": "burst"}}}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, ReplicaScheduling: dynamicDivision()},
+		},
+	}
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := withCPU(deploymentNamed(fmt.Sprintf("burst-%03d", i), 1), "4")
+			d.Labels = map[string]string{"e2e": "burst"}
+			errs <- c.Create(ctx, d)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	t.Cleanup(func() {
+		_ = c.DeleteAllOf(context.Background(), deploymentNamed("x", 1), client.InNamespace("default"), client.MatchingLabels{"e2e": "burst"})
+		_ = c.Delete(context.Background(), p)
+	})
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every binding gets a verdict: placed, or does not fit.
+	var placedThere, refused int
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var rbs workv1alpha2.ResourceBindingList
+		if err := c.List(ctx, &rbs, client.InNamespace("default")); err != nil {
+			return false, nil
+		}
+		placedThere, refused = 0, 0
+		for _, rb := range rbs.Items {
+			if !strings.HasPrefix(rb.Name, "burst-") {
+				continue
+			}
+			cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.Scheduled)
+			switch {
+			case cond == nil:
+			case cond.Status == metav1.ConditionTrue:
+				placedThere += int(placed(&rb)["member2"])
+			case cond.Reason == scheduler.ReasonNoClusterFit:
+				refused++
+			}
+		}
+		return placedThere+refused == n, nil
+	})
+	if err != nil {
+		t.Fatalf("not every binding got a verdict: %d placed, %d refused of %d", placedThere, refused, n)
+	}
+	t.Logf("%d replicas placed in member2, %d bindings refused", placedThere, refused)
+	if placedThere == 0 || refused == 0 {
+		t.Fatalf("%d placed, %d refused: 100 x 4 cpu must neither all fit member2's 48 cpu nor none", placedThere, refused)
+	}
+	// What was placed runs: every pod of the burst in member2 gets a node.
+	m2 := kube(t, "member2")
+	var pending, running int
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := m2.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		pending, running = 0, 0
+		for _, p := range pods.Items {
+			if !strings.HasPrefix(p.Name, "burst-") || p.DeletionTimestamp != nil {
+				continue
+			}
+			if p.Spec.NodeName == "" {
+				pending++
+			} else if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == placedThere, nil
+	})
+	if err != nil || pending > 0 {
+		t.Fatalf("member2 runs %d of the %d replicas placed there, %d wait for a node: the scheduler overcommitted it", running, placedThere, pending)
+	}
+}
