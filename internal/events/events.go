@@ -68,6 +68,9 @@ const (
 	// not answer in time; the binding was placed by the general estimator
 	// for that cluster.
 	EstimatorFallback = "EstimatorFallback"
+	// karmada-descheduler's.
+	DescheduleBindingSucceed = "DescheduleBindingSucceed"
+	DescheduleBindingFailed  = "DescheduleBindingFailed"
 )
 
 // Reasons recorded on templates.
@@ -97,6 +100,7 @@ const (
 	SourceDetector                = "resource-detector"
 	SourceOrphanSweep             = "orphan-sweep"
 	SourceScheduler               = "karmada-scheduler"
+	SourceDescheduler             = "karmada-descheduler"
 	SourceBinding                 = "binding-controller"
 	SourceBindingStatus           = "resource-binding-status-controller"
 	SourceDependenciesDistributor = "dependencies-distributor"

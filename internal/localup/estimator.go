@@ -137,20 +137,49 @@ func (f *fleet) estimatorRBAC(c *cluster) func(ctx context.Context) error {
 	}
 }
 
+// Slots of the components block for karmada-descheduler.
+const (
+	componentSlotDeschedulerMetrics = 2
+	componentSlotDeschedulerHealth  = 3
+)
+
+// deschedulerStep runs karmada-descheduler (one replica, leader-elected
+// with --ha), after the estimators.
+func (f *fleet) deschedulerStep(c *cluster, after ...string) *Step {
+	r := replica{metrics: f.cfg.componentsBlock() + componentSlotDeschedulerMetrics, health: f.cfg.componentsBlock() + componentSlotDeschedulerHealth}
+	s := f.karmadaComponent(c, "karmada-descheduler", r, after...)
+	s.Args = append(s.Args, f.estimatorClientArgs(f.estimator.descheduler, f.estimator.deschedKey)...)
+	if f.cfg.DeschedulingInterval > 0 {
+		s.Args = append(s.Args, "--descheduling-interval="+f.cfg.DeschedulingInterval.String())
+	}
+	if f.cfg.UnschedulableThreshold > 0 {
+		s.Args = append(s.Args, "--unschedulable-threshold="+f.cfg.UnschedulableThreshold.String())
+	}
+	for _, m := range f.clusters[1:] {
+		s.After = append(s.After, estimatorStep(m.name))
+	}
+	return s
+}
+
 // schedulerEstimatorArgs point karmada-scheduler at every member's
 // estimator.
 func (f *fleet) schedulerEstimatorArgs() []string {
+	return append([]string{"--enable-scheduler-estimator"}, f.estimatorClientArgs(f.estimator.schedulerCert, f.estimator.schedKey)...)
+}
+
+// estimatorClientArgs reach every member's estimator with a client
+// certificate of the estimators' CA.
+func (f *fleet) estimatorClientArgs(cert, key string) []string {
 	var addrs []string
 	for _, c := range f.clusters[1:] {
 		addrs = append(addrs, fmt.Sprintf("%s=127.0.0.1:%d", c.name, c.ports[slotEstimatorGRPC]))
 	}
 	sort.Strings(addrs)
 	return []string{
-		"--enable-scheduler-estimator",
 		"--scheduler-estimator-addresses=" + strings.Join(addrs, ","),
 		"--scheduler-estimator-ca-file=" + f.estimator.ca,
-		"--scheduler-estimator-cert-file=" + f.estimator.schedulerCert,
-		"--scheduler-estimator-key-file=" + f.estimator.schedKey,
+		"--scheduler-estimator-cert-file=" + cert,
+		"--scheduler-estimator-key-file=" + key,
 	}
 }
 

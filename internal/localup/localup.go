@@ -104,6 +104,9 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		// Health thresholds too.
 		cfg.ClusterFailureThreshold, cfg.ClusterSuccessThreshold = rec.ClusterFailureThreshold, rec.ClusterSuccessThreshold
 	}
+	if rec != nil && cfg.DeschedulingInterval == 0 && cfg.UnschedulableThreshold == 0 {
+		cfg.DeschedulingInterval, cfg.UnschedulableThreshold = rec.DeschedulingInterval, rec.UnschedulableThreshold
+	}
 	if rec != nil && cfg.NodeCapacity == nil {
 		// And the members' node sizes.
 		cfg.NodeCapacity = rec.NodeCapacity

@@ -98,6 +98,10 @@ type Config struct {
 	// default 8 cpu, 32Gi, 110 pods (--node-capacity); resources not named
 	// keep the default.
 	NodeCapacity map[string]corev1.ResourceList
+	// DeschedulingInterval and UnschedulableThreshold are
+	// karmada-descheduler's flags of those names (zero: its defaults, 2m
+	// and 5m).
+	DeschedulingInterval, UnschedulableThreshold time.Duration
 	// renew issues every leaf certificate again (certs renew).
 	renew bool
 }
@@ -147,6 +151,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--nodes-per-member=%d: must be between 1 and 500", c.NodesPerMember)
 	case c.PortBase < 1024 || c.lastPort() > 65535:
 		return fmt.Errorf("--port-base=%d: the fleet needs ports %d to %d, which must lie between 1024 and 65535", c.PortBase, c.PortBase, c.lastPort())
+	case c.DeschedulingInterval < 0 || c.UnschedulableThreshold < 0:
+		return fmt.Errorf("--descheduling-interval=%s and --unschedulable-threshold=%s must not be negative", c.DeschedulingInterval, c.UnschedulableThreshold)
 	case c.ClusterFailureThreshold < 0 || c.ClusterSuccessThreshold < 0:
 		return fmt.Errorf("--cluster-failure-threshold=%s and --cluster-success-threshold=%s must not be negative", c.ClusterFailureThreshold, c.ClusterSuccessThreshold)
 	case c.StateDir == "":
@@ -313,7 +319,7 @@ func (f *fleet) pidPath(step string) string {
 func (f *fleet) bin(name string) string { return filepath.Join(f.cfg.BinDir, name) }
 
 // requiredBinaries are the upstream binaries every fleet needs.
-var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator"}
+var requiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator", "karmada-descheduler"}
 
 // newFleet lays out clusters and ports; it touches nothing on disk.
 func newFleet(cfg Config) *fleet {
@@ -501,7 +507,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 }
 
 // karmadaComponents are the binaries with an identity of their own.
-var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search"}
+var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-descheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search"}
 
 // KarmadaUser is the control plane user a component acts as.
 func KarmadaUser(component string) string { return "system:karmada:" + component }
@@ -804,6 +810,7 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 		}
 		steps = append(steps, s)
 	}
+	steps = append(steps, f.deschedulerStep(c, setup.Name, clusterAPIStep))
 	ready := f.clustersReadyStep()
 	ready.After = append(ready.After, kcm...)
 	return append(steps, ready)

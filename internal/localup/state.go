@@ -50,6 +50,10 @@ type stateRecord struct {
 	ClusterSuccessThreshold time.Duration `json:"clusterSuccessThreshold,omitempty"`
 	// NodeCapacity is up's --node-capacity, kept as the thresholds are.
 	NodeCapacity map[string]corev1.ResourceList `json:"nodeCapacity,omitempty"`
+	// DeschedulingInterval and UnschedulableThreshold are up's flags of
+	// those names, kept as the thresholds are.
+	DeschedulingInterval   time.Duration `json:"deschedulingInterval,omitempty"`
+	UnschedulableThreshold time.Duration `json:"unschedulableThreshold,omitempty"`
 }
 
 // recordOf is what up records of cfg.
@@ -59,7 +63,8 @@ func recordOf(cfg Config) stateRecord {
 		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin,
 		AdvertiseAddress: cfg.AdvertiseAddress, ExternalKarmada: cfg.ExternalKarmada, ExternalKarmadaContext: cfg.ExternalKarmadaContext, HA: cfg.HA,
 		CertValidity: cfg.CertValidity, CAValidity: cfg.CAValidity,
-		ClusterFailureThreshold: cfg.ClusterFailureThreshold, ClusterSuccessThreshold: cfg.ClusterSuccessThreshold, NodeCapacity: cfg.NodeCapacity}
+		ClusterFailureThreshold: cfg.ClusterFailureThreshold, ClusterSuccessThreshold: cfg.ClusterSuccessThreshold, NodeCapacity: cfg.NodeCapacity,
+		DeschedulingInterval: cfg.DeschedulingInterval, UnschedulableThreshold: cfg.UnschedulableThreshold}
 }
 
 // config is the configuration of the recorded fleet.
@@ -69,7 +74,8 @@ func (r stateRecord) config(stateDir, binDir string) Config {
 		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin,
 		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext, HA: r.HA,
 		CertValidity: r.CertValidity, CAValidity: r.CAValidity,
-		ClusterFailureThreshold: r.ClusterFailureThreshold, ClusterSuccessThreshold: r.ClusterSuccessThreshold, NodeCapacity: r.NodeCapacity}
+		ClusterFailureThreshold: r.ClusterFailureThreshold, ClusterSuccessThreshold: r.ClusterSuccessThreshold, NodeCapacity: r.NodeCapacity,
+		DeschedulingInterval: r.DeschedulingInterval, UnschedulableThreshold: r.UnschedulableThreshold}
 }
 
 // sameFleet reports whether two records describe the same processes with

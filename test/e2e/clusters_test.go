@@ -129,7 +129,13 @@ func testJoinedClusters(ctx context.Context, t *testing.T) {
 		if rs == nil {
 			t.Fatalf("%s: no resourceSummary", name)
 		}
-		for res, want := range map[corev1.ResourceName]string{corev1.ResourceCPU: "24", corev1.ResourceMemory: "96Gi", corev1.ResourcePods: "330"} {
+		want := map[corev1.ResourceName]string{corev1.ResourceCPU: "24", corev1.ResourceMemory: "96Gi", corev1.ResourcePods: "330"}
+		if name == "member2" {
+			// The fleet gives member2 nodes of 16 cpu and 64Gi
+			// (--node-capacity).
+			want[corev1.ResourceCPU], want[corev1.ResourceMemory] = "48", "192Gi"
+		}
+		for res, want := range want {
 			if got := rs.Allocatable[res]; got.Cmp(resource.MustParse(want)) != 0 {
 				t.Errorf("%s: allocatable %s = %s, want %s (3 nodes)", name, res, got.String(), want)
 			}

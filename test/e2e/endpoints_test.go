@@ -129,6 +129,14 @@ func TestComponentsHaveTheirOwnRights(t *testing.T) {
 		{"system:karmada:karmada-search", "list", "apps", "deployments", "", false},
 		{"system:karmada:karmada-search", "update", "cluster.karmada.io", "clusters", "", false},
 		{"system:karmada:karmada-search", "impersonate", "", "users", "", false},
+		// karmada-descheduler lowers the placement of bindings, nothing
+		// else: no Clusters, no Secrets, no templates, no status.
+		{"system:karmada:karmada-descheduler", "patch", "work.karmada.io", "resourcebindings", "default", true},
+		{"system:karmada:karmada-descheduler", "delete", "work.karmada.io", "resourcebindings", "default", false},
+		{"system:karmada:karmada-descheduler", "get", "", "secrets", "karmada-cluster", false},
+		{"system:karmada:karmada-descheduler", "list", "cluster.karmada.io", "clusters", "", false},
+		{"system:karmada:karmada-descheduler", "get", "apps", "deployments", "default", false},
+		{"system:karmada:karmada-descheduler", "create", "work.karmada.io", "works", "karmada-es-member1", false},
 	} {
 		if got := can(c.user, c.verb, c.group, c.resource, c.ns); got != c.want {
 			t.Errorf("%s %s %s.%s in %q: allowed %t, want %t", c.user, c.verb, c.resource, c.group, c.ns, got, c.want)

@@ -147,3 +147,81 @@ func TestNoOvercommitWhenManyBindingsAreScheduledAtOnce(t *testing.T) {
 		t.Fatalf("member2 runs %d of the %d replicas placed there, %d wait for a node: the scheduler overcommitted it", running, placedThere, pending)
 	}
 }
+
+// A dynamically divided workload with a replica in member1 whose pod then
+// finds no node there (every node of member1 tainted): after the
+// unschedulable threshold (15 s in the e2e fleet) karmada-descheduler takes
+// it out of member1's share, and the scheduler places it in member2, where
+// it runs. The replicas available meanwhile never drop.
+func TestDeschedulerMovesReplicasStuckPending(t *testing.T) {
+	ctx := context.Background()
+	propagate(ctx, t, withCPU(deploymentNamed("stuck", 4), "6"), policyv1alpha1.Placement{
+		ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+		ReplicaScheduling: dynamicDivision(),
+	})
+	rb := waitScheduled(ctx, t, "stuck", 4)
+	got := placed(rb)
+	if got["member1"] == 0 {
+		t.Fatalf("placement %v: the test needs a replica in member1 (3 nodes of 8 cpu fit 3, member2's fit 6)", got)
+	}
+	waitMemberDeployment(ctx, t, "member1", "stuck", got["member1"])
+	waitMemberDeployment(ctx, t, "member2", "stuck", got["member2"])
+
+	// member1's nodes take no new pod; its copy's pods are replaced by
+	// pods that wait.
+	m1 := kube(t, "member1")
+	nodes, err := m1.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	taint := corev1.Taint{Key: "e2e.karmada.io/full", Effect: corev1.TaintEffectNoSchedule}
+	for _, n := range nodes.Items {
+		n.Spec.Taints = append(n.Spec.Taints, taint)
+		if _, err := m1.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		nodes, err := m1.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("untainting member1: %v", err)
+			return
+		}
+		for _, n := range nodes.Items {
+			kept := n.Spec.Taints[:0]
+			for _, tn := range n.Spec.Taints {
+				if tn.Key != taint.Key {
+					kept = append(kept, tn)
+				}
+			}
+			n.Spec.Taints = kept
+			if _, err := m1.CoreV1().Nodes().Update(context.Background(), &n, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("untainting %s: %v", n.Name, err)
+			}
+		}
+	})
+	if err := m1.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=stuck"}); err != nil {
+		t.Fatal(err)
+	}
+
+	c := karmadaClient(t)
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return false, nil
+		}
+		p := placed(rb)
+		last = fmt.Sprint(p)
+		return p["member1"] == 0 && p["member2"] == 4, nil
+	})
+	if err != nil {
+		t.Fatalf("placement %s, want member2=4: the stuck replica was not moved", last)
+	}
+	waitMemberDeployment(ctx, t, "member2", "stuck", 4)
+	evs, err := kube(t, "karmada-apiserver").CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=stuck-deployment,reason=DescheduleBindingSucceed"})
+	if err != nil || len(evs.Items) == 0 {
+		t.Errorf("no DescheduleBindingSucceed event on the binding (%v)", err)
+	} else if !strings.Contains(evs.Items[0].Message, "member1: ") {
+		t.Errorf("event %q does not name member1", evs.Items[0].Message)
+	}
+}

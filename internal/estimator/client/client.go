@@ -43,10 +43,16 @@ type Options struct {
 	Plaintext bool
 }
 
-// AddFlags adds the flags.
+// AddFlags adds the scheduler's flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Enabled, "enable-scheduler-estimator", false, "ask each member's karmada-scheduler-estimator how many replicas its nodes can run (node-level fit), besides the general estimator")
 	fs.BoolVar(&o.DisableInPullMode, "disable-scheduler-estimator-in-pull-mode", false, "do not ask the estimators of Pull-mode clusters")
+	o.AddConnectionFlags(fs)
+}
+
+// AddConnectionFlags adds the flags that reach the estimators (the
+// descheduler's: it always asks them).
+func (o *Options) AddConnectionFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Timeout, "scheduler-estimator-timeout", 3*time.Second, "how long to wait for an estimator's answer before estimating from the cluster's resource summary alone")
 	fs.IntVar(&o.Port, "scheduler-estimator-port", 10352, "port of the estimators' Services")
 	fs.StringVar(&o.ServicePrefix, "scheduler-estimator-service-prefix", "karmada-scheduler-estimator", "the estimator of cluster C is the Service <prefix>-C")

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -52,19 +53,26 @@ func shapesOf(cs []workv1alpha2.Component) ([]componentShape, error) {
 
 // rooms is the cluster's free room for the given shapes, with the assumed
 // workloads already placed (first fit, node by node).
-func (e *Estimator) rooms(shapes []*shape, assumed [][]componentShape) []room {
-	names := map[corev1.ResourceName]bool{}
-	for _, s := range shapes {
-		for n := range s.request {
-			names[n] = true
-		}
-	}
+func (e *Estimator) rooms(shapes []*shape, assumed [][]componentShape) ([]room, []corev1.ResourceName) {
+	set := map[corev1.ResourceName]bool{}
+	all := slices.Clone(shapes)
 	for _, a := range assumed {
 		for _, c := range a {
-			for n := range c.shape.request {
-				names[n] = true
-			}
+			all = append(all, c.shape)
 		}
+	}
+	for _, s := range all {
+		for n := range s.request {
+			set[n] = true
+		}
+	}
+	names := make([]corev1.ResourceName, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, s := range all {
+		s.align(names)
 	}
 	rooms := e.Cache.snapshot(names)
 	for _, a := range assumed {
@@ -73,7 +81,7 @@ func (e *Estimator) rooms(shapes []*shape, assumed [][]componentShape) []room {
 			placeFirstFit(rooms, c.shape, c.replicas, &from)
 		}
 	}
-	return rooms
+	return rooms, names
 }
 
 func (e *Estimator) assumedShapes(assumed []Assumed) ([][]componentShape, error) {
@@ -104,7 +112,7 @@ func (e *Estimator) MaxReplicas(req *workv1alpha2.ReplicaRequirements, assumed [
 		return 0, err
 	}
 	var total int64
-	rooms := e.rooms([]*shape{s}, as)
+	rooms, _ := e.rooms([]*shape{s}, as)
 	for i := range rooms {
 		r := &rooms[i]
 		if total >= unlimited {
@@ -149,9 +157,9 @@ func (e *Estimator) MaxComponentSets(namespace string, components []workv1alpha2
 	if setPods == 0 {
 		return unlimited, nil
 	}
-	rooms := e.rooms(shapes, as)
+	rooms, names := e.rooms(shapes, as)
 	// The bound: no more sets than the cluster's total free room holds.
-	upper := aggregateBound(rooms, set, setPods)
+	upper := aggregateBound(rooms, set, setPods, names)
 	set[corev1.ResourcePods] = *resourceQuantity(setPods)
 	q, err := e.quotaLimit(namespace, prio, set, assumedIn(namespace, assumed, as))
 	if err != nil {
@@ -173,22 +181,24 @@ func (e *Estimator) MaxComponentSets(namespace string, components []workv1alpha2
 }
 
 // aggregateBound is floor(total free / a set's total) over the resources
-// and pods: an upper bound of the sets the simulation can place.
-func aggregateBound(rooms []room, set corev1.ResourceList, setPods int64) int64 {
+// (names, in the rooms' order) and pods: an upper bound of the sets the
+// simulation can place.
+func aggregateBound(rooms []room, set corev1.ResourceList, setPods int64, names []corev1.ResourceName) int64 {
 	bound := int64(unlimited)
 	var pods int64
 	for i := range rooms {
 		pods = min(pods+max(rooms[i].pods, 0), unlimited)
 	}
 	bound = min(bound, pods/setPods)
-	for name, q := range set {
+	for k, name := range names {
+		q := set[name]
 		per := q.MilliValue()
 		if per <= 0 {
 			continue
 		}
 		var free int64
 		for i := range rooms {
-			if f := rooms[i].free[name]; f > 0 {
+			if f := rooms[i].free[k]; f > 0 {
 				free += f
 			}
 		}

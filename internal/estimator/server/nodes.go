@@ -158,9 +158,11 @@ func (c *Cache) Nodes() int {
 }
 
 // shape is one replica's needs: its request in milli-units (pods excluded)
-// and the nodes it may run on.
+// and the nodes it may run on. vec is the request aligned with the
+// resources of the estimate's rooms (align).
 type shape struct {
 	request  map[corev1.ResourceName]int64
+	vec      []int64
 	selector labels.Selector
 	affinity *nodeaffinity.NodeSelector
 	tols     []corev1.Toleration
@@ -190,6 +192,14 @@ func newShape(claim *workv1alpha2.NodeClaim, request corev1.ResourceList) (*shap
 	return s, nil
 }
 
+// align lays the request out in the order of names.
+func (s *shape) align(names []corev1.ResourceName) {
+	s.vec = make([]int64, len(names))
+	for i, n := range names {
+		s.vec[i] = s.request[n]
+	}
+}
+
 // fits says whether the shape may run on the node at all: not cordoned,
 // its node selector and required affinity match, and it tolerates the
 // node's NoSchedule and NoExecute taints.
@@ -210,33 +220,37 @@ func (s *shape) fits(n *corev1.Node) bool {
 }
 
 // room is one node's free resources during one estimate: a private copy,
-// so that assumed workloads and simulated sets can be taken from it.
+// so that assumed workloads and simulated sets can be taken from it. free
+// is in the order of the estimate's resource names; -1 marks a resource the
+// node does not have at all.
 type room struct {
 	node *corev1.Node
-	free map[corev1.ResourceName]int64
+	free []int64
 	pods int64
 }
 
-// snapshot copies every node's free room for the given resources.
-func (c *Cache) snapshot(names map[corev1.ResourceName]bool) []room {
+// snapshot copies every node's free room for the given resources (one
+// allocation for all of them).
+func (c *Cache) snapshot(names []corev1.ResourceName) []room {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]room, 0, len(c.order))
-	for _, name := range c.order {
+	out := make([]room, len(c.order))
+	backing := make([]int64, len(c.order)*len(names))
+	for i, name := range c.order {
 		info := c.nodes[name]
-		r := room{node: info.node, free: make(map[corev1.ResourceName]int64, len(names)), pods: unlimited}
+		r := room{node: info.node, free: backing[i*len(names) : (i+1)*len(names) : (i+1)*len(names)], pods: unlimited}
 		if p, ok := info.allocatable[corev1.ResourcePods]; ok {
 			r.pods = p/1000 - info.pods
 		}
-		for res := range names {
+		for k, res := range names {
 			alloc, ok := info.allocatable[res]
 			if !ok {
-				r.free[res] = -1 // the node does not have it at all
+				r.free[k] = -1
 				continue
 			}
-			r.free[res] = alloc - info.requested[res]
+			r.free[k] = alloc - info.requested[res]
 		}
-		out = append(out, r)
+		out[i] = r
 	}
 	return out
 }
@@ -244,8 +258,11 @@ func (c *Cache) snapshot(names map[corev1.ResourceName]bool) []room {
 // replicasOn is how many replicas of the shape the room holds.
 func (r *room) replicasOn(s *shape) int64 {
 	n := r.pods
-	for res, per := range s.request {
-		free := r.free[res]
+	for k, per := range s.vec {
+		if per == 0 {
+			continue
+		}
+		free := r.free[k]
 		if free <= 0 {
 			return 0
 		}
@@ -256,8 +273,8 @@ func (r *room) replicasOn(s *shape) int64 {
 
 // take removes k replicas of the shape from the room.
 func (r *room) take(s *shape, k int64) {
-	for res, per := range s.request {
-		r.free[res] -= per * k
+	for i, per := range s.vec {
+		r.free[i] -= per * k
 	}
 	r.pods -= k
 }

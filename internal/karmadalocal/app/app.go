@@ -145,6 +145,8 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().DurationVar(&cfg.CertValidity, "cert-validity-period", localup.DefaultCertValidity, "lifetime of the certificates karmada-local issues (each one issued for another lifetime is issued again; kept by later ups without the flag)")
 	cmd.Flags().DurationVar(&cfg.ClusterFailureThreshold, "cluster-failure-threshold", 0, "how long a member must keep failing its health probe before its Cluster turns NotReady (the controller manager's and agents' flag; default theirs, 30s; kept by later ups without the flag)")
 	cmd.Flags().DurationVar(&cfg.ClusterSuccessThreshold, "cluster-success-threshold", 0, "how long a NotReady member must keep passing its health probe before its Cluster turns Ready (default 30s; kept by later ups without the flag)")
+	cmd.Flags().DurationVar(&cfg.DeschedulingInterval, "descheduling-interval", 0, "karmada-descheduler's --descheduling-interval (default its own, 2m; kept by later ups without the flag)")
+	cmd.Flags().DurationVar(&cfg.UnschedulableThreshold, "unschedulable-threshold", 0, "karmada-descheduler's --unschedulable-threshold (default its own, 5m; kept by later ups without the flag)")
 	cmd.Flags().DurationVar(&cfg.CAValidity, "ca-validity-period", localup.DefaultCAValidity, "lifetime of a new CA (an existing CA is kept: replacing it would invalidate every kubeconfig)")
 	cmd.Flags().StringSliceVar(&cfg.PullMembers, "pull-members", nil, "members registered in pull mode (karmadactl register) and served by a karmada-agent process; the others are joined in push mode (default member3 when the fleet has three members or more; --pull-members= for none)")
 	return cmd
