@@ -91,4 +91,3 @@ func BenchmarkPodEvent(b *testing.B) {
 		c.SetPod(p)
 	}
 }
-
