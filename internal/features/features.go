@@ -20,6 +20,12 @@ const Failover featuregate.Feature = "Failover"
 // removes the copy at once. Beta, on by default, as in Karmada.
 const GracefulEviction featuregate.Feature = "GracefulEviction"
 
+// FederatedQuotaEnforcement enforces FederatedResourceQuotas' overall
+// limits: karmada-webhook refuses a binding's placement that would take its
+// namespace past one (the scheduler reports QuotaExceeded). Alpha, off by
+// default, as in Karmada.
+const FederatedQuotaEnforcement featuregate.Feature = "FederatedQuotaEnforcement"
+
 // Gate is the components' feature gate; --feature-gates sets it.
 var Gate featuregate.MutableFeatureGate = featuregate.NewFeatureGate()
 
@@ -27,5 +33,6 @@ func init() {
 	runtime.Must(Gate.Add(map[featuregate.Feature]featuregate.FeatureSpec{
 		Failover:         {Default: false, PreRelease: featuregate.Beta},
 		GracefulEviction: {Default: true, PreRelease: featuregate.Beta},
+		FederatedQuotaEnforcement: {Default: false, PreRelease: featuregate.Alpha},
 	}))
 }

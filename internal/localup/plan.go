@@ -771,6 +771,8 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 				"--health-probe-bind-address=0",
 				// For the default ClusterTaintPolicy (NoExecute).
 				"--allow-no-execute-taint-policy",
+				// FederatedResourceQuotas' overall limits are enforced.
+				"--feature-gates=FederatedQuotaEnforcement=true",
 				"--enable-pprof",
 				"--v=2",
 			}, c.metricsArgs(r.metrics)...),

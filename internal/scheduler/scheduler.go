@@ -40,6 +40,7 @@ import (
 	"github.com/karmada-go/karmada/internal/failover/eviction"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
@@ -304,6 +305,18 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		}
 		if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			undo()
+			if quota.IsExceeded(err) {
+				// karmada-webhook refused it: a FederatedResourceQuota of
+				// the namespace would be exceeded. The binding keeps its
+				// placement, says why, and is tried again with backoff (a
+				// freed quota or a raised limit lets it through).
+				if cerr := s.setCondition(ctx, obj, status, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
+					Reason: quota.ReasonQuotaExceeded, Message: err.Error(), ObservedGeneration: obj.GetGeneration()}); cerr != nil {
+					return 0, cerr
+				}
+				events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", err)
+				return s.backoff.When(key), nil
+			}
 			return 0, fmt.Errorf("writing the placement: %w", err)
 		}
 		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)

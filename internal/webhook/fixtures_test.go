@@ -134,6 +134,17 @@ func validRB() *workv1alpha2.ResourceBinding {
 	}
 }
 
+func validFRQ() *policyv1alpha1.FederatedResourceQuota {
+	return &policyv1alpha1.FederatedResourceQuota{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy.karmada.io/v1alpha1", Kind: "FederatedResourceQuota"},
+		ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "shop"},
+		Spec: policyv1alpha1.FederatedResourceQuotaSpec{
+			Overall:           corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")},
+			StaticAssignments: []policyv1alpha1.StaticClusterAssignment{{ClusterName: "member1", Hard: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}},
+		},
+	}
+}
+
 func validCRB() *workv1alpha2.ClusterResourceBinding {
 	rb := validRB()
 	rb.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "reader"}

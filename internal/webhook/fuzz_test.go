@@ -33,6 +33,7 @@ var fixtures = map[string]func() client.Object{
 	"/validate-resourcebinding":                         func() client.Object { return validRB() },
 	"/validate-clusterresourcebinding":                  func() client.Object { return validCRB() },
 	"/validate-work":                                    func() client.Object { return validWork() },
+	"/validate-federatedresourcequota":                  func() client.Object { return validFRQ() },
 	"/validate-cluster":                                 func() client.Object { return validCluster() },
 	"/validate-clustertaintpolicy":                      func() client.Object { return validCTP() },
 	"/validate-resourceinterpretercustomization":        func() client.Object { return validRIC() },
@@ -128,6 +129,9 @@ func FuzzValidateClusterResourceBinding(f *testing.F) {
 	fuzzEndpoint(f, "/validate-clusterresourcebinding")
 }
 func FuzzValidateWork(f *testing.F)    { fuzzEndpoint(f, "/validate-work") }
+func FuzzValidateFederatedResourceQuota(f *testing.F) {
+	fuzzEndpoint(f, "/validate-federatedresourcequota")
+}
 func FuzzValidateCluster(f *testing.F) { fuzzEndpoint(f, "/validate-cluster") }
 func FuzzValidateClusterTaintPolicy(f *testing.F) {
 	fuzzEndpoint(f, "/validate-clustertaintpolicy")

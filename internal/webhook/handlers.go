@@ -67,6 +67,11 @@ type Options struct {
 	// policies that have none.
 	DefaultNotReadyTolerationSeconds    *int64
 	DefaultUnreachableTolerationSeconds *int64
+	// Quotas, when set, enforces FederatedResourceQuotas' overall limits
+	// on the placements of ResourceBindings (FederatedQuotaEnforcement):
+	// it reads the quotas of the binding's namespace and records in their
+	// status what an admitted placement adds.
+	Quotas client.Client
 }
 
 // Authorizer answers whether a user may do something.
@@ -165,6 +170,11 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 					}
 					return o.policyAdoption(ctx, user, "clusterpropagationpolicies", "", &p.Spec, before)
 				}}},
+		{Path: "/validate-federatedresourcequota", GVR: pp("federatedresourcequotas"), Kind: "FederatedResourceQuota", Namespaced: true,
+			handler: &validating[*policyv1alpha1.FederatedResourceQuota]{dec: dec, new: func() *policyv1alpha1.FederatedResourceQuota { return &policyv1alpha1.FederatedResourceQuota{} },
+				validate: func(q, _ *policyv1alpha1.FederatedResourceQuota) field.ErrorList {
+					return validateFederatedResourceQuota(q)
+				}}},
 		{Path: "/validate-overridepolicy", GVR: pp("overridepolicies"), Kind: "OverridePolicy", Namespaced: true,
 			handler: &validating[*policyv1alpha1.OverridePolicy]{dec: dec, new: func() *policyv1alpha1.OverridePolicy { return &policyv1alpha1.OverridePolicy{} },
 				validate: func(p, old *policyv1alpha1.OverridePolicy) field.ErrorList {
@@ -202,7 +212,11 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 					if old != nil {
 						before = &old.Spec
 					}
-					return o.bindingAdoption(ctx, user, "resourcebindings", b.Namespace, &b.Spec, before)
+					errs, err := o.bindingAdoption(ctx, user, "resourcebindings", b.Namespace, &b.Spec, before)
+					if err != nil || len(errs) > 0 {
+						return errs, err
+					}
+					return o.quotaCheck(ctx, b.Namespace, &b.Spec, before)
 				}}},
 		{Path: "/validate-clusterresourcebinding", GVR: w2("clusterresourcebindings"), Kind: "ClusterResourceBinding",
 			handler: &validating[*workv1alpha2.ClusterResourceBinding]{dec: dec, new: func() *workv1alpha2.ClusterResourceBinding { return &workv1alpha2.ClusterResourceBinding{} },

@@ -19,6 +19,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/scheduler"
+	"github.com/karmada-go/karmada/internal/scheme"
 )
 
 func dynamicDivision() *policyv1alpha1.ReplicaSchedulingStrategy {
@@ -59,6 +60,13 @@ func TestSchedulerEstimatorPlacesWhereANodeFits(t *testing.T) {
 func TestNoOvercommitWhenManyBindingsAreScheduledAtOnce(t *testing.T) {
 	ctx := context.Background()
 	c := karmadaClient(t)
+	// Created at once: without the client's default rate limit.
+	cfg := restConfig(t, "karmada-apiserver")
+	cfg.QPS, cfg.Burst = 200, 200
+	fast, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	const n = 100
 	p := &policyv1alpha1.PropagationPolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "burst"},
@@ -78,14 +86,28 @@ func TestNoOvercommitWhenManyBindingsAreScheduledAtOnce(t *testing.T) {
 			defer wg.Done()
 			d := withCPU(deploymentNamed(fmt.Sprintf("burst-%03d", i), 1), "4")
 			d.Labels = map[string]string{"e2e": "burst"}
-			errs <- c.Create(ctx, d)
+			errs <- fast.Create(ctx, d)
 		}()
 	}
 	wg.Wait()
 	close(errs)
 	t.Cleanup(func() {
-		_ = c.DeleteAllOf(context.Background(), deploymentNamed("x", 1), client.InNamespace("default"), client.MatchingLabels{"e2e": "burst"})
-		_ = c.Delete(context.Background(), p)
+		// One by one (a collection delete of 100 templates outlasts the
+		// client's timeout), then wait until member2 runs none of them:
+		// the next test must find its cpu free.
+		ctx := context.Background()
+		for i := 0; i < n; i++ {
+			_ = fast.Delete(ctx, deploymentNamed(fmt.Sprintf("burst-%03d", i), 1))
+		}
+		_ = c.Delete(ctx, p)
+		m2 := kube(t, "member2")
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			l, err := m2.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "e2e=burst"})
+			return err == nil && len(l.Items) == 0, nil
+		})
+		if err != nil {
+			t.Errorf("member2 still runs the burst's Deployments after cleanup: %v", err)
+		}
 	})
 	for err := range errs {
 		if err != nil {
@@ -94,7 +116,7 @@ func TestNoOvercommitWhenManyBindingsAreScheduledAtOnce(t *testing.T) {
 	}
 	// Every binding gets a verdict: placed, or does not fit.
 	var placedThere, refused int
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var rbs workv1alpha2.ResourceBindingList
 		if err := c.List(ctx, &rbs, client.InNamespace("default")); err != nil {
 			return false, nil

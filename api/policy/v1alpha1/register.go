@@ -26,6 +26,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&OverridePolicy{}, &OverridePolicyList{},
 		&ClusterOverridePolicy{}, &ClusterOverridePolicyList{},
 		&ClusterTaintPolicy{}, &ClusterTaintPolicyList{},
+		&FederatedResourceQuota{}, &FederatedResourceQuotaList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -41,6 +41,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	interpreterwebhook "github.com/karmada-go/karmada/internal/interpreter/webhook"
 	"github.com/karmada-go/karmada/internal/metrics"
+	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
@@ -290,6 +291,12 @@ var controllers = map[string]func(c setupContext) error{
 			FailureThreshold: c.opts.ClusterFailureThreshold,
 			SuccessThreshold: c.opts.ClusterSuccessThreshold,
 		}).SetupWithManager(c.mgr)
+	},
+	quota.SyncControllerName: func(c setupContext) error {
+		return (&quota.Sync{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+	},
+	quota.StatusControllerName: func(c setupContext) error {
+		return (&quota.Status{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	namespace.ControllerName: func(c setupContext) error {
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -137,6 +138,7 @@ with the certificate in --cert-dir (reloaded when the files change), and
 	f.StringVar(&o.TLSMinVersion, "tls-min-version", "1.3", "lowest TLS version accepted: 1.2 or 1.3")
 	o.Metrics.AddFlags(f)
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the karmada-apiserver, used only to list Clusters when one's spec.id changes, to check the adopt right of Overwrite policies' authors, and to review /metrics requests (TokenReview, SubjectAccessReview); required while metrics are served with --metrics-secure")
+	features.Gate.AddFlag(f)
 	f.BoolVar(&o.AllowNoExecuteTaintPolicy, "allow-no-execute-taint-policy", false, "admit ClusterTaintPolicies with NoExecute taints, which evict every workload not tolerating them from the clusters they taint")
 	f.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", webhook.DefaultTolerationSeconds, "tolerationSeconds of the toleration of cluster.karmada.io/not-ready:NoExecute given to every (Cluster)PropagationPolicy that has none: how long its workloads stay on a NotReady cluster before the taint manager evicts them")
 	f.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", webhook.DefaultTolerationSeconds, "tolerationSeconds of the toleration of cluster.karmada.io/unreachable:NoExecute given to every (Cluster)PropagationPolicy that has none")
@@ -200,7 +202,18 @@ func Run(ctx context.Context, o *Options) error {
 	} else {
 		log.Info("No --kubeconfig: policies with conflictResolution: Overwrite are refused (their author's adopt right cannot be checked)")
 	}
-	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, Authorizer: authorizer, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy,
+	var quotas client.Client
+	if features.Gate.Enabled(features.FederatedQuotaEnforcement) {
+		if cfg == nil {
+			return fmt.Errorf("--feature-gates=FederatedQuotaEnforcement=true needs --kubeconfig: the webhook reads FederatedResourceQuotas and records what placements take of them")
+		}
+		var err error
+		if quotas, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
+			return err
+		}
+		log.Info("Enforcing FederatedResourceQuotas' overall limits on placements")
+	}
+	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, Authorizer: authorizer, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy, Quotas: quotas,
 		DefaultNotReadyTolerationSeconds: &o.DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds: &o.DefaultUnreachableTolerationSeconds}) {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}
