@@ -31,8 +31,8 @@ var Gate featuregate.MutableFeatureGate = featuregate.NewFeatureGate()
 
 func init() {
 	runtime.Must(Gate.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		Failover:         {Default: false, PreRelease: featuregate.Beta},
-		GracefulEviction: {Default: true, PreRelease: featuregate.Beta},
+		Failover:                  {Default: false, PreRelease: featuregate.Beta},
+		GracefulEviction:          {Default: true, PreRelease: featuregate.Beta},
 		FederatedQuotaEnforcement: {Default: false, PreRelease: featuregate.Alpha},
 	}))
 }

@@ -123,8 +123,8 @@ func Increases(delta corev1.ResourceList) bool {
 // ExceededError is a placement that would take a namespace past a
 // FederatedResourceQuota's overall limit.
 type ExceededError struct {
-	Quota                     string // namespace/name
-	Resource                  corev1.ResourceName
+	Quota                  string // namespace/name
+	Resource               corev1.ResourceName
 	Used, Requested, Limit resource.Quantity
 }
 

@@ -128,7 +128,7 @@ func FuzzValidateResourceBinding(f *testing.F) { fuzzEndpoint(f, "/validate-reso
 func FuzzValidateClusterResourceBinding(f *testing.F) {
 	fuzzEndpoint(f, "/validate-clusterresourcebinding")
 }
-func FuzzValidateWork(f *testing.F)    { fuzzEndpoint(f, "/validate-work") }
+func FuzzValidateWork(f *testing.F) { fuzzEndpoint(f, "/validate-work") }
 func FuzzValidateFederatedResourceQuota(f *testing.F) {
 	fuzzEndpoint(f, "/validate-federatedresourcequota")
 }

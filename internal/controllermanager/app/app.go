@@ -41,7 +41,6 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	interpreterwebhook "github.com/karmada-go/karmada/internal/interpreter/webhook"
 	"github.com/karmada-go/karmada/internal/metrics"
-	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
@@ -51,6 +50,7 @@ import (
 	"github.com/karmada-go/karmada/internal/propagation/namespace"
 	"github.com/karmada-go/karmada/internal/propagation/orphans"
 	"github.com/karmada-go/karmada/internal/propagation/workstatus"
+	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 	"github.com/karmada-go/karmada/internal/version"
 )
