@@ -411,7 +411,10 @@ func (a *Assumptions) Deduct(c *clusterv1alpha1.Cluster, except string) *cluster
 	if pods == 0 {
 		return c
 	}
-	out := c.DeepCopy()
+	// A shallow copy with its own summary: the estimators only read it.
+	cp := *c
+	out := &cp
+	out.Status.ResourceSummary = c.Status.ResourceSummary.DeepCopy()
 	rs := out.Status.ResourceSummary
 	if rs.Allocating == nil {
 		rs.Allocating = corev1.ResourceList{}

@@ -69,9 +69,11 @@ type Options struct {
 	DefaultUnreachableTolerationSeconds *int64
 	// Quotas, when set, enforces FederatedResourceQuotas' overall limits
 	// on the placements of ResourceBindings (FederatedQuotaEnforcement):
-	// it reads the quotas of the binding's namespace and records in their
-	// status what an admitted placement adds.
-	Quotas client.Client
+	// it records in their status what an admitted placement adds.
+	// QuotaReader lists them (an informer's cache; Quotas when nil): a
+	// stale copy only costs a conflict and a fresh read.
+	Quotas      client.Client
+	QuotaReader client.Reader
 }
 
 // Authorizer answers whether a user may do something.

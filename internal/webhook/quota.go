@@ -67,7 +67,11 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 		return nil, nil
 	}
 	list := &policyv1alpha1.FederatedResourceQuotaList{}
-	if err := o.Quotas.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	var reader client.Reader = o.Quotas
+	if o.QuotaReader != nil {
+		reader = o.QuotaReader
+	}
+	if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing FederatedResourceQuotas of %s: %w", namespace, err)
 	}
 	for i := range list.Items {

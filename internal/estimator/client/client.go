@@ -99,11 +99,32 @@ type Pool struct {
 	roots *x509.CertPool
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
+	// quiet holds, per cluster whose estimator just failed to answer in
+	// time or at all, until when it is not asked (the general estimate
+	// stands meanwhile): a hung estimator must not cost every cycle the
+	// whole timeout. The pause doubles from 5 s to a minute while it keeps
+	// failing.
+	quiet map[string]pause
+	now   func() time.Time
 }
+
+type pause struct {
+	until time.Time
+	next  time.Duration
+}
+
+// Pauses after an estimator fails.
+const (
+	firstPause = 5 * time.Second
+	maxPause   = time.Minute
+)
+
+// errPaused is the answer of an estimator not asked for now.
+var errPaused = errors.New("not asked: it failed to answer moments ago")
 
 // NewPool checks the TLS files and connects lazily.
 func NewPool(o Options) (*Pool, error) {
-	p := &Pool{opts: o, conns: map[string]*grpc.ClientConn{}}
+	p := &Pool{opts: o, conns: map[string]*grpc.ClientConn{}, quiet: map[string]pause{}, now: time.Now}
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
@@ -228,6 +249,16 @@ func (p *Pool) Ask(ctx context.Context, clusters []string, fn func(ctx context.C
 	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
 	for _, cluster := range clusters {
+		p.mu.Lock()
+		q, paused := p.quiet[cluster]
+		paused = paused && p.now().Before(q.until)
+		p.mu.Unlock()
+		if paused {
+			mu.Lock()
+			out[cluster] = Answer{Err: errPaused, Reason: ReasonUnavailable}
+			mu.Unlock()
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -239,6 +270,7 @@ func (p *Pool) Ask(ctx context.Context, clusters []string, fn func(ctx context.C
 			} else {
 				a = Answer{Value: v}
 			}
+			p.note(cluster, a)
 			mu.Lock()
 			out[cluster] = a
 			mu.Unlock()
@@ -246,6 +278,26 @@ func (p *Pool) Ask(ctx context.Context, clusters []string, fn func(ctx context.C
 	}
 	wg.Wait()
 	return out
+}
+
+// note pauses a cluster's estimator that timed out or could not be
+// reached, longer each time, and forgets the pause once it answers (an
+// answer that is an error, such as a refused request, is not a reason to
+// stop asking).
+func (p *Pool) note(cluster string, a Answer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a.Err == nil || a.Reason == ReasonError {
+		delete(p.quiet, cluster)
+		return
+	}
+	q := p.quiet[cluster]
+	if q.next == 0 {
+		q.next = firstPause
+	}
+	q.until = p.now().Add(q.next)
+	q.next = min(2*q.next, maxPause)
+	p.quiet[cluster] = q
 }
 
 // MaxAvailableReplicas asks every cluster's estimator.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net"
 	"path/filepath"
 	"testing"
@@ -203,6 +204,21 @@ func TestSlowAndDownEstimatorsTimeOut(t *testing.T) {
 	}
 	if a := got["member2"]; a.Err == nil || (a.Reason != ReasonUnavailable && a.Reason != ReasonTimeout) {
 		t.Errorf("estimator down: %+v, want unavailable", a)
+	}
+	// Asked again at once: neither is asked (no wait for the timeout), and
+	// once the pause is over the slow one is asked again.
+	start = time.Now()
+	got = pool.MaxAvailableReplicas(context.Background(), []string{"member1", "member2"}, req, nil)
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("paused estimators were asked: %s", took)
+	}
+	if a := got["member1"]; !errors.Is(a.Err, errPaused) {
+		t.Errorf("slow estimator right after a timeout: %+v, want paused", a)
+	}
+	pool.now = func() time.Time { return time.Now().Add(firstPause) }
+	got = pool.MaxAvailableReplicas(context.Background(), []string{"member1"}, req, nil)
+	if a := got["member1"]; a.Reason != ReasonTimeout {
+		t.Errorf("after the pause: %+v, want asked again (and timing out)", a)
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/features"
@@ -203,6 +204,7 @@ func Run(ctx context.Context, o *Options) error {
 		log.Info("No --kubeconfig: policies with conflictResolution: Overwrite are refused (their author's adopt right cannot be checked)")
 	}
 	var quotas client.Client
+	var quotaReader *cachedReader
 	if features.Gate.Enabled(features.FederatedQuotaEnforcement) {
 		if cfg == nil {
 			return fmt.Errorf("--feature-gates=FederatedQuotaEnforcement=true needs --kubeconfig: the webhook reads FederatedResourceQuotas and records what placements take of them")
@@ -211,9 +213,12 @@ func Run(ctx context.Context, o *Options) error {
 		if quotas, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
 			return err
 		}
+		if quotaReader, err = newCachedReader(cfg, quotas, &policyv1alpha1.FederatedResourceQuota{}); err != nil {
+			return err
+		}
 		log.Info("Enforcing FederatedResourceQuotas' overall limits on placements")
 	}
-	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, Authorizer: authorizer, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy, Quotas: quotas,
+	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, Authorizer: authorizer, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy, Quotas: quotas, QuotaReader: quotaReader.reader(),
 		DefaultNotReadyTolerationSeconds: &o.DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds: &o.DefaultUnreachableTolerationSeconds}) {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}
@@ -227,6 +232,9 @@ func Run(ctx context.Context, o *Options) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return server.Start(ctx) })
+	if quotaReader != nil {
+		g.Go(func() error { return quotaReader.start(ctx) })
+	}
 	metrics, err := metricsserver.NewServer(o.Metrics.ServerOptions(), cfg, nil)
 	if err != nil {
 		return err
