@@ -6,7 +6,7 @@ BIN        := $(CURDIR)/bin
 GO         ?= go
 GOFLAGS    ?=
 # Our own binaries; each is cmd/<name>.
-BINARIES   := karmada-local karmadactl karmada-controller-manager karmada-scheduler karmada-scheduler-estimator karmada-webhook karmada-agent karmada-aggregated-apiserver karmada-search karmada-bench
+BINARIES   := karmada-local karmadactl karmada-controller-manager karmada-scheduler karmada-scheduler-estimator karmada-descheduler karmada-webhook karmada-agent karmada-aggregated-apiserver karmada-search karmada-bench
 # Arguments passed to `karmada-local up` by `make up`, e.g. UP_ARGS="--members 5".
 UP_ARGS    ?=
 # Tests to run (go test -run), e.g. `make test-e2e RUN=TestSeedsExample`; empty: all.

@@ -115,6 +115,8 @@ var binaries = map[string][]string{
 	"karmadactl":                   {"internal/karmadactl"},
 	"karmada-local":                {"internal/karmadalocal", "internal/localup"},
 	"karmada-scheduler":            {"internal/scheduler/app"},
+	"karmada-scheduler-estimator":  {"internal/estimator/app"},
+	"karmada-descheduler":          {"internal/descheduler/app"},
 	"karmada-search":               {"internal/search/app"},
 	"karmada-webhook":              {"internal/webhook/app"},
 }

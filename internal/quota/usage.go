@@ -173,11 +173,3 @@ const (
 	WorkNamespaceLabel = "federatedresourcequota.karmada.io/namespace"
 	WorkNameLabel      = "federatedresourcequota.karmada.io/name"
 )
-
-func resource0(q resource.Quantity) *resource.Quantity {
-	out := q.DeepCopy()
-	if out.Format == "" {
-		out.Format = resource.DecimalSI
-	}
-	return &out
-}

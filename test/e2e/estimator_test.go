@@ -247,3 +247,29 @@ func TestDeschedulerMovesReplicasStuckPending(t *testing.T) {
 		t.Errorf("event %q does not name member1", evs.Items[0].Message)
 	}
 }
+
+// karmadactl top clusters shows each member's capacity from its resource
+// summary: member2's 48 cpu (16-cpu nodes), the others' 24.
+func TestKarmadactlTopClusters(t *testing.T) {
+	out, err := karmadactl("top", "clusters")
+	if err != nil {
+		t.Fatalf("top clusters: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "NAME") {
+		t.Fatalf("want a header and three members:\n%s", out)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		want := "/24"
+		if f[0] == "member2" {
+			want = "/48"
+		}
+		if len(f) < 8 || f[1] != "true" || !strings.HasSuffix(f[2], want) || !strings.HasSuffix(f[6], "/330") {
+			t.Errorf("line %q: want Ready, cpu free%s, pods free/330", l, want)
+		}
+	}
+	if out, err := karmadactl("top", "clusters", "member9"); err == nil || !strings.Contains(out, `"member9" not found`) {
+		t.Errorf("an unknown cluster: %v\n%s", err, out)
+	}
+}

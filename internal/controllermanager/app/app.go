@@ -50,7 +50,7 @@ import (
 	"github.com/karmada-go/karmada/internal/propagation/namespace"
 	"github.com/karmada-go/karmada/internal/propagation/orphans"
 	"github.com/karmada-go/karmada/internal/propagation/workstatus"
-	"github.com/karmada-go/karmada/internal/quota"
+	"github.com/karmada-go/karmada/internal/quota/quotacontroller"
 	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 	"github.com/karmada-go/karmada/internal/version"
 )
@@ -292,11 +292,11 @@ var controllers = map[string]func(c setupContext) error{
 			SuccessThreshold: c.opts.ClusterSuccessThreshold,
 		}).SetupWithManager(c.mgr)
 	},
-	quota.SyncControllerName: func(c setupContext) error {
-		return (&quota.Sync{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+	quotacontroller.SyncControllerName: func(c setupContext) error {
+		return (&quotacontroller.Sync{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
-	quota.StatusControllerName: func(c setupContext) error {
-		return (&quota.Status{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+	quotacontroller.StatusControllerName: func(c setupContext) error {
+		return (&quotacontroller.Status{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	namespace.ControllerName: func(c setupContext) error {
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)

@@ -24,6 +24,8 @@ import (
 	"k8s.io/kubectl/pkg/cmd/logs"
 	"k8s.io/kubectl/pkg/cmd/patch"
 	"k8s.io/kubectl/pkg/cmd/top"
+
+	"github.com/karmada-go/karmada/internal/karmadactl/topclusters"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
@@ -84,6 +86,16 @@ func newCmd(g *options.Global, parent string, scopes []string, long string, make
 	return cmd
 }
 
+// topCommand is kubectl's top for a member (-C), with `top clusters` beside
+// its pod and node subcommands: the members' capacity from the control plane.
+func topCommand(g *options.Global, parent string) *cobra.Command {
+	cmd := newCmd(g, parent, memberOnly, `Display resource (CPU/memory) usage of the pods or nodes of member cluster -C,
+from the member's Metrics API (metrics-server); or, with "top clusters", the
+capacity of the member clusters as the control plane sees it.`, top.NewCmdTop)
+	cmd.AddCommand(topclusters.NewCommand(g))
+	return cmd
+}
+
 // NewCommands returns the commands, for karmadactl (parent is how it is
 // invoked: karmadactl or kubectl karmada).
 func NewCommands(g *options.Global, parent string) []*cobra.Command {
@@ -101,8 +113,7 @@ control plane's cluster proxy, as you).`, logs.NewCmdLogs),
 control plane's cluster proxy, as you).`, exec.NewCmdExec),
 		newCmd(g, parent, controlPlaneOrMember, `Attach to a process already running inside a container, in the Karmada control
 plane or, with --operation-scope members -C <cluster>, in a member cluster.`, attach.NewCmdAttach),
-		newCmd(g, parent, memberOnly, `Display resource (CPU/memory) usage of the pods or nodes of member cluster -C,
-from the member's Metrics API (metrics-server).`, top.NewCmdTop),
+		topCommand(g, parent),
 		newCmd(g, parent, controlPlaneOrMember, `Print the API resources of the Karmada control plane or, with
 --operation-scope members -C <cluster>, of a member cluster.`,
 			func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command {

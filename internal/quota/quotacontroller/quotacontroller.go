@@ -1,4 +1,6 @@
-package quota
+// Package quotacontroller keeps FederatedResourceQuotas: their static
+// assignments as member ResourceQuotas (Sync) and their status (Status).
+package quotacontroller
 
 import (
 	"context"
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +26,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/quota"
 )
 
 // Controller names in --controllers, Karmada's.
@@ -55,7 +59,7 @@ func (s *Sync) SetupWithManager(mgr ctrl.Manager) error {
 
 func quotaOfWork(_ context.Context, obj client.Object) []reconcile.Request {
 	l := obj.GetLabels()
-	ns, name := l[WorkNamespaceLabel], l[WorkNameLabel]
+	ns, name := l[quota.WorkNamespaceLabel], l[quota.WorkNameLabel]
 	if ns == "" || name == "" {
 		return nil
 	}
@@ -70,7 +74,7 @@ func (s *Sync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 		return ctrl.Result{}, err
 	}
 	existing := &workv1alpha1.WorkList{}
-	if err := s.Client.List(ctx, existing, client.MatchingLabels{WorkNamespaceLabel: req.Namespace, WorkNameLabel: req.Name}); err != nil {
+	if err := s.Client.List(ctx, existing, client.MatchingLabels{quota.WorkNamespaceLabel: req.Namespace, quota.WorkNameLabel: req.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
 	want := map[string]corev1.ResourceList{}
@@ -102,7 +106,7 @@ func (s *Sync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
 			}
-			work.Labels[WorkNamespaceLabel], work.Labels[WorkNameLabel] = q.Namespace, q.Name
+			work.Labels[quota.WorkNamespaceLabel], work.Labels[quota.WorkNameLabel] = q.Namespace, q.Name
 			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: manifest}}}
 			return nil
 		}); err != nil {
@@ -160,7 +164,7 @@ func NamespaceUsage(ctx context.Context, c client.Reader, namespace, except stri
 		if rbs.Items[i].Name == except || !rbs.Items[i].DeletionTimestamp.IsZero() {
 			continue
 		}
-		used = Add(used, Usage(&rbs.Items[i].Spec))
+		used = quota.Add(used, quota.Usage(&rbs.Items[i].Spec))
 	}
 	return used, nil
 }
@@ -176,7 +180,7 @@ func (s *Status) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 		return ctrl.Result{}, err
 	}
 	works := &workv1alpha1.WorkList{}
-	if err := s.Client.List(ctx, works, client.MatchingLabels{WorkNamespaceLabel: q.Namespace, WorkNameLabel: q.Name}); err != nil {
+	if err := s.Client.List(ctx, works, client.MatchingLabels{quota.WorkNamespaceLabel: q.Namespace, quota.WorkNameLabel: q.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
 	st := policyv1alpha1.FederatedResourceQuotaStatus{Overall: q.Spec.Overall, OverallUsed: limitedTo(used, q.Spec.Overall)}
@@ -211,8 +215,11 @@ func (s *Status) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 func limitedTo(used, overall corev1.ResourceList) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for n := range overall {
-		u := used[requested(n)]
-		out[n] = *resource0(u)
+		u := used[quota.Requested(n)].DeepCopy()
+		if u.Format == "" {
+			u.Format = resource.DecimalSI
+		}
+		out[n] = u
 	}
 	return out
 }
