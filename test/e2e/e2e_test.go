@@ -81,10 +81,10 @@ func run(m *testing.M) int {
 	// outage tests wait a third as long, for the same sequence.
 	// member2's nodes are twice the default size: the estimator tests
 	// place replicas that only its nodes fit. The descheduler looks every
-	// 5 s for replicas unschedulable for 15 s (2 m and 5 m by default).
+	// 3 s for replicas unschedulable for 6 s (2 m and 5 m by default).
 	out, err := karmadaLocal("up", "--members", "3", "--nodes-per-member", "3", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase),
 		"--cluster-failure-threshold", "10s", "--cluster-success-threshold", "10s", "--node-capacity", "member2:cpu=16,memory=64Gi",
-		"--descheduling-interval", "5s", "--unschedulable-threshold", "15s")
+		"--descheduling-interval", "3s", "--unschedulable-threshold", "6s")
 	fleet.upTime, fleet.upOutput = time.Since(start), out
 	fmt.Printf("karmada-local up took %s:\n%s\n", fleet.upTime.Round(100*time.Millisecond), out)
 	// Whatever happens, leave no process behind.

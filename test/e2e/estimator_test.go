@@ -172,7 +172,7 @@ func TestNoOvercommitWhenManyBindingsAreScheduledAtOnce(t *testing.T) {
 
 // A dynamically divided workload with a replica in member1 whose pod then
 // finds no node there (every node of member1 tainted): after the
-// unschedulable threshold (15 s in the e2e fleet) karmada-descheduler takes
+// unschedulable threshold (6 s in the e2e fleet) karmada-descheduler takes
 // it out of member1's share, and the scheduler places it in member2, where
 // it runs. The replicas available meanwhile never drop.
 func TestDeschedulerMovesReplicasStuckPending(t *testing.T) {
