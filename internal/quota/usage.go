@@ -95,12 +95,9 @@ func Add(a, b corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// requested is the request an overall limit's name limits: cpu and
+// Requested is the request an overall limit's name limits: cpu and
 // requests.cpu limit cpu requests; pods and count/pods the replicas.
-// Requested is the request an overall limit's name limits.
-func Requested(name corev1.ResourceName) corev1.ResourceName { return requested(name) }
-
-func requested(name corev1.ResourceName) corev1.ResourceName {
+func Requested(name corev1.ResourceName) corev1.ResourceName {
 	switch {
 	case name == "count/pods":
 		return corev1.ResourcePods
@@ -144,7 +141,7 @@ func Check(q *policyv1alpha1.FederatedResourceQuota, used, delta corev1.Resource
 	sort.Strings(names)
 	for _, n := range names {
 		limit := q.Spec.Overall[corev1.ResourceName(n)]
-		r := requested(corev1.ResourceName(n))
+		r := Requested(corev1.ResourceName(n))
 		d := delta[r]
 		if d.Sign() <= 0 {
 			continue

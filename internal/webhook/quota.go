@@ -79,7 +79,7 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 		for attempt := 0; ; attempt++ {
 			used := corev1.ResourceList{}
 			for n, v := range q.Status.OverallUsed {
-				used = quota.Add(used, corev1.ResourceList{requestedName(n): v})
+				used = quota.Add(used, corev1.ResourceList{quota.Requested(n): v})
 			}
 			var exceeded *quota.ExceededError
 			if err := quota.Check(q, used, delta); errors.As(err, &exceeded) {
@@ -88,8 +88,8 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 			q.Status.Overall = q.Spec.Overall
 			next := corev1.ResourceList{}
 			for n := range q.Spec.Overall {
-				u := used[requestedName(n)]
-				d := delta[requestedName(n)]
+				u := used[quota.Requested(n)]
+				d := delta[quota.Requested(n)]
 				next = quota.Add(next, quota.Add(corev1.ResourceList{n: u}, corev1.ResourceList{n: d}))
 			}
 			q.Status.OverallUsed = next
@@ -106,9 +106,4 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 		}
 	}
 	return nil, nil
-}
-
-// requestedName is the request a quota's resource name limits.
-func requestedName(n corev1.ResourceName) corev1.ResourceName {
-	return quota.Requested(n)
 }

@@ -3,7 +3,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -39,20 +38,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--unschedulable-threshold=%s: must be positive", o.Threshold)
 	}
 	o.Estimator.Enabled = true
-	if err := o.Estimator.Validate(); err != nil {
-		return errors.New(replaceFlag(err.Error()))
-	}
-	return nil
-}
-
-// replaceFlag words the estimator flags' errors for this command, which has
-// no --enable-scheduler-estimator (it always asks the estimators).
-func replaceFlag(s string) string {
-	const from = "--enable-scheduler-estimator needs"
-	if len(s) >= len(from) && s[:len(from)] == from {
-		return "karmada-descheduler needs" + s[len(from):]
-	}
-	return s
+	return o.Estimator.ValidateConnection("karmada-descheduler")
 }
 
 // NewCommand returns the karmada-descheduler command.

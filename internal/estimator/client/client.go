@@ -64,11 +64,17 @@ func (o *Options) AddConnectionFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.InsecureSkipVerify, "insecure-skip-estimator-verify", false, "do not verify the estimators' serving certificates (insecure)")
 }
 
-// Validate rejects flags that cannot work, naming them.
+// Validate rejects the scheduler's flags that cannot work, naming them.
 func (o *Options) Validate() error {
 	if !o.Enabled {
 		return nil
 	}
+	return o.ValidateConnection("--enable-scheduler-estimator")
+}
+
+// ValidateConnection rejects connection flags that cannot work; who is what
+// needs them, named in the error.
+func (o *Options) ValidateConnection(who string) error {
 	switch {
 	case o.Timeout <= 0:
 		return fmt.Errorf("--scheduler-estimator-timeout=%s: must be positive", o.Timeout)
@@ -77,7 +83,7 @@ func (o *Options) Validate() error {
 	case (o.CertFile == "") != (o.KeyFile == ""):
 		return fmt.Errorf("--scheduler-estimator-cert-file and --scheduler-estimator-key-file go together")
 	case o.CAFile == "" && !o.InsecureSkipVerify && !o.Plaintext:
-		return fmt.Errorf("--enable-scheduler-estimator needs --scheduler-estimator-ca-file (or --insecure-skip-estimator-verify)")
+		return fmt.Errorf("%s needs --scheduler-estimator-ca-file (or --insecure-skip-estimator-verify)", who)
 	}
 	for c, a := range o.Addresses {
 		if !strings.Contains(a, ":") {

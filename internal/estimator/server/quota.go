@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,9 +98,9 @@ func quotaApplies(rq *corev1.ResourceQuota, priorityClass string, bestEffort boo
 		case corev1.ResourceQuotaScopePriorityClass:
 			switch op {
 			case corev1.ScopeSelectorOpIn:
-				return contains(values, priorityClass)
+				return slices.Contains(values, priorityClass)
 			case corev1.ScopeSelectorOpNotIn:
-				return !contains(values, priorityClass)
+				return !slices.Contains(values, priorityClass)
 			case corev1.ScopeSelectorOpDoesNotExist:
 				return priorityClass == ""
 			default: // Exists, and the plain scope
@@ -121,13 +122,4 @@ func quotaApplies(rq *corev1.ResourceQuota, priorityClass string, bestEffort boo
 		}
 	}
 	return true
-}
-
-func contains(values []string, v string) bool {
-	for _, x := range values {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
