@@ -1011,3 +1011,61 @@ func TestEstimatorsAnswerOnlyTheScheduler(t *testing.T) {
 		t.Errorf("the estimator's identity cannot watch pods (%v): it could not estimate", err)
 	}
 }
+
+// TestTenantCannotPlacePastItsQuota: a tenant who may write ResourceBindings
+// in its namespace writes a placement itself, past the namespace's
+// FederatedResourceQuota: karmada-webhook refuses it, as it refuses the
+// scheduler's. The tenant can neither raise the quota nor rewrite what its
+// status says is used.
+func TestTenantCannotPlacePastItsQuota(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-tenant-quota-" + utilrand.String(5)
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	q := &policyv1alpha1.FederatedResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"},
+		Spec: policyv1alpha1.FederatedResourceQuotaSpec{Overall: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
+	if err := c.Create(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	tenant := tenantClient(ctx, t, ns)
+	binding := func(name string, replicas int32) *workv1alpha2.ResourceBinding {
+		return &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: workv1alpha2.ResourceBindingSpec{
+				Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name},
+				Replicas: replicas,
+				ReplicaRequirements: &workv1alpha2.ReplicaRequirements{Namespace: ns,
+					ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+				Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: replicas}},
+			}}
+	}
+	// Within the quota the same kind of write is admitted: the refusal
+	// below is the quota's, not another rule's.
+	small := binding("small", 1)
+	if err := tenant.Create(ctx, small); err != nil {
+		t.Fatalf("a placement within the quota: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), small) })
+	err := tenant.Create(ctx, binding("big", 4))
+	if err == nil || !strings.Contains(err.Error(), "FederatedResourceQuota("+ns+"/team) exceeded for resource cpu") {
+		t.Fatalf("a tenant's own placement of 4 cpu past 2: %v", err)
+	}
+	// Nor by growing the admitted one.
+	if err := tenant.Get(ctx, client.ObjectKeyFromObject(small), small); err != nil {
+		t.Fatal(err)
+	}
+	small.Spec.Replicas, small.Spec.Clusters[0].Replicas = 3, 3
+	if err := tenant.Update(ctx, small); err == nil || !strings.Contains(err.Error(), "exceeded for resource cpu") {
+		t.Fatalf("growing an admitted placement past the quota: %v", err)
+	}
+	mine := &policyv1alpha1.FederatedResourceQuota{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(q), mine); err != nil {
+		t.Fatal(err)
+	}
+	mine.Spec.Overall[corev1.ResourceCPU] = resource.MustParse("100")
+	wantRefused(t, "raising its quota", tenant.Update(ctx, mine))
+	mine.Status.OverallUsed = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0")}
+	wantRefused(t, "rewriting its quota's usage", tenant.Status().Update(ctx, mine))
+}
