@@ -3,6 +3,7 @@
 package core
 
 import (
+	"container/heap"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -26,6 +27,10 @@ type Candidate struct {
 	Cluster   *clusterv1alpha1.Cluster
 	Score     int64
 	Available int32
+	// Tier is the cluster's group under overflowAffinities: 0 for the
+	// primary group (and without overflow groups), i for the i-th overflow
+	// group. Lower tiers are filled first and emptied last.
+	Tier int
 }
 
 // Name is the cluster's name.
@@ -73,6 +78,85 @@ func Assign(replicas int32, strategy *policyv1alpha1.ReplicaSchedulingStrategy, 
 		return nil, fmt.Errorf("no feasible cluster has a static weight above zero")
 	}
 	return DivideByWeight(replicas, weighted), nil
+}
+
+// AssignTiers divides a dynamically divided workload (dynamicWeight or
+// Aggregated) over tiers of clusters, Karmada's overflowAffinities: scaling
+// up keeps every replica where it is and fills the tiers in order, each as
+// far as its clusters' available replicas allow, the division within a tier
+// being the strategy's; scaling down takes replicas from the last tier
+// first, in proportion to what its clusters have. Replicas in a later tier
+// stay there when an earlier one frees up (no migration, as in Karmada).
+func AssignTiers(replicas int32, strategy *policyv1alpha1.ReplicaSchedulingStrategy, cands []Candidate, previous []workv1alpha2.TargetCluster) ([]workv1alpha2.TargetCluster, error) {
+	divide := byAvailable
+	if strategy != nil && strategy.ReplicaDivisionPreference == policyv1alpha1.ReplicaDivisionPreferenceAggregated {
+		divide = aggregate
+	}
+	tierOf := make(map[string]int, len(cands))
+	last := 0
+	for _, c := range cands {
+		tierOf[c.Name()] = c.Tier
+		last = max(last, c.Tier)
+	}
+	kept := map[string]int32{}
+	var have int32
+	for _, t := range previous {
+		if _, ok := tierOf[t.Name]; ok && t.Replicas > 0 {
+			kept[t.Name] += t.Replicas
+			have += t.Replicas
+		}
+	}
+	if have >= replicas {
+		excess := have - replicas
+		for tier := last; tier >= 0 && excess > 0; tier-- {
+			var weights []WeightedCluster
+			var total int32
+			for name, n := range kept {
+				if tierOf[name] == tier {
+					weights = append(weights, WeightedCluster{Name: name, Weight: int64(n)})
+					total += n
+				}
+			}
+			take := min(excess, total)
+			for _, w := range weights {
+				delete(kept, w.Name)
+			}
+			for _, t := range DivideByWeight(total-take, weights) {
+				kept[t.Name] = t.Replicas
+			}
+			excess -= take
+		}
+		return merge(kept, nil), nil
+	}
+	need := replicas - have
+	var extra []workv1alpha2.TargetCluster
+	room := make([]Candidate, 0, len(cands))
+	for tier := 0; tier <= last && need > 0; tier++ {
+		var inTier []Candidate
+		var total int64
+		for _, c := range cands {
+			if c.Tier == tier {
+				c.Available = max(c.Available-kept[c.Name()], 0)
+				inTier = append(inTier, c)
+				total += int64(c.Available)
+			}
+		}
+		room = append(room, inTier...)
+		n := int32(min(int64(need), total))
+		if n == 0 {
+			continue
+		}
+		part, err := divide(n, inTier, selectedKeys(kept))
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, part...)
+		need -= n
+	}
+	if need > 0 {
+		return nil, capacityError(replicas-have, room)
+	}
+	return merge(kept, extra), nil
 }
 
 // divider places n new replicas on candidates.
@@ -231,51 +315,97 @@ func StaticWeights(rules []policyv1alpha1.StaticClusterWeight, clusters []*clust
 	return out
 }
 
-// DivideByWeight splits replicas in proportion to weight. Each cluster first
-// gets the whole part of its share; the replicas left over go one each to the
-// clusters of highest weight, then by name, so that the result is the same
-// every time. Clusters that get nothing are left out; the result is sorted by
-// name.
+// DivideByWeight splits replicas in proportion to weight by Webster's
+// (Sainte-Laguë) method, as Karmada since 1.16: replicas go one at a time to
+// the cluster whose weight / (2 × its replicas + 1) is highest; ties go to
+// the higher weight, then to the name that sorts first, so that the result
+// is the same every time. The method is house-monotone: dividing more
+// replicas over the same weights never gives a cluster fewer (the largest
+// remainder rule can), and no cluster's share is pulled towards the heavy
+// ones. Clusters of weight 0 or less and clusters that get nothing are left
+// out; the result is sorted by name.
 func DivideByWeight(replicas int32, clusters []WeightedCluster) []workv1alpha2.TargetCluster {
 	// The weights may be as large as int64 allows (static weights are the
-	// user's): their sum and each replicas×weight product are computed
-	// without overflow.
-	share := shares(replicas, clusters)
-	if share == nil {
+	// user's): the comparisons of priorities and the quotas are exact.
+	q := &websterQueue{}
+	for _, c := range clusters {
+		if c.Weight > 0 {
+			q.parties = append(q.parties, party{name: c.Name, votes: uint64(c.Weight)})
+		}
+	}
+	if len(q.parties) == 0 || replicas <= 0 {
 		return nil
 	}
-	order := append([]WeightedCluster(nil), clusters...)
-	sort.Slice(order, func(i, j int) bool {
-		if order[i].Weight != order[j].Weight {
-			return order[i].Weight > order[j].Weight
+	// A head start: Webster's result gives each of n clusters at least its
+	// quota of replicas-n/2, whole. Starting every cluster there and handing
+	// out the rest one by one ends where starting from zero does, in at most
+	// 3n/2 steps however many replicas there are.
+	left := replicas
+	if n := int64(len(q.parties)); 2*int64(replicas) > n {
+		share := shares(2*int64(replicas)-n, clusters) // quotas of 2×(replicas-n/2)
+		for i := range q.parties {
+			p := &q.parties[i]
+			p.seats = int32(share(int64(p.votes)) / 2)
+			left -= p.seats
 		}
-		return order[i].Name < order[j].Name
-	})
-	got := make(map[string]int32, len(order))
-	var given int32
-	for _, c := range order {
-		n := share(c.Weight)
-		got[c.Name] = n
-		given += n
 	}
-	for i := 0; given < replicas; i = (i + 1) % len(order) {
-		got[order[i].Name]++
-		given++
+	heap.Init(q)
+	for ; left > 0; left-- {
+		q.parties[0].seats++
+		heap.Fix(q, 0)
 	}
-	out := make([]workv1alpha2.TargetCluster, 0, len(got))
-	for name, n := range got {
-		if n > 0 {
-			out = append(out, workv1alpha2.TargetCluster{Name: name, Replicas: n})
+	out := make([]workv1alpha2.TargetCluster, 0, len(q.parties))
+	for _, p := range q.parties {
+		if p.seats > 0 {
+			out = append(out, workv1alpha2.TargetCluster{Name: p.name, Replicas: p.seats})
 		}
 	}
 	sortTargets(out)
 	return out
 }
 
+// party is a cluster in Webster's method: its weight (votes) and the
+// replicas (seats) it has so far.
+type party struct {
+	name  string
+	votes uint64
+	seats int32
+}
+
+// websterQueue keeps the cluster due the next replica on top.
+type websterQueue struct{ parties []party }
+
+func (q *websterQueue) Len() int      { return len(q.parties) }
+func (q *websterQueue) Swap(i, j int) { q.parties[i], q.parties[j] = q.parties[j], q.parties[i] }
+func (q *websterQueue) Push(any)      { panic("the parties are fixed") }
+func (q *websterQueue) Pop() any      { panic("the parties are fixed") }
+
+// Less compares votes_a/(2 seats_a+1) with votes_b/(2 seats_b+1) without
+// division: votes_a × (2 seats_b+1) against votes_b × (2 seats_a+1), both
+// exact in 128 bits.
+func (q *websterQueue) Less(i, j int) bool {
+	a, b := &q.parties[i], &q.parties[j]
+	ahi, alo := bits.Mul64(a.votes, 2*uint64(b.seats)+1)
+	bhi, blo := bits.Mul64(b.votes, 2*uint64(a.seats)+1)
+	if ahi != bhi {
+		return ahi > bhi
+	}
+	if alo != blo {
+		return alo > blo
+	}
+	if a.votes != b.votes {
+		return a.votes > b.votes
+	}
+	if a.seats != b.seats {
+		return a.seats < b.seats
+	}
+	return a.name < b.name
+}
+
 // shares returns the function giving a weight its whole share of replicas,
 // floor(replicas × weight / sum of weights), exact for any int64 weights
 // (negative ones count as 0); nil when there is nothing to divide.
-func shares(replicas int32, clusters []WeightedCluster) func(weight int64) int32 {
+func shares(replicas int64, clusters []WeightedCluster) func(weight int64) int64 {
 	var sumHi, sumLo uint64
 	for _, c := range clusters {
 		var carry uint64
@@ -286,19 +416,19 @@ func shares(replicas int32, clusters []WeightedCluster) func(weight int64) int32
 		return nil
 	}
 	if sumHi == 0 {
-		return func(weight int64) int32 {
+		return func(weight int64) int64 {
 			// replicas × weight ≤ replicas × sum: the quotient fits, so
 			// Div64 cannot overflow.
 			hi, lo := bits.Mul64(uint64(replicas), uint64(max(weight, 0)))
 			q, _ := bits.Div64(hi, lo, sumLo)
-			return int32(q)
+			return int64(q)
 		}
 	}
 	// More than 2^64 in all: rare enough for big integers.
 	sum := new(big.Int).Lsh(new(big.Int).SetUint64(sumHi), 64)
 	sum.Or(sum, new(big.Int).SetUint64(sumLo))
-	return func(weight int64) int32 {
-		n := new(big.Int).Mul(big.NewInt(int64(replicas)), big.NewInt(max(weight, 0)))
-		return int32(n.Quo(n, sum).Int64())
+	return func(weight int64) int64 {
+		n := new(big.Int).Mul(big.NewInt(replicas), big.NewInt(max(weight, 0)))
+		return n.Quo(n, sum).Int64()
 	}
 }

@@ -1,7 +1,11 @@
 package core
 
 import (
+	"container/heap"
+	"fmt"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,7 +76,7 @@ func TestAssign(t *testing.T) {
 		{"no replicas (a ConfigMap) goes everywhere", 0, divided, clusters("m1", "m2"), tc("m1", 0, "m2", 0), ""},
 		{"divided without weights is even", 4, divided, clusters("m1", "m2"), tc("m1", 2, "m2", 2), ""},
 		{"static 1:2", 3, weights("m1", 1, "m2", 2), clusters("m1", "m2"), tc("m1", 1, "m2", 2), ""},
-		{"remainder to the heavier", 5, weights("m1", 1, "m2", 2), clusters("m1", "m2"), tc("m1", 1, "m2", 4), ""},
+		{"shares round to the nearest (1.67:3.33)", 5, weights("m1", 1, "m2", 2), clusters("m1", "m2"), tc("m1", 2, "m2", 3), ""},
 		{"remainder by name on equal weight", 5, weights("m1", 1, "m2", 1), clusters("m2", "m1"), tc("m1", 3, "m2", 2), ""},
 		{"unweighted cluster gets nothing", 4, weights("m1", 1), clusters("m1", "m2"), tc("m1", 4), ""},
 		{"a cluster with a zero share is left out", 1, weights("m1", 1, "m2", 1, "m3", 1), clusters("m1", "m2", "m3"), tc("m1", 1), ""},
@@ -131,14 +135,15 @@ func TestAssignIsSteady(t *testing.T) {
 		want     []workv1alpha2.TargetCluster
 	}{
 		// Available counts what the binding runs there already. Fresh, 12 over
-		// 10:20:30 would be 2:4:6; steady keeps 5:5:0 and adds 2 where there is room.
-		{"scale up keeps what is placed", dynamic, 12, avail("m1", 10, "m2", 20, "m3", 30), tc("m1", 5, "m2", 5), tc("m1", 5, "m2", 5, "m3", 2)},
+		// 10:20:30 would be 2:4:6; steady keeps 5:5:0 and adds 2 over the room
+		// left, 5:15:30.
+		{"scale up keeps what is placed", dynamic, 12, avail("m1", 10, "m2", 20, "m3", 30), tc("m1", 5, "m2", 5), tc("m1", 5, "m2", 6, "m3", 1)},
 		{"scale down takes in proportion", dynamic, 6, avail("m1", 10, "m2", 20), tc("m1", 4, "m2", 8), tc("m1", 2, "m2", 4)},
-		{"scale down by one changes one cluster", dynamic, 11, avail("m1", 10, "m2", 20), tc("m1", 4, "m2", 8), tc("m1", 3, "m2", 8)},
+		{"scale down by one changes one cluster", dynamic, 11, avail("m1", 10, "m2", 20), tc("m1", 4, "m2", 8), tc("m1", 4, "m2", 7)},
 		{"same size: unchanged even if capacity moved", dynamic, 12, avail("m1", 100, "m2", 1), tc("m1", 4, "m2", 8), tc("m1", 4, "m2", 8)},
 		{"a cluster no longer selected: its share is placed again", dynamic, 12, avail("m1", 10, "m3", 10), tc("m1", 4, "m2", 8), tc("m1", 7, "m3", 5)},
 		{"aggregated scale up fills the clusters in use first", aggregated, 10, avail("m1", 10, "m2", 20), tc("m1", 4), tc("m1", 10)},
-		{"aggregated scale up overflows to the roomiest", aggregated, 16, avail("m1", 10, "m2", 20, "m3", 5), tc("m1", 4), tc("m1", 6, "m2", 10)},
+		{"aggregated scale up overflows to the roomiest", aggregated, 16, avail("m1", 10, "m2", 20, "m3", 5), tc("m1", 4), tc("m1", 7, "m2", 9)},
 	}
 	for _, c := range cases {
 		got, err := Assign(c.replicas, c.strategy, c.clusters, c.previous)
@@ -223,6 +228,93 @@ func TestDivideByWeightAtTheLimits(t *testing.T) {
 		got := DivideByWeight(c.replicas, c.clusters)
 		if diff := cmp.Diff(c.want, got); diff != "" {
 			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
+		}
+	}
+}
+
+// Webster's method against published divisions: Karmada issue 6735's
+// weights (the largest-remainder rule took a replica from westus when the
+// total grew from 5 to 6) and the Sainte-Laguë example of the method's
+// literature (10 seats over 47000:16000:15900:12000:6000:3100).
+func TestDivideByWeightIsWebster(t *testing.T) {
+	regions := []WeightedCluster{{"southcentralus", 170}, {"westus", 110}, {"eastus2", 60}}
+	parties := []WeightedCluster{{"a", 47000}, {"b", 16000}, {"c", 15900}, {"d", 12000}, {"e", 6000}, {"f", 3100}}
+	cases := []struct {
+		name     string
+		replicas int32
+		clusters []WeightedCluster
+		want     []workv1alpha2.TargetCluster
+	}{
+		{"6735: 5 replicas", 5, regions, tc("eastus2", 1, "southcentralus", 2, "westus", 2)},
+		{"6735: 6 replicas keeps westus's 2", 6, regions, tc("eastus2", 1, "southcentralus", 3, "westus", 2)},
+		{"6735: 7 replicas", 7, regions, tc("eastus2", 1, "southcentralus", 4, "westus", 2)},
+		{"Sainte-Laguë: 10 seats", 10, parties, tc("a", 4, "b", 2, "c", 2, "d", 1, "e", 1)},
+		{"equal weights: the names break the tie", 5, []WeightedCluster{{"m2", 1}, {"m1", 1}}, tc("m1", 3, "m2", 2)},
+		{"the smaller weight gets a replica before the larger gets a third", 3, []WeightedCluster{{"big", 3}, {"small", 1}}, tc("big", 2, "small", 1)},
+	}
+	for _, c := range cases {
+		if diff := cmp.Diff(c.want, DivideByWeight(c.replicas, c.clusters)); diff != "" {
+			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
+		}
+	}
+}
+
+// websterFromZero is Webster's method without the head start: every
+// replica handed out one by one.
+func websterFromZero(replicas int32, clusters []WeightedCluster) map[string]int32 {
+	q := &websterQueue{}
+	for _, c := range clusters {
+		if c.Weight > 0 {
+			q.parties = append(q.parties, party{name: c.Name, votes: uint64(c.Weight)})
+		}
+	}
+	if len(q.parties) == 0 {
+		return map[string]int32{}
+	}
+	heap.Init(q)
+	for i := int32(0); i < replicas; i++ {
+		q.parties[0].seats++
+		heap.Fix(q, 0)
+	}
+	out := map[string]int32{}
+	for _, p := range q.parties {
+		if p.seats > 0 {
+			out[p.name] = p.seats
+		}
+	}
+	return out
+}
+
+// The head start (every cluster starts at its quota minus (n+1)/2) ends
+// where handing out every replica from zero does, and more replicas never
+// give a cluster fewer.
+func TestDivideByWeightHeadStartAndMonotony(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(45, 1))
+	for round := 0; round < 300; round++ {
+		n := 1 + rnd.IntN(9)
+		clusters := make([]WeightedCluster, n)
+		for i := range clusters {
+			w := int64(rnd.IntN(20))
+			if round%3 == 0 {
+				w = rnd.Int64N(1 << 40)
+			}
+			clusters[i] = WeightedCluster{Name: fmt.Sprintf("m%d", i), Weight: w}
+		}
+		var before map[string]int32
+		for replicas := int32(0); replicas <= 60; replicas++ {
+			got := map[string]int32{}
+			for _, t := range DivideByWeight(replicas, clusters) {
+				got[t.Name] = t.Replicas
+			}
+			if want := websterFromZero(replicas, clusters); !maps.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Fatalf("%d replicas over %v: %v with the head start, %v from zero", replicas, clusters, got, want)
+			}
+			for name, n := range before {
+				if got[name] < n {
+					t.Fatalf("%d replicas over %v gave %s %d, %d replicas gave it %d", replicas, clusters, name, got[name], replicas-1, n)
+				}
+			}
+			before = got
 		}
 	}
 }
