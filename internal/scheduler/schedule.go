@@ -11,6 +11,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
 	"github.com/karmada-go/karmada/internal/estimator"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/scheduler/core"
@@ -86,7 +87,7 @@ func ScheduleFrom(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	var failures []string
 	var last Result
 	for i := range terms {
-		r := scheduleTerm(ctx, fw, EffectiveSpec(spec, terms[i].AffinityName), clusters)
+		r := scheduleTerm(ctx, fw, EffectiveSpec(spec, terms[i].AffinityName), clusters, overflowTiers(spec, &terms[i]))
 		r.AffinityName = terms[i].AffinityName
 		r.Explanation.AffinityName = r.AffinityName
 		var pe *PluginError
@@ -105,7 +106,35 @@ func ScheduleFrom(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	return last
 }
 
-func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) Result {
+// overflowTiers is the term's groups in the order they are filled (the
+// primary group, then its overflowAffinities), or nil when the binding is
+// not placed by overflow. As in Karmada, overflow groups serve workloads
+// whose replicas are divided by what the clusters can take (dynamicWeight or
+// Aggregated; the webhook refuses them with other strategies): a workload
+// without replicas, or of several components, uses the primary group only.
+func overflowTiers(spec *workv1alpha2.ResourceBindingSpec, term *policyv1alpha1.ClusterAffinityTerm) []policyv1alpha1.ClusterAffinityTerm {
+	if len(term.OverflowAffinities) == 0 || spec.Replicas == 0 || spec.Placement == nil || !dynamicDivision(spec.Placement.ReplicaScheduling) {
+		return nil
+	}
+	tiers := make([]policyv1alpha1.ClusterAffinityTerm, 0, 1+len(term.OverflowAffinities))
+	tiers = append(tiers, policyv1alpha1.ClusterAffinityTerm{AffinityName: term.AffinityName, ClusterAffinity: term.ClusterAffinity})
+	for _, o := range term.OverflowAffinities {
+		tiers = append(tiers, policyv1alpha1.ClusterAffinityTerm{AffinityName: o.AffinityName, ClusterAffinity: o.ClusterAffinity})
+	}
+	return tiers
+}
+
+// dynamicDivision reports whether a strategy divides replicas by what the
+// clusters can take: Divided by dynamicWeight, or Aggregated.
+func dynamicDivision(s *policyv1alpha1.ReplicaSchedulingStrategy) bool {
+	return s != nil && s.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && !staticWeights(s)
+}
+
+// scheduleTerm places the binding under one clusterAffinities term (or the
+// clusterAffinity). With tiers (overflowTiers), a cluster belongs to the
+// first group that selects it and is filtered as that group's, and the
+// replicas fill the groups in order.
+func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster, tiers []policyv1alpha1.ClusterAffinityTerm) Result {
 	ex := map[string]*workv1alpha2.ClusterExplanation{}
 	rule := func(name, plugin, reason string) {
 		e := ex[name]
@@ -123,6 +152,15 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 		placedBefore[t.Name] = true
 	}
 	components := len(spec.Components) > 0
+	// Each tier's spec: the binding with that group as its clusterAffinity.
+	tierSpecs := make([]*workv1alpha2.ResourceBindingSpec, len(tiers))
+	for k := range tiers {
+		cp, placement := *spec, *spec.Placement
+		placement.ClusterAffinity = &tiers[k].ClusterAffinity
+		cp.Placement = &placement
+		tierSpecs[k] = &cp
+	}
+	tierOf := map[string]int{}
 
 	var passed []*clusterv1alpha1.Cluster
 	step := time.Now()
@@ -133,7 +171,16 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 			rule(c.Name, "Cluster", "cluster is being removed")
 			continue
 		}
-		if st := fw.RunFilters(ctx, spec, c); !st.IsSuccess() {
+		filtered := spec
+		for k := range tiers {
+			if clusteraffinity.Matches(&tiers[k].ClusterAffinity, c) {
+				// The first group that selects a cluster is its group;
+				// one no group selects is ruled out as the primary's.
+				filtered, tierOf[c.Name] = tierSpecs[k], k
+				break
+			}
+		}
+		if st := fw.RunFilters(ctx, filtered, c); !st.IsSuccess() {
 			if st.Code() == framework.Error {
 				// A failed plugin says nothing about the cluster: ruling it
 				// out would move workloads off a healthy cluster.
@@ -212,7 +259,7 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 			e.Scores = append(e.Scores, workv1alpha2.PluginScore{Plugin: p, Score: scores.Scores[c.Name][i]})
 		}
 		e.Score = scores.Total(c.Name)
-		cands = append(cands, core.Candidate{Cluster: c, Score: e.Score, Available: available[c.Name]})
+		cands = append(cands, core.Candidate{Cluster: c, Score: e.Score, Available: available[c.Name], Tier: tierOf[c.Name]})
 	}
 
 	var constraints []policyv1alpha1.SpreadConstraint
@@ -233,7 +280,12 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 		return result(err)
 	}
 	step = time.Now()
-	targets, err := core.Assign(spec.Replicas, strategy, selected, spec.Clusters)
+	var targets []workv1alpha2.TargetCluster
+	if tiers != nil {
+		targets, err = core.AssignTiers(spec.Replicas, strategy, selected, spec.Clusters)
+	} else {
+		targets, err = core.Assign(spec.Replicas, strategy, selected, spec.Clusters)
+	}
 	stepAssign.Observe(metrics.Since(step))
 	if err != nil {
 		return result(err)
@@ -247,8 +299,17 @@ func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	for _, t := range targets {
 		ex[t.Name].Selected, ex[t.Name].Replicas = true, t.Replicas
 	}
+	used := map[int]bool{}
+	for _, t := range targets {
+		used[tierOf[t.Name]] = true
+	}
 	for _, c := range selected {
-		if e := ex[c.Name()]; !e.Selected && e.Reason == "" {
+		e := ex[c.Name()]
+		switch {
+		case e.Selected || e.Reason != "":
+		case c.Tier > 0 && !used[c.Tier]:
+			e.Reason = fmt.Sprintf("overflow group %q not needed: the groups before it hold the replicas", tiers[c.Tier].AffinityName)
+		default:
 			e.Reason = "given no replica by the division"
 		}
 	}

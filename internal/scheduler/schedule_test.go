@@ -356,3 +356,70 @@ func equalComponents(a, b []workv1alpha2.ComponentReplicas) bool {
 	}
 	return true
 }
+
+// overflowAffinities: the primary group fills first, then each overflow
+// group in order; scaling down empties the last group used first; a
+// primary cluster that cannot take replicas leaves them to the next group.
+func TestOverflowAffinities(t *testing.T) {
+	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cordoned := corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}
+	fleet := []clusterv1alpha1.Cluster{member("idc", "east", 10), member("cloud-a", "west", 20), member("cloud-b", "west", 20),
+		member("spare", "north", 50), member("broken", "east", 10, cordoned)}
+	dynamic := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+		WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}}
+	aggregated := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated}
+	tiered := func(primary string, strategy *policyv1alpha1.ReplicaSchedulingStrategy) *policyv1alpha1.Placement {
+		return &policyv1alpha1.Placement{ReplicaScheduling: strategy, ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{{
+			AffinityName:    "on-prem",
+			ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{primary}},
+			OverflowAffinities: []policyv1alpha1.OverflowAffinityTerm{
+				// cloud-a is in both overflow groups: its first one counts.
+				{AffinityName: "cloud", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"cloud-a", "cloud-b"}}},
+				{AffinityName: "last-resort", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"spare", "cloud-a"}}},
+			},
+		}}}
+	}
+	placed := func(s *workv1alpha2.ResourceBindingSpec, prev ...workv1alpha2.TargetCluster) *workv1alpha2.ResourceBindingSpec {
+		s.Clusters = prev
+		return s
+	}
+	cases := []struct {
+		name, want, wantErr string
+		spec                *workv1alpha2.ResourceBindingSpec
+	}{
+		{"the primary holds it", "idc=8", "", spec(8, tiered("idc", dynamic))},
+		{"full primary: the rest overflows to the next group", "cloud-a=3,cloud-b=2,idc=10", "", spec(15, tiered("idc", dynamic))},
+		{"two groups full: the last resort", "cloud-a=20,cloud-b=20,idc=10,spare=5", "", spec(55, tiered("idc", dynamic))},
+		{"past every group", "", "can take only 100", spec(101, tiered("idc", dynamic))},
+		{"a cordoned primary: the overflow group takes all", "cloud-a=3,cloud-b=3", "", spec(6, tiered("broken", dynamic))},
+		{"aggregated within each group", "cloud-a=5,idc=10", "", spec(15, tiered("idc", aggregated))},
+		{"scale up keeps what runs and fills the primary first",
+			"cloud-a=2,cloud-b=2,idc=10", "", placed(spec(14, tiered("idc", dynamic)), tc("idc", 6), tc("cloud-a", 2), tc("cloud-b", 2))},
+		{"scale down empties the last group first",
+			"cloud-a=3,cloud-b=3,idc=10", "", placed(spec(16, tiered("idc", dynamic)), tc("idc", 10), tc("cloud-a", 5), tc("cloud-b", 5), tc("spare", 4))},
+		{"scale down into the primary",
+			"idc=7", "", placed(spec(7, tiered("idc", dynamic)), tc("idc", 10), tc("cloud-a", 5), tc("cloud-b", 5))},
+		{"duplicated: overflow groups do not apply", "idc=3", "", spec(3, tiered("idc", nil))},
+	}
+	for _, c := range cases {
+		r := Schedule(context.Background(), fw, c.spec, fleet)
+		check(t, c.name, r, c.want, "on-prem", c.wantErr)
+	}
+
+	// The explanation says why an overflow group's clusters were not used.
+	r := Schedule(context.Background(), fw, spec(8, tiered("idc", dynamic)), fleet)
+	for _, e := range r.Explanation.Clusters {
+		if e.Name == "spare" && !strings.Contains(e.Reason, `overflow group "last-resort" not needed`) {
+			t.Errorf("spare's explanation: %+v", e)
+		}
+	}
+}
+
+func tc(name string, n int32) workv1alpha2.TargetCluster {
+	return workv1alpha2.TargetCluster{Name: name, Replicas: n}
+}

@@ -129,14 +129,7 @@ func validatePlacement(pl *policyv1alpha1.Placement, path *field.Path) field.Err
 		p := path.Child("clusterAffinities").Index(i)
 		errs = append(errs, validateAffinityName(term.AffinityName, names, i, path.Child("clusterAffinities"), p.Child("affinityName"))...)
 		errs = append(errs, validateClusterAffinity(&term.ClusterAffinity, p)...)
-		for j := range term.OverflowAffinities {
-			o := &term.OverflowAffinities[j]
-			op := p.Child("overflowAffinities").Index(j)
-			for _, msg := range validation.IsQualifiedName(o.AffinityName) {
-				errs = append(errs, field.Invalid(op.Child("affinityName"), o.AffinityName, msg))
-			}
-			errs = append(errs, validateClusterAffinity(&o.ClusterAffinity, op)...)
-		}
+		errs = append(errs, validateOverflow(term, pl.ReplicaScheduling, p)...)
 	}
 	for i, t := range pl.ClusterTolerations {
 		errs = append(errs, validateToleration(t, path.Child("clusterTolerations").Index(i))...)
@@ -153,6 +146,45 @@ func validatePlacement(pl *policyv1alpha1.Placement, path *field.Path) field.Err
 				errs = append(errs, field.Invalid(p, term.GroupByLabelKey, msg))
 			}
 		}
+	}
+	return errs
+}
+
+// validateOverflow checks a term's overflowAffinities (Karmada 1.18): they
+// extend a primary group the term names (its inline clusterAffinity), only
+// for replicas divided by what the clusters can take (dynamicWeight or
+// Aggregated), and each group's name is its own within the term.
+func validateOverflow(term *policyv1alpha1.ClusterAffinityTerm, rs *policyv1alpha1.ReplicaSchedulingStrategy, p *field.Path) field.ErrorList {
+	if len(term.OverflowAffinities) == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	op := p.Child("overflowAffinities")
+	if a := term.ClusterAffinity; a.LabelSelector == nil && a.FieldSelector == nil && len(a.ClusterNames) == 0 && len(a.Exclude) == 0 {
+		errs = append(errs, field.Required(p.Child("clusterNames"),
+			"overflowAffinities extend the term's primary group: select it with clusterNames, labelSelector, fieldSelector or exclude"))
+	}
+	if rs == nil || rs.ReplicaSchedulingType != policyv1alpha1.ReplicaSchedulingTypeDivided ||
+		(rs.ReplicaDivisionPreference != policyv1alpha1.ReplicaDivisionPreferenceAggregated && (rs.WeightPreference == nil || rs.WeightPreference.DynamicWeight == "")) {
+		errs = append(errs, field.Forbidden(op, "overflowAffinities need replicaScheduling Divided by what the clusters can take: "+
+			"weightPreference.dynamicWeight AvailableReplicas, or replicaDivisionPreference Aggregated"))
+	}
+	names := map[string]int{}
+	for j := range term.OverflowAffinities {
+		o := &term.OverflowAffinities[j]
+		jp := op.Index(j)
+		switch first, seen := names[o.AffinityName]; {
+		case o.AffinityName == term.AffinityName && o.AffinityName != "":
+			errs = append(errs, field.Duplicate(jp.Child("affinityName"), o.AffinityName+" (already the name of the term)"))
+		case seen:
+			errs = append(errs, field.Duplicate(jp.Child("affinityName"), fmt.Sprintf("%s (already the name of %s)", o.AffinityName, op.Index(first))))
+		default:
+			names[o.AffinityName] = j
+		}
+		for _, msg := range validation.IsQualifiedName(o.AffinityName) {
+			errs = append(errs, field.Invalid(jp.Child("affinityName"), o.AffinityName, msg))
+		}
+		errs = append(errs, validateClusterAffinity(&o.ClusterAffinity, jp)...)
 	}
 	return errs
 }

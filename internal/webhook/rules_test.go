@@ -231,6 +231,21 @@ func TestRules(t *testing.T) {
 			`spec.placement.clusterAffinities[0].fieldSelector.matchExpressions[0].key: Unsupported value: "country": supported values: "provider", "region", "zone"`,
 			`spec.placement.clusterAffinities[0].fieldSelector.matchExpressions[0].operator: Unsupported value: "Exists": supported values: "In", "NotIn"`,
 		}},
+		{name: "overflow groups with dynamic weights", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) {
+			p.Spec.Placement.ReplicaScheduling.WeightPreference = &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}
+			p.Spec.Placement.ClusterAffinities[0].OverflowAffinities = []policyv1alpha1.OverflowAffinityTerm{
+				{AffinityName: "cloud", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}}}}
+		})},
+		{name: "overflow groups: static weights, no primary, names repeated", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) {
+			p.Spec.Placement.ClusterAffinities[0].ClusterAffinity = policyv1alpha1.ClusterAffinity{}
+			p.Spec.Placement.ClusterAffinities[0].OverflowAffinities = []policyv1alpha1.OverflowAffinityTerm{
+				{AffinityName: "cloud"}, {AffinityName: "cloud"}, {AffinityName: "primary"}}
+		}), want: []string{
+			`spec.placement.clusterAffinities[0].clusterNames: Required value: overflowAffinities extend the term's primary group: select it with clusterNames, labelSelector, fieldSelector or exclude`,
+			`spec.placement.clusterAffinities[0].overflowAffinities: Forbidden: overflowAffinities need replicaScheduling Divided by what the clusters can take: weightPreference.dynamicWeight AvailableReplicas, or replicaDivisionPreference Aggregated`,
+			`spec.placement.clusterAffinities[0].overflowAffinities[1].affinityName: Duplicate value: "cloud (already the name of spec.placement.clusterAffinities[0].overflowAffinities[0])"`,
+			`spec.placement.clusterAffinities[0].overflowAffinities[2].affinityName: Duplicate value: "primary (already the name of the term)"`,
+		}},
 		{name: "cluster name malformed", path: ppPath, obj: pp(func(p *policyv1alpha1.PropagationPolicy) {
 			p.Spec.Placement.ClusterAffinities[1].ClusterNames = []string{"Member_3"}
 		}), want: []string{`spec.placement.clusterAffinities[1].clusterNames[0]: Invalid value: "Member_3": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`}},

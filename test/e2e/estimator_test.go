@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -271,5 +272,68 @@ func TestKarmadactlTopClusters(t *testing.T) {
 	}
 	if out, err := karmadactl("top", "clusters", "member9"); err == nil || !strings.Contains(out, `"member9" not found`) {
 		t.Errorf("an unknown cluster: %v\n%s", err, out)
+	}
+}
+
+// overflowAffinities (Karmada 1.18): replicas of 6 cpu fill member1 (whose
+// 8-cpu nodes take one each) before any goes to the overflow group
+// (member3); scaling down empties member3 first. The numbers are read from
+// the binding's explanation, so the test holds whatever else runs on
+// member1.
+func TestOverflowAffinitiesFillThePrimaryFirst(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	d := withCPU(deploymentNamed("overflow", 1), "6")
+	propagate(ctx, t, d, policyv1alpha1.Placement{
+		ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{{
+			AffinityName:    "on-prem",
+			ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+			OverflowAffinities: []policyv1alpha1.OverflowAffinityTerm{
+				{AffinityName: "cloud", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}}},
+			},
+		}},
+		ReplicaScheduling: dynamicDivision(),
+	})
+	rb := waitScheduled(ctx, t, "overflow", 1)
+	if got := placed(rb); got["member1"] != 1 || len(got) != 1 {
+		t.Fatalf("1 replica placed as %v, want member1=1: the primary group fills first", got)
+	}
+	room := int32(-1)
+	for _, e := range rb.Status.PlacementExplanation.Clusters {
+		if e.Name == "member1" && e.AvailableReplicas != nil {
+			room = *e.AvailableReplicas
+		}
+	}
+	if room < 1 || room > 4 {
+		t.Fatalf("member1 can take %d replicas of 6 cpu by the explanation, want 1 to 4 (three 8-cpu nodes)", room)
+	}
+	scale := func(n int32) *workv1alpha2.ResourceBinding {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+				return err
+			}
+			d.Spec.Replicas = &n
+			return c.Update(ctx, d)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return waitScheduled(ctx, t, "overflow", n)
+	}
+	total := room + 2
+	rb = scale(total)
+	if got := placed(rb); got["member1"] != room || got["member3"] != 2 || len(got) != 2 {
+		t.Fatalf("%d replicas placed as %v, want member1=%d (full) and member3=2", total, got, room)
+	}
+	if rb.Status.SchedulerObservingAffinityName != "on-prem" {
+		t.Errorf("observed affinity %q, want the term's name on-prem", rb.Status.SchedulerObservingAffinityName)
+	}
+	waitMemberDeployment(ctx, t, "member3", "overflow", 2)
+
+	// Scaling down by 2 takes them from the overflow group.
+	rb = scale(room)
+	if got := placed(rb); got["member1"] != room || len(got) != 1 {
+		t.Fatalf("%d replicas placed as %v, want member1=%d and member3 emptied first", room, got, room)
 	}
 }

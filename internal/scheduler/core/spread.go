@@ -46,13 +46,17 @@ func constraintName(sc policyv1alpha1.SpreadConstraint) string {
 type group struct {
 	value     string
 	clusters  []Candidate
+	tier      int
 	score     int64
 	available int64
 }
 
-// better orders candidates for selection: higher score, then more available
-// replicas, then name.
+// better orders candidates for selection: the earlier overflow tier, then
+// higher score, then more available replicas, then name.
 func better(a, b Candidate) bool {
+	if a.Tier != b.Tier {
+		return a.Tier < b.Tier
+	}
 	if a.Score != b.Score {
 		return a.Score > b.Score
 	}
@@ -69,11 +73,12 @@ func better(a, b Candidate) bool {
 // then bounds how many clusters are kept, keeping one cluster of every group
 // chosen before. As in Karmada, the groups win over the cluster bound: a
 // maxGroups by cluster below the number of groups chosen keeps one cluster
-// per group (two regions with at most one cluster: two clusters). Groups rank by their best cluster's score, then
-// their total available replicas, then name. needed is the number of
-// replicas a divided workload must fit (0 for duplicated ones): groups are
-// added beyond the best ones until they hold it, when maxGroups allows. The
-// second result names, per cluster left out, why.
+// per group (two regions with at most one cluster: two clusters). Groups
+// rank by their earliest overflow tier (overflowAffinities), their best
+// cluster's score, then their total available replicas, then name. needed
+// is the number of replicas a divided workload must fit (0 for duplicated
+// ones): groups are added beyond the best ones until they hold it, when
+// maxGroups allows. The second result names, per cluster left out, why.
 func SelectBySpread(constraints []policyv1alpha1.SpreadConstraint, cands []Candidate, needed int32) ([]Candidate, map[string]string, error) {
 	if len(constraints) == 0 {
 		return cands, nil, nil
@@ -187,16 +192,20 @@ func groupsOf(sc policyv1alpha1.SpreadConstraint, cands []Candidate) []*group {
 		}
 		g := byValue[v]
 		if g == nil {
-			g = &group{value: v, score: c.Score}
+			g = &group{value: v, tier: c.Tier, score: c.Score}
 			byValue[v] = g
 			out = append(out, g)
 		}
 		g.clusters = append(g.clusters, c)
+		g.tier = min(g.tier, c.Tier)
 		g.score = max(g.score, c.Score)
 		g.available += int64(c.Available)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
+		if a.tier != b.tier {
+			return a.tier < b.tier
+		}
 		if a.score != b.score {
 			return a.score > b.score
 		}
