@@ -258,7 +258,7 @@ func TestPodsAreRestricted(t *testing.T) {
 		t.Fatal(err)
 	}
 	level := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
-	for _, vals := range []string{"", "components: [search]", "etcd: {internal: {storageType: emptyDir, replicaCount: 3}}", "installMode: agent\nagent: {clusterName: m1}",
+	for _, vals := range []string{"", "components: [search]", estimatorValues, "etcd: {internal: {storageType: emptyDir, replicaCount: 3}}", "installMode: agent\nagent: {clusterName: m1}",
 		"installMode: agent\nagent: {clusterName: m1, memberKubeconfigSecret: m1-kubeconfig, kubeconfig: {caCrt: a, crt: b, key: c, server: 'https://x:1'}}"} {
 		for k, p := range render(t, vals).pods(t) {
 			res := policy.AggregateCheckResults(eval.EvaluatePod(level, &p.ObjectMeta, &p.Spec))
@@ -734,6 +734,10 @@ func TestBadValues(t *testing.T) {
 		"installMode: agent\nagent: {clusterName: m, memberKubeconfigSecret: s}": "agent.kubeconfig is required",
 		"apiServer: {externalURL: 'http://plain:80'}":                            "externalURL",
 		"components: [estimator]":                                                "components",
+		"components: [descheduler]":                                              "descheduler needs schedulerEstimator",
+		"components: [schedulerEstimator]":                                       "needs schedulerEstimator.memberClusters",
+		"components: [schedulerEstimator]\nschedulerEstimator: {memberClusters: [{clusterName: m1}]}":                       "give kubeconfig.server, caCrt, crt and key",
+		"components: [schedulerEstimator]\nschedulerEstimator: {memberClusters: [{clusterName: M_1, kubeconfigSecret: s}]}": "clusterName",
 	} {
 		_, err := tryRender(vals)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -827,5 +831,123 @@ func TestLeaderElectionValues(t *testing.T) {
 	}
 	if _, err := tryRender("leaderElection: {leaseDuration: soon}"); err == nil {
 		t.Error("leaderElection.leaseDuration=soon was accepted")
+	}
+}
+
+const estimatorValues = `
+components: [schedulerEstimator, descheduler]
+schedulerEstimator:
+  memberClusters:
+    - {clusterName: member1, kubeconfigSecret: member1-estimator}
+    - {clusterName: member2, replicaCount: 2, kubeconfig: {server: "https://member2:6443", caCrt: ca, crt: cert, key: key}}
+descheduler: {deschedulingInterval: 30s, unschedulableThreshold: 1m}`
+
+// components [schedulerEstimator, descheduler]: an estimator per member,
+// reached by its Service's name, with certificates of a CA of their own
+// (neither the control plane's nor any other's opens an estimator);
+// karmada-scheduler asks them, and karmada-descheduler runs with its own
+// identity.
+func TestSchedulerEstimatorAndDescheduler(t *testing.T) {
+	o := render(t, estimatorValues)
+	s := o.secret(t, "karmada-cert")
+	controlPlane := x509.NewCertPool()
+	controlPlane.AddCert(cert(t, s.Data["ca.crt"]))
+	client := o.secret(t, "karmada-scheduler-estimator-client")
+	estimators := x509.NewCertPool()
+	estimators.AddCert(cert(t, client.Data["ca.crt"]))
+	if string(client.Data["ca.crt"]) == string(s.Data["ca.crt"]) {
+		t.Fatal("the estimators' CA is the control plane's: an agent's certificate would open an estimator")
+	}
+	cc := cert(t, client.Data["tls.crt"])
+	if _, err := cc.Verify(x509.VerifyOptions{Roots: estimators, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("the estimator client certificate: %v", err)
+	}
+	if _, err := cc.Verify(x509.VerifyOptions{Roots: controlPlane, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
+		t.Error("the estimator client certificate is the control plane's CA's: it would open the karmada-apiserver")
+	}
+	for _, m := range []string{"member1", "member2"} {
+		name := "karmada-scheduler-estimator-" + m
+		tls := o.secret(t, name+"-tls")
+		if string(tls.Data["ca.crt"]) != string(client.Data["ca.crt"]) {
+			t.Errorf("%s verifies its clients with another CA than the one that signed the scheduler's certificate", name)
+		}
+		sc := cert(t, tls.Data["tls.crt"])
+		// karmada-scheduler verifies <prefix>-<cluster>.<namespace>.svc.
+		if _, err := sc.Verify(x509.VerifyOptions{Roots: estimators, DNSName: name + ".karmada-system.svc"}); err != nil {
+			t.Errorf("%s's serving certificate: %v", name, err)
+		}
+		if _, err := sc.Verify(x509.VerifyOptions{Roots: estimators, DNSName: "karmada-scheduler-estimator-member3.karmada-system.svc"}); err == nil {
+			t.Errorf("%s's serving certificate also passes for member3's estimator", name)
+		}
+		d := o.deployment(t, name)
+		c := d.Spec.Template.Spec.Containers[0]
+		for _, want := range []string{"--cluster-name=" + m, "--grpc-client-ca-file=/etc/karmada/pki/ca.crt", "--server-port=10352"} {
+			if !hasArg(c, want) {
+				t.Errorf("%s lacks %s: %v", name, want, args(c))
+			}
+		}
+		var svc corev1.Service
+		o.get(t, "Service/"+name, &svc)
+		if svc.Spec.Selector["app"] != name || svc.Spec.Ports[0].Port != 10352 || d.Spec.Template.Labels["app"] != name {
+			t.Errorf("Service %s selects %v on %v; the pods are labelled %v", name, svc.Spec.Selector, svc.Spec.Ports, d.Spec.Template.Labels)
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Secret != nil && v.Secret.SecretName == "karmada-cert" {
+				t.Errorf("%s mounts karmada-cert", name)
+			}
+		}
+	}
+	if d := o.deployment(t, "karmada-scheduler-estimator-member2"); *d.Spec.Replicas != 2 {
+		t.Errorf("member2's estimator runs %d replicas, want its replicaCount 2", *d.Spec.Replicas)
+	}
+	// member1's kubeconfig is the user's Secret; member2's is made from the values.
+	kc, err := clientcmd.Load(o.secret(t, "karmada-scheduler-estimator-member2-kubeconfig").Data["kubeconfig"])
+	if err != nil || kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster].Server != "https://member2:6443" {
+		t.Errorf("member2's estimator kubeconfig: %v %+v", err, kc)
+	}
+	for _, v := range o.deployment(t, "karmada-scheduler-estimator-member1").Spec.Template.Spec.Volumes {
+		if v.Name == "kubeconfig" && v.Secret.SecretName != "member1-estimator" {
+			t.Errorf("member1's estimator reads its member with %s, want the Secret given (member1-estimator)", v.Secret.SecretName)
+		}
+	}
+
+	sched := o.deployment(t, "karmada-scheduler").Spec.Template.Spec.Containers[0]
+	desched := o.deployment(t, "karmada-descheduler").Spec.Template.Spec.Containers[0]
+	for who, c := range map[string]corev1.Container{"karmada-scheduler": sched, "karmada-descheduler": desched} {
+		for _, want := range []string{"--scheduler-estimator-ca-file=/etc/karmada/estimator/ca.crt", "--scheduler-estimator-cert-file=/etc/karmada/estimator/tls.crt",
+			"--scheduler-estimator-service-namespace=karmada-system"} {
+			if !hasArg(c, want) {
+				t.Errorf("%s lacks %s: %v", who, want, args(c))
+			}
+		}
+	}
+	if !hasArg(sched, "--enable-scheduler-estimator") {
+		t.Errorf("karmada-scheduler does not ask the estimators: %v", args(sched))
+	}
+	if !hasArg(desched, "--descheduling-interval=30s") || !hasArg(desched, "--unschedulable-threshold=1m") {
+		t.Errorf("karmada-descheduler's flags: %v", args(desched))
+	}
+	kc, err = clientcmd.Load(o.secret(t, "karmada-descheduler-kubeconfig").Data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := cert(t, o.secret(t, "karmada-descheduler-kubeconfig").Data["tls.crt"])
+	if dc.Subject.CommonName != "system:karmada:karmada-descheduler" || len(dc.Subject.Organization) != 0 {
+		t.Errorf("karmada-descheduler's identity %q %v, want system:karmada:karmada-descheduler and no group", dc.Subject.CommonName, dc.Subject.Organization)
+	}
+	if _, err := dc.Verify(x509.VerifyOptions{Roots: controlPlane, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("karmada-descheduler's certificate: %v", err)
+	}
+
+	// Without the components nothing of them is rendered, and
+	// karmada-scheduler asks no estimator.
+	d := defaults(t)
+	for _, k := range d.keys() {
+		if strings.Contains(k, "estimator") || strings.Contains(k, "descheduler") {
+			t.Errorf("%s rendered without the components", k)
+		}
+	}
+	if hasArg(d.deployment(t, "karmada-scheduler").Spec.Template.Spec.Containers[0], "--enable-scheduler-estimator") {
+		t.Error("karmada-scheduler asks estimators without the component")
 	}
 }

@@ -4,7 +4,9 @@ karmada-scheduler): its own identity's kubeconfig, leader election,
 authenticated HTTPS /metrics on 8080 (the control plane's CA authenticates
 client certificates; tokens are reviewed by the karmada-apiserver), plain
 /healthz and /readyz on 10357 for the kubelet. Called with
-(dict "root" $ "name" "karmada-scheduler" "c" .Values.scheduler "args" (list ...)).
+(dict "root" $ "name" "karmada-scheduler" "c" .Values.scheduler "args" (list ...));
+"estimatorClient" true mounts the certificates that reach the scheduler
+estimators (Secret karmada-scheduler-estimator-client) on /etc/karmada/estimator.
 */}}
 {{- define "karmada.controller" -}}
 {{- $c := .c -}}
@@ -90,6 +92,11 @@ spec:
               readOnly: true
             - name: tmp
               mountPath: /tmp
+            {{- if .estimatorClient }}
+            - name: estimator-client
+              mountPath: /etc/karmada/estimator
+              readOnly: true
+            {{- end }}
       volumes:
         - name: kubeconfig
           secret:
@@ -101,6 +108,11 @@ spec:
               - {key: ca.crt, path: ca.crt}
         - name: tmp
           emptyDir: {}
+        {{- if .estimatorClient }}
+        - name: estimator-client
+          secret:
+            secretName: karmada-scheduler-estimator-client
+        {{- end }}
 ---
 {{ include "karmada.pdb" (dict "root" $root "name" .name "labels" $c.labels) }}
 {{- end -}}

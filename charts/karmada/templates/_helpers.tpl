@@ -208,3 +208,17 @@ contexts:
       user: {{ .user }}
 current-context: karmada-apiserver
 {{- end -}}
+
+{{/*
+The flags with which karmada-scheduler and karmada-descheduler reach the
+scheduler estimators: the Services karmada-scheduler-estimator-<member> of
+the release's namespace, verified by the estimators' CA, with the client
+certificate of Secret karmada-scheduler-estimator-client (a YAML list).
+*/}}
+{{- define "karmada.estimatorClientArgs" -}}
+- --scheduler-estimator-service-namespace={{ .Release.Namespace }}
+- --scheduler-estimator-port=10352
+- --scheduler-estimator-ca-file=/etc/karmada/estimator/ca.crt
+- --scheduler-estimator-cert-file=/etc/karmada/estimator/tls.crt
+- --scheduler-estimator-key-file=/etc/karmada/estimator/tls.key
+{{- end -}}

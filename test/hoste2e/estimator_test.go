@@ -1,0 +1,135 @@
+//go:build hoste2e
+
+package hoste2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/scheduler"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// The chart's optional karmada-scheduler-estimator and karmada-descheduler
+// (components: [schedulerEstimator, descheduler]) run as real pods:
+// member1's estimator reads member1 with the estimator identity
+// karmada-local made there (kubeconfig given in the values), and the
+// chart's karmada-scheduler asks it: a replica larger than any node of
+// member1 but smaller than all of them, which the general estimator would
+// place there, is ruled out by SchedulerEstimator. The release is put back
+// as it was afterwards.
+func TestSchedulerEstimatorComponentsOnTheHostCluster(t *testing.T) {
+	ctx := t.Context()
+	chart := filepath.Join(lane.root, "charts", "karmada")
+	cfg := flatten(t, filepath.Join(lane.fleetDir, "member1", "karmada-scheduler-estimator.kubeconfig"))
+	kctx := cfg.Contexts[cfg.CurrentContext]
+	auth, cluster := cfg.AuthInfos[kctx.AuthInfo], cfg.Clusters[kctx.Cluster]
+	dir := t.TempDir()
+	files := map[string][]byte{"ca.crt": cluster.CertificateAuthorityData, "tls.crt": auth.ClientCertificateData, "tls.key": auth.ClientKeyData}
+	for name, data := range files {
+		if len(data) == 0 {
+			t.Fatalf("member1's estimator kubeconfig has no %s", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := "schedulerEstimator.memberClusters[0]."
+	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={schedulerEstimator,descheduler}",
+		"--set", m+"clusterName=member1,"+m+"kubeconfig.server="+cluster.Server,
+		"--set-file", m+"kubeconfig.caCrt="+filepath.Join(dir, "ca.crt")+","+m+"kubeconfig.crt="+filepath.Join(dir, "tls.crt")+","+m+"kubeconfig.key="+filepath.Join(dir, "tls.key"),
+		"--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
+		dumpPods()
+		t.Fatalf("helm upgrade with components [schedulerEstimator, descheduler]: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
+			t.Errorf("helm upgrade back without the estimator and descheduler: %v\n%s", err, out)
+		}
+	})
+	for _, app := range []string{"karmada-scheduler-estimator-member1", "karmada-descheduler"} {
+		found := false
+		for _, p := range releasePods(ctx, t) {
+			if p.Labels["app"] == app && p.DeletionTimestamp == nil {
+				found = true
+				if !podReady(p) {
+					t.Errorf("pod %s not Ready", p.Name)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("no %s pod", app)
+		}
+	}
+
+	// The largest node of member1 and all of them.
+	nodes, err := memberKube(t, "member1").CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var largest, total int64
+	for _, n := range nodes.Items {
+		c := n.Status.Allocatable.Cpu().Value()
+		largest = max(largest, c)
+		total += c
+	}
+	if total < largest+1 {
+		t.Fatalf("member1's nodes (%d cpu at most, %d in all) cannot tell node-level fit from the total", largest, total)
+	}
+	name := "hoste2e-estimator-" + utilrand.String(5)
+	d := deploymentNamed("default", name)
+	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(largest+1, resource.DecimalSI)}
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: name}},
+			Placement: policyv1alpha1.Placement{
+				ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+					ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+					WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}},
+			},
+		},
+	}
+	c := karmadaClient(t)
+	for _, o := range []client.Object{pp, d} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), d)
+		_ = c.Delete(context.Background(), pp)
+	})
+	testenv.Eventually(t, 2*time.Minute, "member1 ruled out by the chart's estimator", func(ctx context.Context) error {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: names.BindingName("Deployment", name)}, rb); err != nil {
+			return err
+		}
+		if len(rb.Spec.Clusters) != 0 {
+			return fmt.Errorf("placed on %+v: a %d-cpu replica fits no node of member1 (at most %d cpu)", rb.Spec.Clusters, largest+1, largest)
+		}
+		if rb.Status.PlacementExplanation == nil {
+			return fmt.Errorf("no explanation yet")
+		}
+		for _, e := range rb.Status.PlacementExplanation.Clusters {
+			if e.Name == "member1" && e.Plugin == scheduler.AccurateEstimatorStep && e.AvailableReplicas != nil && *e.AvailableReplicas == 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("member1 not ruled out by %s: %+v", scheduler.AccurateEstimatorStep, rb.Status.PlacementExplanation.Clusters)
+	})
+}
