@@ -23,17 +23,15 @@ import (
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
-// The chart's optional karmada-scheduler-estimator and karmada-descheduler
-// (components: [schedulerEstimator, descheduler]) run as real pods:
-// member1's estimator reads member1 with the estimator identity
-// karmada-local made there (kubeconfig given in the values), and the
-// chart's karmada-scheduler asks it: a replica larger than any node of
-// member1 but smaller than all of them, which the general estimator would
-// place there, is ruled out by SchedulerEstimator. The release is put back
-// as it was afterwards.
-func TestSchedulerEstimatorComponentsOnTheHostCluster(t *testing.T) {
+// Karmada's optional components of the chart (components: [search,
+// schedulerEstimator, descheduler]) run as real pods on the host cluster,
+// turned on by one helm upgrade and the release put back as it was by
+// another afterwards (both upgrades are the slow part: the parts share them).
+func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	ctx := t.Context()
 	chart := filepath.Join(lane.root, "charts", "karmada")
+	// member1's estimator reads member1 with the estimator identity
+	// karmada-local made there.
 	cfg := flatten(t, filepath.Join(lane.fleetDir, "member1", "karmada-scheduler-estimator.kubeconfig"))
 	kctx := cfg.Contexts[cfg.CurrentContext]
 	auth, cluster := cfg.AuthInfos[kctx.AuthInfo], cfg.Clusters[kctx.Cluster]
@@ -48,19 +46,19 @@ func TestSchedulerEstimatorComponentsOnTheHostCluster(t *testing.T) {
 		}
 	}
 	m := "schedulerEstimator.memberClusters[0]."
-	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={schedulerEstimator,descheduler}",
+	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={search,schedulerEstimator,descheduler}",
 		"--set", m+"clusterName=member1,"+m+"kubeconfig.server="+cluster.Server,
 		"--set-file", m+"kubeconfig.caCrt="+filepath.Join(dir, "ca.crt")+","+m+"kubeconfig.crt="+filepath.Join(dir, "tls.crt")+","+m+"kubeconfig.key="+filepath.Join(dir, "tls.key"),
 		"--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
 		dumpPods()
-		t.Fatalf("helm upgrade with components [schedulerEstimator, descheduler]: %v\n%s", err, out)
+		t.Fatalf("helm upgrade with components [search, schedulerEstimator, descheduler]: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
-			t.Errorf("helm upgrade back without the estimator and descheduler: %v\n%s", err, out)
+			t.Errorf("helm upgrade back without the optional components: %v\n%s", err, out)
 		}
 	})
-	for _, app := range []string{"karmada-scheduler-estimator-member1", "karmada-descheduler"} {
+	for _, app := range []string{"karmada-search", "karmada-scheduler-estimator-member1", "karmada-descheduler"} {
 		found := false
 		for _, p := range releasePods(ctx, t) {
 			if p.Labels["app"] == app && p.DeletionTimestamp == nil {
@@ -74,7 +72,16 @@ func TestSchedulerEstimatorComponentsOnTheHostCluster(t *testing.T) {
 			t.Fatalf("no %s pod", app)
 		}
 	}
+	t.Run("search", testSearchComponent)
+	t.Run("schedulerEstimator", testSchedulerEstimatorComponent)
+}
 
+// testSchedulerEstimatorComponent: the chart's karmada-scheduler asks
+// member1's estimator: a replica larger than any node of member1 but
+// smaller than all of them, which the general estimator would place there,
+// is ruled out by SchedulerEstimator.
+func testSchedulerEstimatorComponent(t *testing.T) {
+	ctx := t.Context()
 	// The largest node of member1 and all of them.
 	nodes, err := memberKube(t, "member1").CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {

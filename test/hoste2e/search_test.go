@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,35 +21,11 @@ import (
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
-// The chart's optional karmada-search (components: [search]) runs as a
-// real pod, its APIService registered by the setup Job, and caches a
-// Deployment of member1 that a ResourceRegistry selects; the release is put
-// back as it was afterwards.
-func TestSearchComponentOnTheHostCluster(t *testing.T) {
+// testSearchComponent: karmada-search, its APIService registered by the
+// setup Job, caches a Deployment of member1 that a ResourceRegistry
+// selects.
+func testSearchComponent(t *testing.T) {
 	ctx := t.Context()
-	chart := filepath.Join(lane.root, "charts", "karmada")
-	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={search}", "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
-		dumpPods()
-		t.Fatalf("helm upgrade with components [search]: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
-			t.Errorf("helm upgrade back without karmada-search: %v\n%s", err, out)
-		}
-	})
-	found := false
-	for _, p := range releasePods(ctx, t) {
-		if p.Labels["app"] == "karmada-search" && p.DeletionTimestamp == nil {
-			found = true
-			if !podReady(p) {
-				t.Errorf("pod %s not Ready", p.Name)
-			}
-		}
-	}
-	if !found {
-		t.Fatal("no karmada-search pod")
-	}
-
 	m1 := memberKube(t, "member1")
 	ns := "default"
 	name := "hoste2e-search-" + utilrand.String(5)
