@@ -41,8 +41,35 @@ func TestDeselected(t *testing.T) {
 		{"every cluster still selected", &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{Exclude: []string{"other"}}}, nil},
 	} {
 		spec := &workv1alpha2.ResourceBindingSpec{Placement: c.placement, Clusters: placed}
-		if d := cmp.Diff(c.want, Deselected(spec, clusters)); d != "" {
+		if d := cmp.Diff(c.want, Deselected(spec, clusters, nil)); d != "" {
 			t.Errorf("%s (-want,+got):\n%s", c.name, d)
 		}
+	}
+}
+
+// A binding placed in an overflow group is not deselected by its primary
+// group's affinity: any group of the term still selects the cluster. (Before
+// overflow groups counted here, every reconcile of such a binding would
+// have scheduled it again.)
+func TestDeselectedCountsOverflowGroups(t *testing.T) {
+	clusters := []clusterv1alpha1.Cluster{{ObjectMeta: metav1.ObjectMeta{Name: "idc"}}, {ObjectMeta: metav1.ObjectMeta{Name: "cloud"}}, {ObjectMeta: metav1.ObjectMeta{Name: "gone-from-groups"}}}
+	dynamic := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+		WeightPreference: &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}}
+	spec := &workv1alpha2.ResourceBindingSpec{
+		Replicas: 6,
+		Placement: &policyv1alpha1.Placement{ReplicaScheduling: dynamic, ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{{
+			AffinityName:       "on-prem",
+			ClusterAffinity:    policyv1alpha1.ClusterAffinity{ClusterNames: []string{"idc"}},
+			OverflowAffinities: []policyv1alpha1.OverflowAffinityTerm{{AffinityName: "cloud", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"cloud"}}}},
+		}}},
+		Clusters: []workv1alpha2.TargetCluster{{Name: "idc", Replicas: 3}, {Name: "cloud", Replicas: 2}, {Name: "gone-from-groups", Replicas: 1}},
+	}
+	effective := EffectiveSpec(spec, "on-prem")
+	tiers := overflowTiers(spec, affinityTerm(spec, "on-prem"))
+	if d := cmp.Diff([]string{"gone-from-groups"}, Deselected(effective, clusters, tiers)); d != "" {
+		t.Errorf("with the overflow groups (-want,+got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"cloud", "gone-from-groups"}, Deselected(effective, clusters, nil)); d != "" {
+		t.Errorf("the primary group alone (-want,+got):\n%s", d)
 	}
 }

@@ -245,8 +245,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 	// scheduling counts, and costs at most one more, identical, pass.)
 	fresh := spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || !spec.RescheduleTriggeredAt.Before(status.LastScheduledTime))
 	effective := EffectiveSpec(spec, status.SchedulerObservingAffinityName)
+	var tiers []policyv1alpha1.ClusterAffinityTerm
+	if term := affinityTerm(spec, status.SchedulerObservingAffinityName); term != nil {
+		tiers = overflowTiers(spec, term)
+	}
 	if !fresh && status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
-		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, effective, clusters.Items) && len(Deselected(effective, clusters.Items)) == 0 {
+		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, effective, clusters.Items) && len(Deselected(effective, clusters.Items, tiers)) == 0 {
 		return 0, nil
 	}
 	in, from := spec, status.SchedulerObservingAffinityName
@@ -439,20 +443,29 @@ var placementRelevant = predicate.Funcs{
 // clusterAffinities term: the term's affinity in place of clusterAffinity.
 // Without terms (or with an unknown name: the first term) it is spec.
 func EffectiveSpec(spec *workv1alpha2.ResourceBindingSpec, affinityName string) *workv1alpha2.ResourceBindingSpec {
-	if spec.Placement == nil || len(spec.Placement.ClusterAffinities) == 0 {
+	term := affinityTerm(spec, affinityName)
+	if term == nil {
 		return spec
-	}
-	term := &spec.Placement.ClusterAffinities[0]
-	for i := range spec.Placement.ClusterAffinities {
-		if spec.Placement.ClusterAffinities[i].AffinityName == affinityName {
-			term = &spec.Placement.ClusterAffinities[i]
-		}
 	}
 	cp := *spec
 	placement := *spec.Placement
 	placement.ClusterAffinity = &term.ClusterAffinity
 	cp.Placement = &placement
 	return &cp
+}
+
+// affinityTerm is the clusterAffinities term of that name (the first for
+// an unknown name), or nil without terms.
+func affinityTerm(spec *workv1alpha2.ResourceBindingSpec, affinityName string) *policyv1alpha1.ClusterAffinityTerm {
+	if spec.Placement == nil || len(spec.Placement.ClusterAffinities) == 0 {
+		return nil
+	}
+	for i := range spec.Placement.ClusterAffinities {
+		if spec.Placement.ClusterAffinities[i].AffinityName == affinityName {
+			return &spec.Placement.ClusterAffinities[i]
+		}
+	}
+	return &spec.Placement.ClusterAffinities[0]
 }
 
 // newlyFeasible reports whether a duplicated binding now fits a cluster it is
@@ -480,8 +493,10 @@ func (s *Scheduler) newlyFeasible(ctx context.Context, spec *workv1alpha2.Resour
 // affinity no longer selects (their labels or topology changed): the user's
 // selection changed, which is not an eviction, so the binding is scheduled
 // again and leaves them, as in Karmada. Taints, readiness and capacity are
-// not looked at: those never move a placed workload by themselves.
-func Deselected(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) []string {
+// not looked at: those never move a placed workload by themselves. With
+// overflow groups (tiers, overflowTiers), a cluster any group selects is
+// still selected.
+func Deselected(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster, tiers []policyv1alpha1.ClusterAffinityTerm) []string {
 	if spec.Placement == nil || spec.Placement.ClusterAffinity == nil || len(spec.Clusters) == 0 {
 		return nil
 	}
@@ -491,7 +506,15 @@ func Deselected(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alph
 	}
 	var out []string
 	for _, t := range spec.Clusters {
-		if c, ok := byName[t.Name]; ok && c.DeletionTimestamp.IsZero() && !clusteraffinity.Matches(spec.Placement.ClusterAffinity, c) {
+		c, ok := byName[t.Name]
+		if !ok || !c.DeletionTimestamp.IsZero() {
+			continue
+		}
+		selected := clusteraffinity.Matches(spec.Placement.ClusterAffinity, c)
+		for i := range tiers {
+			selected = selected || clusteraffinity.Matches(&tiers[i].ClusterAffinity, c)
+		}
+		if !selected {
 			out = append(out, t.Name)
 		}
 	}
