@@ -70,8 +70,11 @@ func (e *Estimates) Estimate(ctx context.Context, spec *workv1alpha2.ResourceBin
 	for i, c := range clusters {
 		out[i] = framework.Estimate{Replicas: GeneralEstimate(e.Assumed.Deduct(c, cy.binding), spec), By: EstimatorStep}
 	}
+	// The accurate answer stands when it is not above the general one (a
+	// tie is named by the estimator that looked at the nodes: the general
+	// one can be low only because the summary still counts pods just gone).
 	lower := func(i int, v int32) {
-		if v < out[i].Replicas {
+		if v <= out[i].Replicas {
 			out[i] = framework.Estimate{Replicas: v, By: AccurateEstimatorStep}
 		}
 	}
