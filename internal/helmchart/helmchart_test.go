@@ -931,6 +931,10 @@ func TestSchedulerEstimatorAndDescheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ai := kc.AuthInfos[kc.Contexts[kc.CurrentContext].AuthInfo]; ai == nil || ai.ClientCertificate != "/etc/karmada/config/tls.crt" ||
+		kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster].Server != "https://karmada-apiserver.karmada-system.svc.cluster.local:5443" {
+		t.Errorf("karmada-descheduler's kubeconfig: %+v", kc)
+	}
 	dc := cert(t, o.secret(t, "karmada-descheduler-kubeconfig").Data["tls.crt"])
 	if dc.Subject.CommonName != "system:karmada:karmada-descheduler" || len(dc.Subject.Organization) != 0 {
 		t.Errorf("karmada-descheduler's identity %q %v, want system:karmada:karmada-descheduler and no group", dc.Subject.CommonName, dc.Subject.Organization)
