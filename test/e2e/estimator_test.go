@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -272,6 +273,30 @@ func TestKarmadactlTopClusters(t *testing.T) {
 	}
 	if out, err := karmadactl("top", "clusters", "member9"); err == nil || !strings.Contains(out, `"member9" not found`) {
 		t.Errorf("an unknown cluster: %v\n%s", err, out)
+	}
+
+	// --fit with the estimators (the scheduler's client certificate of the
+	// fleet): a 12-cpu replica fits member1 by its summary (24 cpu) but no
+	// node of it (8 cpu each); member2's 16-cpu nodes hold some.
+	pki := filepath.Join(fleet.stateDir, "estimator", "pki")
+	out, err = karmadactl("top", "clusters", "member1", "member2", "--fit", "cpu=12",
+		"--scheduler-estimator-addresses", fmt.Sprintf("member1=127.0.0.1:%d,member2=127.0.0.1:%d", fleet.portBase+16, fleet.portBase+26),
+		"--scheduler-estimator-ca-file", filepath.Join(pki, "ca.crt"),
+		"--scheduler-estimator-cert-file", filepath.Join(pki, "karmada-scheduler-client.crt"),
+		"--scheduler-estimator-key-file", filepath.Join(pki, "karmada-scheduler-client.key"))
+	if err != nil {
+		t.Fatalf("top clusters --fit: %v\n%s", err, out)
+	}
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "FIT(ESTIMATOR)") {
+		t.Fatalf("want a header with the fit columns and two members:\n%s", out)
+	}
+	m1, m2 := strings.Fields(lines[1]), strings.Fields(lines[2])
+	if m1[0] != "member1" || m1[len(m1)-1] != "0" || m1[len(m1)-2] == "0" {
+		t.Errorf("member1 %q: want some replicas by the summary and 0 by the estimator (no node of 12 cpu)", lines[1])
+	}
+	if m2[0] != "member2" || m2[len(m2)-1] == "0" || strings.HasPrefix(m2[len(m2)-1], "<") {
+		t.Errorf("member2 %q: want replicas by the estimator (16-cpu nodes)", lines[2])
 	}
 }
 

@@ -1,6 +1,8 @@
 // Package topclusters is `karmadactl top clusters`: what each member
 // cluster can hold and what is taken, as the control plane sees it (the
-// Clusters' resource summaries, which the general estimator divides).
+// Clusters' resource summaries, which the general estimator divides), and,
+// for a replica's shape, how many more each can take by the general
+// estimator and by its karmada-scheduler-estimator.
 package topclusters
 
 import (
@@ -8,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,12 +20,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/estimator"
+	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
+	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 )
 
 // NewCommand returns `top clusters`.
 func NewCommand(g *options.Global) *cobra.Command {
-	var selector string
+	var selector, fit string
+	est := estimatorclient.Options{}
 	cmd := &cobra.Command{
 		Use:     "clusters [NAME...]",
 		Aliases: []string{"cluster"},
@@ -30,15 +38,50 @@ func NewCommand(g *options.Global) *cobra.Command {
 		Long: `Display, for each member cluster, its allocatable cpu, memory and pods, what
 the pods on it request (allocated, and allocating: pods not yet bound to a
 node), and what is free, as its Cluster's resource summary reports it (what
-the scheduler's general estimator divides; a member's
-karmada-scheduler-estimator looks node by node and can find less room).`,
+the scheduler's general estimator divides).
+
+With --fit (a replica's requests), also how many such replicas each cluster
+can still take: FIT(GENERAL) by the resource summary, and, given the
+estimators' CA and a client certificate of theirs (the flags the scheduler
+uses), FIT(ESTIMATOR) by the member's karmada-scheduler-estimator, node by
+node: less when the free room is spread over nodes none of which holds a
+replica.`,
 		Example: `  # Every member
   karmadactl top clusters
   # Two of them
   karmadactl top clusters member1 member2
   # By label
-  karmadactl top clusters -l env=prod`,
+  karmadactl top clusters -l env=prod
+  # How many replicas of 4 cpu and 8Gi each member can still take, by the
+  # summaries and by the estimators (a local fleet's; karmada-local status
+  # lists their ports)
+  karmadactl top clusters --fit cpu=4,memory=8Gi \
+    --scheduler-estimator-addresses member1=127.0.0.1:31206 \
+    --scheduler-estimator-ca-file ~/.karmada-local/estimator/pki/ca.crt \
+    --scheduler-estimator-cert-file ~/.karmada-local/estimator/pki/karmada-scheduler-client.crt \
+    --scheduler-estimator-key-file ~/.karmada-local/estimator/pki/karmada-scheduler-client.key`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var request corev1.ResourceList
+			if fit != "" {
+				var err error
+				if request, err = ParseFit(fit); err != nil {
+					return err
+				}
+			}
+			var pool *estimatorclient.Pool
+			if est.CAFile != "" || est.InsecureSkipVerify {
+				if fit == "" {
+					return fmt.Errorf("the estimators answer for a replica's shape: give --fit, e.g. --fit cpu=1,memory=2Gi")
+				}
+				if err := est.ValidateConnection("asking the estimators"); err != nil {
+					return err
+				}
+				var err error
+				if pool, err = estimatorclient.NewPool(est); err != nil {
+					return err
+				}
+				defer pool.Close()
+			}
 			c, err := g.KarmadaClient()
 			if err != nil {
 				return err
@@ -47,11 +90,68 @@ karmada-scheduler-estimator looks node by node and can find less room).`,
 			if err != nil {
 				return err
 			}
+			if request != nil {
+				if err := Fits(cmd.Context(), rows, request, pool); err != nil {
+					return err
+				}
+			}
 			return Print(cmd.OutOrStdout(), rows)
 		},
 	}
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector of the clusters")
+	cmd.Flags().StringVar(&fit, "fit", "", "a replica's requests, e.g. cpu=2,memory=4Gi: also show how many such replicas each cluster can still take")
+	est.AddConnectionFlags(cmd.Flags())
 	return cmd
+}
+
+// ParseFit reads --fit: name=quantity pairs, comma-separated.
+func ParseFit(s string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for _, kv := range strings.Split(s, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--fit %q: want name=quantity pairs separated by commas, e.g. cpu=2,memory=4Gi", s)
+		}
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return nil, fmt.Errorf("--fit %q: %s=%q is not a quantity (e.g. 500m, 2, 4Gi): %v", s, name, value, err)
+		}
+		if q.Sign() <= 0 {
+			return nil, fmt.Errorf("--fit %q: %s must be positive", s, name)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
+}
+
+// Fits fills each reported row's FitGeneral and, with a pool, asks the
+// clusters' estimators in parallel for FitEstimator.
+func Fits(ctx context.Context, rows []Row, request corev1.ResourceList, pool *estimatorclient.Pool) error {
+	req := &workv1alpha2.ReplicaRequirements{ResourceRequest: request}
+	var names []string
+	for i := range rows {
+		r := &rows[i]
+		r.FitAsked = true
+		if r.cluster != nil && r.Reported {
+			n := estimator.General(r.cluster, req)
+			r.FitGeneral = &n
+		}
+		names = append(names, r.Name)
+	}
+	if pool == nil {
+		return nil
+	}
+	msg, err := pb.NewReplicaRequirements(req)
+	if err != nil {
+		return err
+	}
+	answers := pool.MaxAvailableReplicas(ctx, names, msg, nil)
+	for i := range rows {
+		if a, ok := answers[rows[i].Name]; ok {
+			rows[i].FitEstimator = &a
+		}
+	}
+	return nil
 }
 
 // Row is one cluster's figures (nil summary: not reported yet).
@@ -61,6 +161,14 @@ type Row struct {
 	Allocatable, Allocated, Allocating corev1.ResourceList
 	Free                               corev1.ResourceList
 	Reported                           bool
+	// With --fit: replicas of that shape the cluster can still take, by
+	// the general estimator (nil: no summary) and by its estimator (nil:
+	// not asked).
+	FitAsked     bool
+	FitGeneral   *int32
+	FitEstimator *estimatorclient.Answer
+
+	cluster *clusterv1alpha1.Cluster
 }
 
 // Rows reads the named clusters (every one when none is named).
@@ -87,7 +195,7 @@ func Rows(ctx context.Context, c client.Client, names []string, selector string)
 			continue
 		}
 		delete(want, cl.Name)
-		out = append(out, rowOf(&cl))
+		out = append(out, rowOf(cl.DeepCopy()))
 	}
 	for n := range want {
 		return nil, fmt.Errorf("cluster %q not found", n)
@@ -97,7 +205,7 @@ func Rows(ctx context.Context, c client.Client, names []string, selector string)
 }
 
 func rowOf(cl *clusterv1alpha1.Cluster) Row {
-	r := Row{Name: cl.Name}
+	r := Row{Name: cl.Name, cluster: cl}
 	for _, c := range cl.Status.Conditions {
 		if c.Type == clusterv1alpha1.ClusterConditionReady {
 			r.Ready = c.Status == "True"
@@ -127,24 +235,46 @@ func rowOf(cl *clusterv1alpha1.Cluster) Row {
 }
 
 // Print writes the table: per resource, free/allocatable and the share
-// taken.
+// taken; with --fit, the replicas each cluster can still take.
 func Print(w io.Writer, rows []Row) error {
+	fits := false
+	for _, r := range rows {
+		fits = fits || r.FitAsked
+	}
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tREADY\tCPU(FREE/ALLOCATABLE)\tCPU%\tMEMORY(FREE/ALLOCATABLE)\tMEMORY%\tPODS(FREE/ALLOCATABLE)\tPODS%")
+	header := "NAME\tREADY\tCPU(FREE/ALLOCATABLE)\tCPU%\tMEMORY(FREE/ALLOCATABLE)\tMEMORY%\tPODS(FREE/ALLOCATABLE)\tPODS%"
+	if fits {
+		header += "\tFIT(GENERAL)\tFIT(ESTIMATOR)"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range rows {
 		if !r.Reported {
-			fmt.Fprintf(tw, "%s\t%t\t<unknown>\t\t<unknown>\t\t<unknown>\t\n", r.Name, r.Ready)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%t", r.Name, r.Ready)
-		for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
-			a, ok := r.Allocatable[n]
-			if !ok {
-				fmt.Fprint(tw, "\t-\t-")
-				continue
+			fmt.Fprintf(tw, "%s\t%t\t<unknown>\t\t<unknown>\t\t<unknown>\t", r.Name, r.Ready)
+		} else {
+			fmt.Fprintf(tw, "%s\t%t", r.Name, r.Ready)
+			for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
+				a, ok := r.Allocatable[n]
+				if !ok {
+					fmt.Fprint(tw, "\t-\t-")
+					continue
+				}
+				f := r.Free[n]
+				fmt.Fprintf(tw, "\t%s/%s\t%d%%", format(n, f), format(n, a), used(a, f))
 			}
-			f := r.Free[n]
-			fmt.Fprintf(tw, "\t%s/%s\t%d%%", format(n, f), format(n, a), used(a, f))
+		}
+		if fits {
+			general, est := "<unknown>", "-"
+			if r.FitGeneral != nil {
+				general = fmt.Sprint(*r.FitGeneral)
+			}
+			if a := r.FitEstimator; a != nil {
+				if a.Err != nil {
+					est = fmt.Sprintf("<%s: %v>", a.Reason, a.Err)
+				} else {
+					est = fmt.Sprint(a.Value)
+				}
+			}
+			fmt.Fprintf(tw, "\t%s\t%s", general, est)
 		}
 		fmt.Fprintln(tw)
 	}
