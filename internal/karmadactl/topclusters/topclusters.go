@@ -190,15 +190,18 @@ func Rows(ctx context.Context, c client.Client, names []string, selector string)
 		want[n] = true
 	}
 	var out []Row
+	found := map[string]bool{}
 	for _, cl := range list.Items {
 		if len(want) > 0 && !want[cl.Name] {
 			continue
 		}
-		delete(want, cl.Name)
+		found[cl.Name] = true
 		out = append(out, rowOf(cl.DeepCopy()))
 	}
-	for n := range want {
-		return nil, fmt.Errorf("cluster %q not found", n)
+	for _, n := range names {
+		if !found[n] {
+			return nil, fmt.Errorf("cluster %q not found", n)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -55,6 +55,11 @@ func TestTopClusters(t *testing.T) {
 	if rows, err := Rows(context.Background(), c, nil, "env=prod"); err != nil || len(rows) != 1 || rows[0].Name != "member1" {
 		t.Errorf("-l env=prod: %+v %v", rows, err)
 	}
+	// Named clusters: those only (naming every one but the last used to
+	// list the last too).
+	if rows, err := Rows(context.Background(), c, []string{"member1"}, ""); err != nil || len(rows) != 1 || rows[0].Name != "member1" {
+		t.Errorf("member1 named: %+v %v", rows, err)
+	}
 	if _, err := Rows(context.Background(), c, []string{"member9"}, ""); err == nil || !strings.Contains(err.Error(), `"member9" not found`) {
 		t.Errorf("an unknown cluster: %v", err)
 	}
