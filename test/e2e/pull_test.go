@@ -77,6 +77,10 @@ func templateAvailable(ctx context.Context, t *testing.T, c client.Client, name 
 		return d.Status.AvailableReplicas == want && d.Status.ReadyReplicas == want && d.Status.ObservedGeneration == d.Generation, nil
 	})
 	if err != nil {
+		// What the agent did (the fleet's state is removed after the run).
+		status, _ := karmadaLocal("status")
+		agentLog, _ := os.ReadFile(filepath.Join(fleet.stateDir, "logs", pullMember, "karmada-agent.log"))
+		t.Logf("karmada-local status:\n%s\n%s's agent log (last lines):\n%s", status, pullMember, tail(string(agentLog), 40))
 		t.Fatalf("template %s never showed %d available replicas aggregated from %s: %+v", name, want, pullMember, d.Status)
 	}
 }
