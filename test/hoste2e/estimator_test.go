@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -18,6 +19,8 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/estimator"
+	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/testenv"
@@ -30,16 +33,36 @@ import (
 func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	ctx := t.Context()
 	chart := filepath.Join(lane.root, "charts", "karmada")
-	// member1's estimator reads member1 with the estimator identity
-	// karmada-local made there.
-	cfg := flatten(t, filepath.Join(lane.fleetDir, "member1", "karmada-scheduler-estimator.kubeconfig"))
-	kctx := cfg.Contexts[cfg.CurrentContext]
-	auth, cluster := cfg.AuthInfos[kctx.AuthInfo], cfg.Clusters[kctx.Cluster]
+	// member1's estimator reads member1 with an identity of its own, made
+	// here as karmada-local makes it for its own estimators (the lane's
+	// members are joined to the host's control plane, where karmada-local
+	// runs none): a client certificate of member1's CA for
+	// system:karmada:karmada-scheduler-estimator, with estimator.MemberRBAC.
 	dir := t.TempDir()
-	files := map[string][]byte{"ca.crt": cluster.CertificateAuthorityData, "tls.crt": auth.ClientCertificateData, "tls.key": auth.ClientKeyData}
-	for name, data := range files {
-		if len(data) == 0 {
-			t.Fatalf("member1's estimator kubeconfig has no %s", name)
+	ca, err := localup.LoadOrCreateCA(filepath.Join(lane.fleetDir, "member1", "pki"), "member1-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crt, key, err := ca.Ensure(localup.CertSpec{Name: "hoste2e-estimator-client", CommonName: localup.EstimatorUser, Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := client.New(configOf(lane.fleetKubeconfig, "member1"), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range estimator.MemberRBAC(localup.EstimatorUser) {
+		if err := mc.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = mc.Delete(context.Background(), o) })
+	}
+	server := configOf(lane.fleetKubeconfig, "member1").Host
+	files := map[string]string{"ca.crt": filepath.Join(ca.Dir, "ca.crt"), "tls.crt": crt, "tls.key": key}
+	for name, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil || len(data) == 0 {
+			t.Fatalf("member1's estimator identity, %s: %v", name, err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			t.Fatal(err)
@@ -47,7 +70,7 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	}
 	m := "schedulerEstimator.memberClusters[0]."
 	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={search,schedulerEstimator,descheduler}",
-		"--set", m+"clusterName=member1,"+m+"kubeconfig.server="+cluster.Server,
+		"--set", m+"clusterName=member1,"+m+"kubeconfig.server="+server,
 		"--set-file", m+"kubeconfig.caCrt="+filepath.Join(dir, "ca.crt")+","+m+"kubeconfig.crt="+filepath.Join(dir, "tls.crt")+","+m+"kubeconfig.key="+filepath.Join(dir, "tls.key"),
 		"--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
 		dumpPods()
