@@ -2,11 +2,9 @@ package descheduler
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -16,6 +14,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
+	"github.com/karmada-go/karmada/internal/estimator/estimatortest"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/estimator/service"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -74,17 +73,7 @@ func (f *fakeEstimator) GetUnschedulableReplicas(_ context.Context, req *pb.Unsc
 	return &pb.UnschedulableReplicasResponse{UnschedulableReplicas: f.unschedulable}, nil
 }
 
-func serve(t *testing.T, f *fakeEstimator) string {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	service.RegisterEstimatorServer(gs, f)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	return lis.Addr().String()
-}
+func serve(t *testing.T, f *fakeEstimator) string { return estimatortest.Serve(t, f) }
 
 func TestRunOnceTakesUnschedulableReplicasOut(t *testing.T) {
 	m1, m2 := &fakeEstimator{unschedulable: 2}, &fakeEstimator{}

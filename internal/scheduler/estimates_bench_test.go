@@ -3,11 +3,9 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,8 +13,8 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
+	"github.com/karmada-go/karmada/internal/estimator/estimatortest"
 	"github.com/karmada-go/karmada/internal/estimator/server"
-	"github.com/karmada-go/karmada/internal/estimator/service"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 )
@@ -35,15 +33,7 @@ func estimatorFor(b *testing.B, cluster string) string {
 			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%03d", i%100), Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}}})
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	service.RegisterEstimatorServer(gs, &server.Service{Cluster: cluster, Estimator: &server.Estimator{Cache: c}})
-	go func() { _ = gs.Serve(lis) }()
-	b.Cleanup(gs.Stop)
-	return lis.Addr().String()
+	return estimatortest.Serve(b, &server.Service{Cluster: cluster, Estimator: &server.Estimator{Cache: c}})
 }
 
 // BenchmarkScheduleWithEstimators is one scheduling cycle of a dynamically

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -17,6 +16,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
+	"github.com/karmada-go/karmada/internal/estimator/estimatortest"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/estimator/service"
 	"github.com/karmada-go/karmada/internal/metrics"
@@ -149,18 +149,7 @@ func (f *fakeEstimator) MaxAvailableReplicas(_ context.Context, req *pb.MaxAvail
 	return &pb.MaxAvailableReplicasResponse{MaxReplicas: f.answer}, nil
 }
 
-func startFake(t *testing.T, f *fakeEstimator) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	service.RegisterEstimatorServer(gs, f)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	return lis.Addr().String()
-}
+func startFake(t *testing.T, f *fakeEstimator) string { return estimatortest.Serve(t, f) }
 
 func TestAccurateEstimatesAreTheMinimumAndFallBack(t *testing.T) {
 	m1 := &fakeEstimator{answer: 2} // node-level fit: fewer than the summary says

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +15,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
+	"github.com/karmada-go/karmada/internal/estimator/estimatortest"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/estimator/service"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -96,14 +96,6 @@ func TestTopClustersFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	est := &fitEstimator{replicas: 2}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	service.RegisterEstimatorServer(gs, est)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +103,7 @@ func TestTopClustersFit(t *testing.T) {
 	deadAddr := closed.Addr().String()
 	closed.Close()
 	pool, err := estimatorclient.NewPool(estimatorclient.Options{Plaintext: true, Timeout: 2 * time.Second,
-		Addresses: map[string]string{"member1": lis.Addr().String(), "member2": deadAddr}})
+		Addresses: map[string]string{"member1": estimatortest.Serve(t, est), "member2": deadAddr}})
 	if err != nil {
 		t.Fatal(err)
 	}
