@@ -25,6 +25,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/controlplane"
+	"github.com/karmada-go/karmada/internal/estimator"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -146,21 +147,15 @@ func ParseNodeCapacity(values []string) (map[string]corev1.ResourceList, error) 
 		if !ok || member == "" || list == "" {
 			return nil, fmt.Errorf("--node-capacity %q: want MEMBER:RESOURCE=QUANTITY[,RESOURCE=QUANTITY], e.g. member2:cpu=16,memory=64Gi", v)
 		}
-		rl := out[member]
-		if rl == nil {
-			rl = corev1.ResourceList{}
-			out[member] = rl
+		parsed, err := estimator.ParseResourceList(list)
+		if err != nil {
+			return nil, fmt.Errorf("--node-capacity %q: %w", v, err)
 		}
-		for _, kv := range strings.Split(list, ",") {
-			name, qty, ok := strings.Cut(kv, "=")
-			if !ok {
-				return nil, fmt.Errorf("--node-capacity %q: %q is not RESOURCE=QUANTITY", v, kv)
-			}
-			q, err := resource.ParseQuantity(qty)
-			if err != nil {
-				return nil, fmt.Errorf("--node-capacity %q: %s=%q: %w", v, name, qty, err)
-			}
-			rl[corev1.ResourceName(name)] = q
+		if out[member] == nil {
+			out[member] = corev1.ResourceList{}
+		}
+		for name, q := range parsed {
+			out[member][name] = q
 		}
 	}
 	return out, nil

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -106,22 +105,11 @@ replica.`,
 
 // ParseFit reads --fit: name=quantity pairs, comma-separated.
 func ParseFit(s string) (corev1.ResourceList, error) {
-	out := corev1.ResourceList{}
-	for _, kv := range strings.Split(s, ",") {
-		name, value, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--fit %q: want name=quantity pairs separated by commas, e.g. cpu=2,memory=4Gi", s)
-		}
-		q, err := resource.ParseQuantity(value)
-		if err != nil {
-			return nil, fmt.Errorf("--fit %q: %s=%q is not a quantity (e.g. 500m, 2, 4Gi): %v", s, name, value, err)
-		}
-		if q.Sign() <= 0 {
-			return nil, fmt.Errorf("--fit %q: %s must be positive", s, name)
-		}
-		out[corev1.ResourceName(name)] = q
+	rl, err := estimator.ParseResourceList(s)
+	if err != nil {
+		return nil, fmt.Errorf("--fit %q: %w", s, err)
 	}
-	return out, nil
+	return rl, nil
 }
 
 // Fits fills each reported row's FitGeneral and, with a pool, asks the
