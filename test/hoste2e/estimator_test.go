@@ -20,6 +20,8 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/estimator"
+	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
+	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/scheduler"
@@ -97,6 +99,57 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	}
 	t.Run("search", testSearchComponent)
 	t.Run("schedulerEstimator", testSchedulerEstimatorComponent)
+	t.Run("estimatorRefusesOtherCertificates", testEstimatorRefusesOtherCertificates)
+}
+
+// testEstimatorRefusesOtherCertificates acts as an attacker holding a
+// certificate of the control plane's CA (the administrator's; an agent's
+// is of the same CA) and reaching the chart's estimator Service: the
+// estimator refuses it, and answers the scheduler's client certificate.
+func testEstimatorRefusesOtherCertificates(t *testing.T) {
+	ctx := t.Context()
+	hk := hostKube(t)
+	svc, err := hk.CoreV1().Services(namespace).Get(ctx, "karmada-scheduler-estimator-member1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := hk.CoreV1().Secrets(namespace).Get(ctx, "karmada-scheduler-estimator-client", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := flatten(t, lane.karmadaKubeconfig)
+	auth := admin.AuthInfos[admin.Contexts[admin.CurrentContext].AuthInfo]
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"ca.crt": secret.Data["ca.crt"], "client.crt": secret.Data["tls.crt"], "client.key": secret.Data["tls.key"],
+		"admin.crt": auth.ClientCertificateData, "admin.key": auth.ClientKeyData} {
+		if len(data) == 0 {
+			t.Fatalf("no %s", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := func(cert string) estimatorclient.Answer {
+		pool, err := estimatorclient.NewPool(estimatorclient.Options{Timeout: 10 * time.Second, Port: 10352,
+			ServicePrefix: "karmada-scheduler-estimator", ServiceNamespace: namespace,
+			Addresses: map[string]string{"member1": svc.Spec.ClusterIP + ":10352"},
+			CAFile:    filepath.Join(dir, "ca.crt"), CertFile: filepath.Join(dir, cert+".crt"), KeyFile: filepath.Join(dir, cert+".key")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		req, err := pb.NewReplicaRequirements(&workv1alpha2.ReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pool.MaxAvailableReplicas(ctx, []string{"member1"}, req, nil)["member1"]
+	}
+	if a := ask("client"); a.Err != nil || a.Value <= 0 {
+		t.Fatalf("the scheduler's client certificate: %+v (want an answer: the Service is reachable)", a)
+	}
+	if a := ask("admin"); a.Err == nil {
+		t.Errorf("the control plane administrator's certificate was answered: %d replicas", a.Value)
+	}
 }
 
 // testSchedulerEstimatorComponent: the chart's karmada-scheduler asks
