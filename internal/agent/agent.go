@@ -136,6 +136,10 @@ func Run(ctx context.Context, cfg Config) error {
 		&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{es: {}}},
 		&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", cfg.ClusterName)},
 	}
+	// A cached read of any other type fails at once instead of starting an
+	// informer the agent's rights cannot fill (which would wait for ever, a
+	// worker with it).
+	cacheOpts.ReaderFailOnMissingInformer = true
 	mgr, err := ctrl.NewManager(cfg.Karmada, ctrl.Options{
 		Scheme:                 scheme.Scheme,
 		Cache:                  cacheOpts,

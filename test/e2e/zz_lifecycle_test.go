@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +34,7 @@ const fleetProcesses = 9 + 3*5 + 1
 func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {
 		before := pids(t)
+		status, _ := karmadaLocal("status")
 		out, err := karmadaLocal("up", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
 		if err != nil {
 			t.Fatalf("second up: %v\n%s", err, out)
@@ -40,7 +43,18 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("second up did not say the fleet is already up:\n%s", out)
 		}
 		if after := pids(t); fmt.Sprint(before) != fmt.Sprint(after) {
-			t.Errorf("second up changed processes: before %v, after %v", before, after)
+			t.Errorf("second up changed processes: before %v, after %v\nstatus before:\n%s", before, after, status)
+			// Why a component was not running (the fleet's state is
+			// removed after the run): the end of its log.
+			for _, l := range strings.Split(status, "\n") {
+				f := strings.Fields(l)
+				if len(f) < 2 || !strings.Contains(f[0], "/") || strings.Contains(l, " healthy ") {
+					continue
+				}
+				member, component, _ := strings.Cut(f[0], "/")
+				log, _ := os.ReadFile(filepath.Join(fleet.stateDir, "logs", member, component+".log"))
+				t.Logf("%s was not healthy before up; its log (last lines):\n%s", f[0], tail(string(log), 60))
+			}
 		}
 	})
 

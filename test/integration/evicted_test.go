@@ -3,20 +3,26 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/agent"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -122,6 +128,137 @@ func TestEvictedCopyWaitsForAHealthyReplacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 20*time.Second, "the Work let go", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(again), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Work: %v", err)
+		}
+		return nil
+	})
+	if err := copyThere("web-again"); err != nil {
+		t.Fatalf("the copy of a cluster placed again was deleted: %v", err)
+	}
+}
+
+// The same in a pull-mode member, whose agent may not read bindings: the
+// control plane judges the evicted copy and records its verdict on the Work;
+// the agent holds the copy while the verdict says so, deletes it once the
+// workload is healthy where it went, and keeps it when its cluster is
+// placed again.
+func TestEvictedCopyInAPullMember(t *testing.T) {
+	t.Parallel()
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	ctx := context.Background()
+	c := cp.Client
+	kc := startAgentApprover(ctx, t, cp)
+	asAgent := rest.CopyConfig(cp.Config)
+	asAgent.Impersonate = registerAgent(ctx, t, kc, cp, "edge")
+	agentCtx, stopAgent := context.WithCancel(context.Background())
+	agentDone := make(chan error, 1)
+	go func() {
+		agentDone <- agent.Run(agentCtx, agent.Config{Karmada: asAgent, Member: member.Config, ClusterName: "edge",
+			StatusUpdateFrequency: time.Second, LeaseDuration: 4 * time.Second, RenewFraction: 0.25,
+			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", Workers: 2, SkipNameValidation: true})
+	}()
+	t.Cleanup(func() {
+		stopAgent()
+		if err := <-agentDone; err != nil {
+			t.Errorf("the agent: %v", err)
+		}
+	})
+	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"}}); err != nil {
+		t.Fatal(err)
+	}
+	setReady(ctx, t, c, "member2", metav1.ConditionTrue)
+	runMemberControllers(t, cp)
+	testenv.Eventually(t, 30*time.Second, "edge Ready by its agent", func(ctx context.Context) error {
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "edge"}, cl); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+			return fmt.Errorf("conditions %+v", cl.Status.Conditions)
+		}
+		return nil
+	})
+
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-configmap"},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "web"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}}}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	copyThere := func(name string) error {
+		return member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
+	}
+	evictedWork := func(name string) *workv1alpha1.Work {
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("edge"), Name: name,
+			Labels:      map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: "default", workv1alpha2.ResourceBindingNameLabel: rb.Name},
+			Annotations: map[string]string{eviction.EvictedAnnotation: "true"}, Finalizers: []string{execution.Finalizer}},
+			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "default", name, map[string]string{"k": "v"})}}}}
+		if err := c.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 30*time.Second, "the copy of "+name+" applied by the agent", func(ctx context.Context) error { return copyThere(name) })
+		return w
+	}
+
+	// member2 has not run the workload: the control plane says hold, the
+	// agent holds.
+	held := evictedWork("web")
+	if err := c.Delete(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the hold recorded on the Work", func(ctx context.Context) error {
+		w := &workv1alpha1.Work{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(held), w); err != nil {
+			return err
+		}
+		if v := w.Annotations[eviction.EvictedCopyVerdictAnnotation]; !strings.HasPrefix(v, eviction.VerdictHold+": ") || !strings.Contains(v, "member2") {
+			return fmt.Errorf("verdict %q", v)
+		}
+		return nil
+	})
+	testenv.Consistently(t, 3*time.Second, "the copy held", func(ctx context.Context) error {
+		if err := copyThere("web"); err != nil {
+			return fmt.Errorf("the evicted copy was deleted while the workload is healthy nowhere: %w", err)
+		}
+		return c.Get(ctx, client.ObjectKeyFromObject(held), &workv1alpha1.Work{})
+	})
+
+	// member2 runs it healthy: the verdict turns, the agent deletes the copy.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member2", Applied: true, Health: workv1alpha1.ResourceHealthy}}
+		return c.Status().Update(ctx, rb)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the evicted copy deleted by the agent, its Work gone", func(ctx context.Context) error {
+		if err := copyThere("web"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the copy: %v", err)
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(held), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Work: %v", err)
+		}
+		return nil
+	})
+
+	// Placed in edge again: the copy stays.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2"}, {Name: "edge"}}
+		return c.Update(ctx, rb)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	again := evictedWork("web-again")
+	if err := c.Delete(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the Work let go", func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(again), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the Work: %v", err)
 		}

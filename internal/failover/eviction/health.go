@@ -14,6 +14,27 @@ import (
 // (PlacementHealthy); otherwise it is held. (Beyond Karmada.)
 const EvictedAnnotation = "work.karmada-go.io/evicted"
 
+// EvictedCopyVerdictAnnotation carries, on a deleted evicted Work of a
+// pull-mode cluster, the control plane's verdict on its copy: the agent may
+// not read bindings, so the control plane's execution controller judges
+// (PlacementHealthy) and the agent acts on what it finds here. Its value is
+// VerdictDelete, VerdictKeep, or VerdictHold followed by ": " and why; an
+// agent that finds none holds the copy until there is one. (Beyond Karmada.)
+const EvictedCopyVerdictAnnotation = "work.karmada-go.io/evicted-copy"
+
+// The verdicts of EvictedCopyVerdictAnnotation.
+const (
+	// VerdictDelete: the workload is healthy where it went, or its binding
+	// is gone: the copy is deleted.
+	VerdictDelete = "Delete"
+	// VerdictKeep: the copy's cluster is placed again: the copy stays for
+	// the Work that replaces this one.
+	VerdictKeep = "Keep"
+	// VerdictHold: the workload is not healthy where it went: the copy is
+	// held.
+	VerdictHold = "Hold"
+)
+
 // CopyHealthy reports whether a cluster's copy is healthy (its cluster
 // Ready, applied, not Unhealthy, and with at least want replicas available
 // when its status counts them), and how many replicas it has available

@@ -492,7 +492,17 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		// The agent removes the Work's copies and then its finalizer; only
 		// a cluster being removed, or (with PullReleaseGrace) one whose
 		// agent has been silent for that long, has its Works let go here.
-		if wait, gone := r.agentGone(cluster); !gone {
+		wait, gone := r.agentGone(cluster)
+		if !gone {
+			if !preserve && work.Annotations[eviction.EvictedAnnotation] == "true" {
+				held, err := r.judgeForAgent(ctx, work, cluster)
+				if err != nil {
+					return ctrl.Result{}, err
+				}
+				if held && (wait == 0 || wait > evictedRecheck) {
+					wait = evictedRecheck
+				}
+			}
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 		ctrl.LoggerFrom(ctx).Info("Releasing the Work of a pull-mode cluster whose agent is gone; its copies stay in the member", "work", klog.KObj(work), "cluster", cluster.Name, "grace", r.PullReleaseGrace)
@@ -523,14 +533,17 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 	if !preserve && clusterready.IsReady(cluster) && work.Annotations[eviction.EvictedAnnotation] == "true" {
 		// An evicted copy goes only if, now, the workload is healthy where
 		// it went.
-		verdict, why, err := r.evictedCopy(ctx, work, cluster)
+		verdict, why, err := r.evictedVerdict(ctx, work, cluster)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		switch verdict {
 		case holdCopy:
 			ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
-			events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
+			if !r.Agent {
+				// An agent's holds are told by the control plane, which judged.
+				events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
+			}
 			return ctrl.Result{RequeueAfter: evictedRecheck}, nil
 		case keepCopy:
 			ctrl.LoggerFrom(ctx).Info("An evicted copy is placed again: kept for its new Work", "work", klog.KObj(work), "cluster", cluster.Name)
@@ -572,6 +585,54 @@ const (
 	holdCopy
 	keepCopy
 )
+
+// evictedVerdict is the verdict on the copy of a deleted evicted Work: the
+// control plane judges (evictedCopy); an agent, which may not read bindings,
+// acts on the verdict the control plane recorded on the Work
+// (judgeForAgent), and holds the copy until there is one.
+func (r *Reconciler) evictedVerdict(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (evictedVerdict, string, error) {
+	if !r.Agent {
+		return r.evictedCopy(ctx, work, cluster)
+	}
+	v := work.Annotations[eviction.EvictedCopyVerdictAnnotation]
+	switch {
+	case v == eviction.VerdictDelete:
+		return deleteCopy, "", nil
+	case v == eviction.VerdictKeep:
+		return keepCopy, "", nil
+	case strings.HasPrefix(v, eviction.VerdictHold+": "):
+		return holdCopy, strings.TrimPrefix(v, eviction.VerdictHold+": "), nil
+	}
+	return holdCopy, "the control plane has not judged it yet", nil
+}
+
+// judgeForAgent judges the evicted copy of a deleted Work of a pull-mode
+// cluster (evictedCopy) and records the verdict on the Work
+// (eviction.EvictedCopyVerdictAnnotation) for the cluster's agent. It
+// reports whether the copy is held.
+func (r *Reconciler) judgeForAgent(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (bool, error) {
+	verdict, why, err := r.evictedCopy(ctx, work, cluster)
+	if err != nil {
+		return false, err
+	}
+	value := eviction.VerdictDelete
+	switch verdict {
+	case keepCopy:
+		value = eviction.VerdictKeep
+	case holdCopy:
+		value = eviction.VerdictHold + ": " + why
+		ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
+		events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
+	}
+	if work.Annotations[eviction.EvictedCopyVerdictAnnotation] != value {
+		patch := client.MergeFrom(work.DeepCopy())
+		metav1.SetMetaDataAnnotation(&work.ObjectMeta, eviction.EvictedCopyVerdictAnnotation, value)
+		if err := r.Client.Patch(ctx, work, patch); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+	}
+	return verdict == holdCopy, nil
+}
 
 // evictedCopy decides what becomes of the copy of a deleted Work that
 // eviction.EvictedAnnotation marks: deleted when its binding is gone or
