@@ -151,19 +151,23 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 	kc := startAgentApprover(ctx, t, cp)
 	asAgent := rest.CopyConfig(cp.Config)
 	asAgent.Impersonate = registerAgent(ctx, t, kc, cp, "edge")
-	agentCtx, stopAgent := context.WithCancel(context.Background())
-	agentDone := make(chan error, 1)
-	go func() {
-		agentDone <- agent.Run(agentCtx, agent.Config{Karmada: asAgent, Member: member.Config, ClusterName: "edge",
-			StatusUpdateFrequency: time.Second, LeaseDuration: 4 * time.Second, RenewFraction: 0.25,
-			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", Workers: 2, SkipNameValidation: true})
-	}()
-	t.Cleanup(func() {
-		stopAgent()
-		if err := <-agentDone; err != nil {
-			t.Errorf("the agent: %v", err)
+	startAgent := func() (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- agent.Run(ctx, agent.Config{Karmada: asAgent, Member: member.Config, ClusterName: "edge",
+				StatusUpdateFrequency: time.Second, SuccessThreshold: time.Second, LeaseDuration: 4 * time.Second, RenewFraction: 0.25,
+				Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", Workers: 2, SkipNameValidation: true})
+		}()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("the agent: %v", err)
+			}
 		}
-	})
+	}
+	stopAgent := startAgent()
+	t.Cleanup(func() { stopAgent() })
 	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +228,12 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 		return c.Get(ctx, client.ObjectKeyFromObject(held), &workv1alpha1.Work{})
 	})
 
-	// member2 runs it healthy: the verdict turns, the agent deletes the copy.
+	// The agent away (edge not Ready) while member2 comes to run it
+	// healthy: the verdict stays Hold, so that the agent, back, acts on a
+	// verdict given since; then it turns, and the agent deletes the copy.
+	stopAgent()
+	stopAgent = func() {}
+	setReady(ctx, t, c, "edge", metav1.ConditionFalse)
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
 			return err
@@ -234,6 +243,25 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	verdict := func(ctx context.Context) (string, error) {
+		w := &workv1alpha1.Work{}
+		err := c.Get(ctx, client.ObjectKeyFromObject(held), w)
+		return w.Annotations[eviction.EvictedCopyVerdictAnnotation], err
+	}
+	notReady := eviction.VerdictHold + ": cluster edge is not Ready"
+	testenv.Eventually(t, 20*time.Second, "Hold while edge is not Ready", func(ctx context.Context) error {
+		if v, err := verdict(ctx); err != nil || v != notReady {
+			return fmt.Errorf("verdict %q (%v)", v, err)
+		}
+		return nil
+	})
+	testenv.Consistently(t, 2*time.Second, "Hold while edge is not Ready", func(ctx context.Context) error {
+		if v, err := verdict(ctx); err != nil || v != notReady {
+			return fmt.Errorf("verdict %q (%v)", v, err)
+		}
+		return nil
+	})
+	stopAgent = startAgent()
 	testenv.Eventually(t, 30*time.Second, "the evicted copy deleted by the agent, its Work gone", func(ctx context.Context) error {
 		if err := copyThere("web"); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the copy: %v", err)

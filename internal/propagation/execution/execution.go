@@ -495,11 +495,12 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		wait, gone := r.agentGone(cluster)
 		if !gone {
 			if !preserve && work.Annotations[eviction.EvictedAnnotation] == "true" {
-				held, err := r.judgeForAgent(ctx, work, cluster)
-				if err != nil {
+				// Judged again for as long as the Work waits: a verdict is
+				// never older than evictedRecheck.
+				if err := r.judgeForAgent(ctx, work, cluster); err != nil {
 					return ctrl.Result{}, err
 				}
-				if held && (wait == 0 || wait > evictedRecheck) {
+				if wait == 0 || wait > evictedRecheck {
 					wait = evictedRecheck
 				}
 			}
@@ -608,30 +609,35 @@ func (r *Reconciler) evictedVerdict(ctx context.Context, work *workv1alpha1.Work
 
 // judgeForAgent judges the evicted copy of a deleted Work of a pull-mode
 // cluster (evictedCopy) and records the verdict on the Work
-// (eviction.EvictedCopyVerdictAnnotation) for the cluster's agent. It
-// reports whether the copy is held.
-func (r *Reconciler) judgeForAgent(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (bool, error) {
-	verdict, why, err := r.evictedCopy(ctx, work, cluster)
-	if err != nil {
-		return false, err
-	}
-	value := eviction.VerdictDelete
-	switch verdict {
-	case keepCopy:
-		value = eviction.VerdictKeep
-	case holdCopy:
-		value = eviction.VerdictHold + ": " + why
-		ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
-		events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
-	}
-	if work.Annotations[eviction.EvictedCopyVerdictAnnotation] != value {
-		patch := client.MergeFrom(work.DeepCopy())
-		metav1.SetMetaDataAnnotation(&work.ObjectMeta, eviction.EvictedCopyVerdictAnnotation, value)
-		if err := r.Client.Patch(ctx, work, patch); err != nil {
-			return false, client.IgnoreNotFound(err)
+// (eviction.EvictedCopyVerdictAnnotation) for the cluster's agent. While the
+// cluster is not Ready the verdict is Hold: an agent coming back acts on a
+// verdict given since, not on one given before it went away.
+func (r *Reconciler) judgeForAgent(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) error {
+	var value string
+	if !clusterready.IsReady(cluster) {
+		value = eviction.VerdictHold + ": cluster " + cluster.Name + " is not Ready"
+	} else {
+		verdict, why, err := r.evictedCopy(ctx, work, cluster)
+		if err != nil {
+			return err
+		}
+		switch verdict {
+		case deleteCopy:
+			value = eviction.VerdictDelete
+		case keepCopy:
+			value = eviction.VerdictKeep
+		case holdCopy:
+			value = eviction.VerdictHold + ": " + why
+			ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
+			events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
 		}
 	}
-	return verdict == holdCopy, nil
+	if work.Annotations[eviction.EvictedCopyVerdictAnnotation] == value {
+		return nil
+	}
+	patch := client.MergeFrom(work.DeepCopy())
+	metav1.SetMetaDataAnnotation(&work.ObjectMeta, eviction.EvictedCopyVerdictAnnotation, value)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, work, patch))
 }
 
 // evictedCopy decides what becomes of the copy of a deleted Work that
