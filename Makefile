@@ -83,7 +83,7 @@ lint: verify ## Alias of verify
 test: build verify test-unit test-e2e test-ha test-host ## Run every test: unit and integration (real apiserver), e2e (a real fleet), the HA lane (chaos on an HA fleet), then the host lane (a real host cluster)
 
 .PHONY: test-unit
-test-unit: build ## Unit and integration tests (integration tests use bin/ as envtest assets)
+test-unit: build ha-deps ## Unit and integration tests (integration tests use bin/ as envtest assets; the --ha plan's test needs haproxy)
 	KUBEBUILDER_ASSETS=$(BIN) $(GO) test $(GOFLAGS) -count=1 $(if $(RUN),-run '$(RUN)') ./...
 
 # The build TestUpgradeInPlace upgrades a fleet from: the last commit before
