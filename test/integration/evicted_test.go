@@ -36,36 +36,9 @@ func TestEvictedCopyWaitsForAHealthyReplacement(t *testing.T) {
 	ctx := context.Background()
 	member := pushMember(ctx, t, plane)
 	c := plane.Client
-	// member2 takes the workload; nothing runs it (no member behind it): its
-	// health is what the binding's status says.
-	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"}}); err != nil {
-		t.Fatal(err)
-	}
-	setReady(ctx, t, c, "member2", metav1.ConditionTrue)
 	runMemberControllers(t, plane)
-
-	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-configmap"},
-		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "web"},
-			Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}}}
-	if err := c.Create(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
-	evictedWork := func(name string) *workv1alpha1.Work {
-		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: name,
-			Labels:      map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: "default", workv1alpha2.ResourceBindingNameLabel: rb.Name},
-			Annotations: map[string]string{eviction.EvictedAnnotation: "true"}},
-			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "default", name, map[string]string{"k": "v"})}}}}
-		if err := c.Create(ctx, w); err != nil {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, 20*time.Second, "the copy of "+name+" applied", func(ctx context.Context) error {
-			return member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
-		})
-		return w
-	}
-	copyThere := func(name string) error {
-		return member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
-	}
+	scene := newEvictionScene(ctx, t, c, member, "member1")
+	evictedWork, copyThere := scene.evictedWork, scene.copyThere
 
 	// member2 has not run the workload: the evicted copy is held.
 	held := evictedWork("web")
@@ -92,50 +65,11 @@ func TestEvictedCopyWaitsForAHealthyReplacement(t *testing.T) {
 	}
 
 	// member2 runs it healthy: the copy goes.
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
-			return err
-		}
-		rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member2", Applied: true, Health: workv1alpha1.ResourceHealthy}}
-		return c.Status().Update(ctx, rb)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 30*time.Second, "the evicted copy deleted, its Work gone", func(ctx context.Context) error {
-		if err := copyThere("web"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the copy: %v", err)
-		}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(held), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Work: %v", err)
-		}
-		return nil
-	})
+	scene.replacementHealthy()
+	scene.waitGone(held, "web")
 
 	// Placed in member1 again before its evicted copy went: the copy stays.
-	// (The Work is made after the binding changed: by the time it is
-	// applied, the controller's cache has the binding.)
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
-			return err
-		}
-		rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2"}, {Name: "member1"}}
-		return c.Update(ctx, rb)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	again := evictedWork("web-again")
-	if err := c.Delete(ctx, again); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 20*time.Second, "the Work let go", func(ctx context.Context) error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(again), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Work: %v", err)
-		}
-		return nil
-	})
-	if err := copyThere("web-again"); err != nil {
-		t.Fatalf("the copy of a cluster placed again was deleted: %v", err)
-	}
+	scene.placedAgainKeepsItsCopy()
 }
 
 // The same in a pull-mode member, whose agent may not read bindings: the
@@ -168,10 +102,6 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 	}
 	stopAgent := startAgent()
 	t.Cleanup(func() { stopAgent() })
-	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"}}); err != nil {
-		t.Fatal(err)
-	}
-	setReady(ctx, t, c, "member2", metav1.ConditionTrue)
 	runMemberControllers(t, cp)
 	testenv.Eventually(t, 30*time.Second, "edge Ready by its agent", func(ctx context.Context) error {
 		cl := &clusterv1alpha1.Cluster{}
@@ -184,26 +114,8 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 		return nil
 	})
 
-	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-configmap"},
-		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "web"},
-			Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}}}
-	if err := c.Create(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
-	copyThere := func(name string) error {
-		return member.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
-	}
-	evictedWork := func(name string) *workv1alpha1.Work {
-		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("edge"), Name: name,
-			Labels:      map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: "default", workv1alpha2.ResourceBindingNameLabel: rb.Name},
-			Annotations: map[string]string{eviction.EvictedAnnotation: "true"}, Finalizers: []string{execution.Finalizer}},
-			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(t, "default", name, map[string]string{"k": "v"})}}}}
-		if err := c.Create(ctx, w); err != nil {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, 30*time.Second, "the copy of "+name+" applied by the agent", func(ctx context.Context) error { return copyThere(name) })
-		return w
-	}
+	scene := newEvictionScene(ctx, t, c, member, "edge")
+	evictedWork, copyThere := scene.evictedWork, scene.copyThere
 
 	// member2 has not run the workload: the control plane says hold, the
 	// agent holds.
@@ -234,15 +146,7 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 	stopAgent()
 	stopAgent = func() {}
 	setReady(ctx, t, c, "edge", metav1.ConditionFalse)
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
-			return err
-		}
-		rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member2", Applied: true, Health: workv1alpha1.ResourceHealthy}}
-		return c.Status().Update(ctx, rb)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	scene.replacementHealthy()
 	verdict := func(ctx context.Context) (string, error) {
 		w := &workv1alpha1.Work{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(held), w)
@@ -262,37 +166,113 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 		return nil
 	})
 	stopAgent = startAgent()
-	testenv.Eventually(t, 30*time.Second, "the evicted copy deleted by the agent, its Work gone", func(ctx context.Context) error {
-		if err := copyThere("web"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the copy: %v", err)
-		}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(held), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Work: %v", err)
-		}
-		return nil
-	})
+	scene.waitGone(held, "web")
 
 	// Placed in edge again: the copy stays.
+	scene.placedAgainKeepsItsCopy()
+}
+
+// evictionScene is what both evicted-copy tests share: member2, Ready, the
+// replacement whose health is what the binding's status says (no member
+// behind it); the binding placing the workload there; and the evicted Works
+// of cluster, whose copies go to member.
+type evictionScene struct {
+	ctx     context.Context
+	t       *testing.T
+	c       client.Client
+	member  *testenv.Env
+	cluster string
+	rb      *workv1alpha2.ResourceBinding
+}
+
+func newEvictionScene(ctx context.Context, t *testing.T, c client.Client, member *testenv.Env, cluster string) *evictionScene {
+	t.Helper()
+	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"}}); err != nil {
+		t.Fatal(err)
+	}
+	setReady(ctx, t, c, "member2", metav1.ConditionTrue)
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-configmap"},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "web"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}}}
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	return &evictionScene{ctx: ctx, t: t, c: c, member: member, cluster: cluster, rb: rb}
+}
+
+func (e *evictionScene) copyThere(name string) error {
+	return e.member.Client.Get(e.ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
+}
+
+// evictedWork creates an evicted Work of the scene's cluster and waits for
+// its copy.
+func (e *evictionScene) evictedWork(name string) *workv1alpha1.Work {
+	e.t.Helper()
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(e.cluster), Name: name,
+		Labels:      map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: "default", workv1alpha2.ResourceBindingNameLabel: e.rb.Name},
+		Annotations: map[string]string{eviction.EvictedAnnotation: "true"}, Finalizers: []string{execution.Finalizer}},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(e.t, "default", name, map[string]string{"k": "v"})}}}}
+	if err := e.c.Create(e.ctx, w); err != nil {
+		e.t.Fatal(err)
+	}
+	testenv.Eventually(e.t, 30*time.Second, "the copy of "+name+" applied", func(ctx context.Context) error { return e.copyThere(name) })
+	return w
+}
+
+// replacementHealthy reports member2 running the workload healthy.
+func (e *evictionScene) replacementHealthy() {
+	e.t.Helper()
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(e.rb), e.rb); err != nil {
 			return err
 		}
-		rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2"}, {Name: "edge"}}
-		return c.Update(ctx, rb)
+		e.rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member2", Applied: true, Health: workv1alpha1.ResourceHealthy}}
+		return e.c.Status().Update(e.ctx, e.rb)
 	}); err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
-	again := evictedWork("web-again")
-	if err := c.Delete(ctx, again); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 30*time.Second, "the Work let go", func(ctx context.Context) error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(again), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+}
+
+// waitGone waits for the copy name of the deleted Work w, and w, to go.
+func (e *evictionScene) waitGone(w *workv1alpha1.Work, name string) {
+	e.t.Helper()
+	testenv.Eventually(e.t, 30*time.Second, "the evicted copy deleted, its Work gone", func(ctx context.Context) error {
+		if err := e.copyThere(name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the copy: %v", err)
+		}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the Work: %v", err)
 		}
 		return nil
 	})
-	if err := copyThere("web-again"); err != nil {
-		t.Fatalf("the copy of a cluster placed again was deleted: %v", err)
+}
+
+// placedAgainKeepsItsCopy places the scene's cluster again, then deletes an
+// evicted Work there: the Work goes, its copy stays for the new Work. (The
+// Work is made after the binding changed: by the time it is applied, the
+// controllers' caches have the binding.)
+func (e *evictionScene) placedAgainKeepsItsCopy() {
+	e.t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(e.rb), e.rb); err != nil {
+			return err
+		}
+		e.rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2"}, {Name: e.cluster}}
+		return e.c.Update(e.ctx, e.rb)
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	again := e.evictedWork("web-again")
+	if err := e.c.Delete(e.ctx, again); err != nil {
+		e.t.Fatal(err)
+	}
+	testenv.Eventually(e.t, 30*time.Second, "the Work let go", func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(again), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Work: %v", err)
+		}
+		return nil
+	})
+	if err := e.copyThere("web-again"); err != nil {
+		e.t.Fatalf("the copy of a cluster placed again was deleted: %v", err)
 	}
 }
