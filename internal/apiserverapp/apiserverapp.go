@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -32,6 +33,7 @@ import (
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
 
+	"github.com/karmada-go/karmada/internal/routes"
 	"github.com/karmada-go/karmada/internal/version"
 )
 
@@ -96,6 +98,12 @@ func (o *Options) Config(codecs serializer.CodecFactory, setOpenAPI func(*generi
 		return nil, err
 	}
 	c.ClientConfig.QPS, c.ClientConfig.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	// Outermost: a path that could mean another to what forwards it is
+	// refused before authentication, authorization or any lookup.
+	chain := c.BuildHandlerChainFunc
+	c.BuildHandlerChainFunc = func(h http.Handler, cfg *genericapiserver.Config) http.Handler {
+		return routes.RefuseUnsafePaths(chain(h, cfg))
+	}
 	return c, nil
 }
 

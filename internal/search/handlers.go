@@ -132,20 +132,53 @@ func (h *handlers) proxy(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// isDiscovery: the paths kubectl reads before anything else.
+// isDiscovery: the paths kubectl reads before anything else, exactly:
+// /api, /apis, /version, /api/<version>, /apis/<group>[/<version>],
+// /openapi/v2, /openapi/v3 and /openapi/v3/api/<version> or
+// /openapi/v3/apis/<group>/<version>. They are answered as karmada-search,
+// so nothing else may be: any other path goes to the cache, authorized as
+// the caller.
 func isDiscovery(p string) bool {
 	parts := strings.Split(strings.Trim(p, "/"), "/")
+	for _, s := range parts {
+		if !discoverySegment(s) {
+			return false
+		}
+	}
 	switch {
-	case len(parts) == 1 && (parts[0] == "api" || parts[0] == "apis" || parts[0] == "version"):
-		return true
-	case parts[0] == "api" && len(parts) == 2:
-		return true
-	case parts[0] == "apis" && len(parts) <= 3:
-		return true
+	case len(parts) == 1:
+		return parts[0] == "api" || parts[0] == "apis" || parts[0] == "version"
+	case parts[0] == "api":
+		return len(parts) == 2
+	case parts[0] == "apis":
+		return len(parts) <= 3
 	case parts[0] == "openapi":
-		return true
+		switch {
+		case len(parts) == 2:
+			return parts[1] == "v2" || parts[1] == "v3"
+		case parts[1] != "v3":
+			return false
+		case parts[2] == "api":
+			return len(parts) == 4
+		case parts[2] == "apis":
+			return len(parts) == 5
+		}
 	}
 	return false
+}
+
+// discoverySegment: a group or version name (lower-case letters, digits,
+// dots and dashes, not a dot segment).
+func discoverySegment(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 253 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // discovery answers from the karmada-apiserver's discovery (readable by

@@ -31,7 +31,12 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 	for p, want := range map[string]bool{"/api": true, "/apis": true, "/api/v1": true, "/apis/apps": true, "/apis/apps/v1": true, "/version": true,
-		"/openapi/v3": true, "/api/v1/pods": false, "/apis/apps/v1/deployments": false} {
+		"/openapi/v3": true, "/openapi/v2": true, "/openapi/v3/apis/apps/v1": true, "/openapi/v3/api/v1": true,
+		"/api/v1/pods": false, "/apis/apps/v1/deployments": false,
+		// Answered as karmada-search: nothing but these exact paths.
+		"/openapi/../api/v1/namespaces/karmada-cluster/secrets": false, "/openapi/v3/../../api/v1/secrets": false,
+		"/openapi/v2/x": false, "/openapi/v4": false, "/openapi/v3/apis/apps/v1/x": false, "/apis/../api/v1": false,
+		"/apis/Apps": false, "/api/v1%2fsecrets": false, "/openapi": false} {
 		if isDiscovery(p) != want {
 			t.Errorf("isDiscovery(%s) = %t", p, !want)
 		}

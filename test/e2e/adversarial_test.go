@@ -13,6 +13,8 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -339,10 +341,77 @@ func searchRefused(t *testing.T, who string, cfg *rest.Config) {
 			t.Errorf("%s reading %s: %v; want Forbidden", who, p, err)
 		}
 	}
+	unsafePathsRefused(t, who, cfg)
 	rr := []byte(`{"apiVersion":"search.karmada.io/v1alpha1","kind":"ResourceRegistry","metadata":{"name":"e2e-attacker"},"spec":{"targetCluster":{},"resourceSelectors":[{"apiVersion":"v1","kind":"Secret"}]}}`)
 	err = kc.CoreV1().RESTClient().Post().AbsPath("/apis/search.karmada.io/v1alpha1/resourceregistries").SetHeader("Content-Type", "application/json").Body(rr).Do(context.Background()).Error()
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("%s creating a ResourceRegistry of Secrets: %v; want Forbidden", who, err)
+	}
+}
+
+// unsafePathsRefused sends, as cfg's identity and with the path kept as
+// written (as curl --path-as-is does), the spellings that once made
+// karmada-search read the control plane's Secrets with its own rights
+// (a dot segment after openapi/, which it answered as discovery): every
+// proxy and cache of ours answers 400 before looking anything up, and no
+// credential comes back.
+func unsafePathsRefused(t *testing.T, who string, cfg *rest.Config) {
+	t.Helper()
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: rt, Timeout: 10 * time.Second}
+	const secrets = "api/v1/namespaces/karmada-cluster/secrets"
+	for _, p := range []string{
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/openapi/../" + secrets,
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/openapi/v3/../../" + secrets,
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/openapi/%2e%2e/" + secrets,
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/openapi/%2E%2E/" + secrets,
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/openapi/..%2f" + secrets,
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/apis/./../" + secrets,
+		"/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy//" + secrets,
+	} {
+		wantBadRequest(t, hc, who, cfg.Host+p, false)
+	}
+	// (The karmada-apiserver reads this one as the subresource search/openapi,
+	// which nobody is granted: 403 before ours sees it.)
+	wantBadRequest(t, hc, who, cfg.Host+"/apis/search.karmada.io/v1alpha1/search/cache/openapi/../"+secrets, true)
+	// The cluster proxy: the karmada-apiserver refuses clusters/proxy to an
+	// identity without it (403) before the request reaches ours; with it
+	// (the administrator), ours answers 400.
+	admin, err := rest.TransportFor(restConfig(t, "karmada-apiserver"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/openapi/../api/v1/namespaces/kube-system/secrets",
+		"/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/%2e%2e/%2e%2e/member2/proxy/api/v1/secrets",
+		"/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/api//v1/secrets",
+	} {
+		wantBadRequest(t, hc, who, cfg.Host+p, true)
+		wantBadRequest(t, &http.Client{Transport: admin, Timeout: 10 * time.Second}, "the administrator", cfg.Host+p, false)
+	}
+}
+
+// wantBadRequest fails unless GET u answers 400 (or 403 when forbiddenToo)
+// with no Secret in the body.
+func wantBadRequest(t *testing.T, hc *http.Client, who, u string, forbiddenToo bool) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Errorf("%s: GET %s: %v", who, u, err)
+		return
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	ok := res.StatusCode == http.StatusBadRequest || forbiddenToo && res.StatusCode == http.StatusForbidden
+	if !ok || strings.Contains(string(body), "SecretList") || strings.Contains(string(body), `"token"`) {
+		t.Errorf("%s: GET %s answered %d %.300s; want 400 Bad Request and nothing read", who, u, res.StatusCode, body)
 	}
 }
 
