@@ -8,6 +8,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
 )
@@ -50,6 +52,10 @@ func TestMemberIdentityHasLeastPrivilege(t *testing.T) {
 	_, forbidden["labelling a node"] = kc.CoreV1().Nodes().Patch(ctx, "member1-node1", types.MergePatchType, []byte(`{"metadata":{"labels":{"e2e":"x"}}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 	_, forbidden["creating a mutating webhook configuration"] = kc.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx,
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "e2e-w"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	// It may renew its own token, never mint the impersonator's (that one
+	// acts as anyone it names: with it, system:masters of the member).
+	_, forbidden["requesting the impersonator's token"] = kc.CoreV1().ServiceAccounts("karmada-cluster").CreateToken(ctx, "karmada-member1-impersonator",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
 	for what, err := range forbidden {
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("%s in member1: want Forbidden, got %v", what, err)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -268,6 +269,83 @@ func TestTokenRenewal(t *testing.T) {
 	if memberToken(ctx, t, cp, "member1") != renewed {
 		t.Error("an expired token was replaced")
 	}
+}
+
+// The impersonator's token is renewed with the impersonator's own token:
+// the member identity may not request one (it would act as anyone it
+// names, system:masters included). A member joined by an earlier version,
+// whose member identity could, is moved by the controller manager.
+func TestImpersonatorRenewsItsOwnToken(t *testing.T) {
+	t.Parallel()
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	ctx := context.Background()
+	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, TokenTTL: join.MinTokenTTL}
+	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	admin := kubernetes.NewForConfigOrDie(member.Config)
+	imp := join.ImpersonatorName("member1")
+	mintRefused := func(when string) {
+		t.Helper()
+		_, err := as(t, member, memberToken(ctx, t, cp, "member1")).CoreV1().ServiceAccounts(join.MemberNamespace).CreateToken(ctx, imp, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Fatalf("%s: the member identity requesting the impersonator's token: %v; want Forbidden", when, err)
+		}
+	}
+	mintRefused("after join")
+
+	// An earlier version's grant: the member identity may request both.
+	own, err := admin.RbacV1().Roles(join.MemberNamespace).Get(ctx, join.ClusterRoleName("member1"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.Rules[0].ResourceNames = append(own.Rules[0].ResourceNames, imp)
+	if _, err := admin.RbacV1().Roles(join.MemberNamespace).Update(ctx, own, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.RbacV1().RoleBindings(join.MemberNamespace).Delete(ctx, imp, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.RbacV1().Roles(join.MemberNamespace).Delete(ctx, imp, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	members := clusterclient.NewCache(cp.Client, clusterclient.Options{})
+	t.Cleanup(members.Close)
+	old := memberToken(ctx, t, cp, join.ImpersonatorSecretName("member1"))
+	oldClaims, _ := tokenrenewal.ParseToken(old)
+	r := &tokenrenewal.Reconciler{Client: cp.Client, Reader: cp.Client, Members: members, Recorder: record.NewFakeRecorder(10),
+		Clock: clocktesting.NewFakePassiveClock(time.Unix(oldClaims.IssuedAt, 0).Add(9 * time.Minute))}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: "member1"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Moved: the member identity's grant narrowed, the impersonator's own.
+	testenv.Eventually(t, 10*time.Second, "the member identity narrowed", func(ctx context.Context) error {
+		_, err := as(t, member, memberToken(ctx, t, cp, "member1")).CoreV1().ServiceAccounts(join.MemberNamespace).CreateToken(ctx, imp, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("requesting the impersonator's token: %v; want Forbidden", err)
+		}
+		return nil
+	})
+	renewed := memberToken(ctx, t, cp, join.ImpersonatorSecretName("member1"))
+	claims, ok := tokenrenewal.ParseToken(renewed)
+	if renewed == old || !ok || claims.Subject != oldClaims.Subject {
+		t.Fatalf("the impersonator's token was not renewed: old %+v, new %+v", oldClaims, claims)
+	}
+	impClient := as(t, member, renewed)
+	// It still impersonates, and it may renew itself but not the member
+	// identity.
+	if _, err := impClient.CoreV1().ServiceAccounts(join.MemberNamespace).CreateToken(ctx, imp, &authenticationv1.TokenRequest{}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the impersonator requesting its own token: %v", err)
+	}
+	if _, err := impClient.CoreV1().ServiceAccounts(join.MemberNamespace).CreateToken(ctx, join.ServiceAccountName("member1"), &authenticationv1.TokenRequest{}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the impersonator requesting the member identity's token: %v; want Forbidden", err)
+	}
+	// Joining again keeps it so (idempotent).
+	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	mintRefused("after joining again")
 }
 
 func mustCluster(ctx context.Context, t *testing.T, cp *testenv.Env, name string) *clusterv1alpha1.Cluster {

@@ -401,12 +401,56 @@ func ensureImpersonator(ctx context.Context, mc kubernetes.Interface, o Options)
 	if _, err := mc.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating ClusterRoleBinding %s in the member: %w", name, err)
 	}
+	// The impersonator renews its own token: the member identity may not
+	// mint one (it would then act as anyone it names).
+	selfRole, selfBinding := ImpersonatorSelfRenewal(o.ClusterName)
+	if err := ensureRoleAndBinding(ctx, mc, selfRole, selfBinding); err != nil {
+		return nil, err
+	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(o.TokenTTL / time.Second))}}
 	tr, err := mc.CoreV1().ServiceAccounts(MemberNamespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
 	}
 	return []byte(tr.Status.Token), nil
+}
+
+// ImpersonatorSelfRenewal is the Role and RoleBinding (in MemberNamespace,
+// named like the impersonator) that let the impersonator, and nobody else,
+// request new tokens of its own ServiceAccount: the controller manager
+// renews the impersonator's token with the impersonator's token.
+func ImpersonatorSelfRenewal(cluster string) (*rbacv1.Role, *rbacv1.RoleBinding) {
+	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: cluster}
+	name := ImpersonatorName(cluster)
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{name}, Verbs: []string{"create"}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MemberNamespace, Name: name}}}
+	return role, binding
+}
+
+// EnsureImpersonatorSelfRenewal creates or updates the impersonator's
+// self-renewal Role and RoleBinding in the member (ImpersonatorSelfRenewal).
+func EnsureImpersonatorSelfRenewal(ctx context.Context, mc kubernetes.Interface, cluster string) error {
+	role, binding := ImpersonatorSelfRenewal(cluster)
+	return ensureRoleAndBinding(ctx, mc, role, binding)
+}
+
+// ensureRoleAndBinding creates or updates a Role and its RoleBinding in the
+// member (a binding's roleRef cannot change: it is created once).
+func ensureRoleAndBinding(ctx context.Context, mc kubernetes.Interface, role *rbacv1.Role, binding *rbacv1.RoleBinding) error {
+	if _, err := mc.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := mc.RbacV1().Roles(role.Namespace).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating Role %s/%s in the member: %w", role.Namespace, role.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("creating Role %s/%s in the member: %w", role.Namespace, role.Name, err)
+	}
+	if _, err := mc.RbacV1().RoleBindings(binding.Namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating RoleBinding %s/%s in the member: %w", binding.Namespace, binding.Name, err)
+	}
+	return nil
 }
 
 // notTheirs fails when the member holds an object under one of the names
@@ -463,6 +507,14 @@ func notTheirs(ctx context.Context, mc kubernetes.Interface, cluster string) err
 	if err := ours("ClusterRoleBinding", imp, impBinding, err); err != nil {
 		return err
 	}
+	impSelf, err := mc.RbacV1().Roles(MemberNamespace).Get(ctx, imp, metav1.GetOptions{})
+	if err := ours("Role", MemberNamespace+"/"+imp, impSelf, err); err != nil {
+		return err
+	}
+	impSelfBinding, err := mc.RbacV1().RoleBindings(MemberNamespace).Get(ctx, imp, metav1.GetOptions{})
+	if err := ours("RoleBinding", MemberNamespace+"/"+imp, impSelfBinding, err); err != nil {
+		return err
+	}
 	secretName := TokenSecretName(cluster)
 	secret, err := mc.CoreV1().Secrets(MemberNamespace).Get(ctx, secretName, metav1.GetOptions{})
 	return ours("Secret", MemberNamespace+"/"+secretName, secret, err)
@@ -507,9 +559,11 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 }
 
 // SelfTokenRules let the identity request new tokens for its own
-// ServiceAccount and the impersonator's only (a Role in MemberNamespace):
-// the controller manager renews both tokens before they expire.
+// ServiceAccount only (a Role in MemberNamespace): the controller manager
+// renews the member token with it. Not the impersonator's: whoever holds
+// the member token could otherwise mint a token that acts as anyone
+// (ImpersonatorSelfRenewal renews that one).
 func SelfTokenRules(cluster string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"},
-		ResourceNames: []string{ServiceAccountName(cluster), ImpersonatorName(cluster)}, Verbs: []string{"create"}}}
+		ResourceNames: []string{ServiceAccountName(cluster)}, Verbs: []string{"create"}}}
 }

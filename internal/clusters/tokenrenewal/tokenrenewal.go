@@ -14,12 +14,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -33,6 +37,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
+	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/names"
 )
@@ -66,6 +71,9 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	// Clock is the clock (the real one when nil); tests pass a fake.
 	Clock clock.PassiveClock
+
+	// moved: the Clusters (by UID) whose impersonator renews its own token.
+	moved sync.Map
 }
 
 // SetupWithManager registers the controller.
@@ -131,8 +139,9 @@ func (c Claims) RenewTime() time.Time {
 }
 
 // Reconcile renews the tokens of one Cluster when they are due: the
-// member token (spec.secretRef) and the impersonator's
-// (spec.impersonatorSecretRef), each asked for with the member token.
+// member token (spec.secretRef), asked for with the member token, and the
+// impersonator's (spec.impersonatorSecretRef), asked for with the
+// impersonator's token.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
@@ -149,6 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if imp := cluster.Spec.ImpersonatorSecretRef; imp != nil && imp.Namespace == names.ClusterNamespace {
+		r.moveImpersonatorRenewal(ctx, cluster)
 		impWait, err := r.renewSecret(ctx, cluster, imp, "impersonator token", false)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -190,7 +200,7 @@ func (r *Reconciler) renewSecret(ctx context.Context, cluster *clusterv1alpha1.C
 			"The %s expired at %s and can no longer be renewed: run karmadactl join %s again", what, expiry.UTC().Format(time.RFC3339), cluster.Name)
 		return recheck, nil
 	}
-	token, newExpiry, err := r.renew(ctx, cluster, claims)
+	token, newExpiry, err := r.renew(ctx, cluster, claims, !gauge, string(secret.Data[clusterclient.SecretTokenKey]))
 	if err != nil {
 		events.Warning(r.Recorder, cluster, events.TokenRenewFailed, "Renewing the %s (it expires at %s): %v", what, expiry.UTC().Format(time.RFC3339), err)
 		return 0, err
@@ -210,8 +220,10 @@ func (r *Reconciler) renewSecret(ctx context.Context, cluster *clusterv1alpha1.C
 }
 
 // renew asks the member, with the current token, for a new token of the
-// same ServiceAccount and lifetime.
-func (r *Reconciler) renew(ctx context.Context, cluster *clusterv1alpha1.Cluster, claims Claims) (string, time.Time, error) {
+// same ServiceAccount and lifetime: the member token with the member token,
+// the impersonator's (self true) with the impersonator's own token, which
+// alone may request it.
+func (r *Reconciler) renew(ctx context.Context, cluster *clusterv1alpha1.Cluster, claims Claims, self bool, current string) (string, time.Time, error) {
 	ns, name, ok := claims.ServiceAccount()
 	if !ok {
 		return "", time.Time{}, fmt.Errorf("the token is not a ServiceAccount token (subject %q)", claims.Subject)
@@ -227,10 +239,66 @@ func (r *Reconciler) renew(ctx context.Context, cluster *clusterv1alpha1.Cluster
 	if claims.IssuedAt == 0 || life <= 0 {
 		return "", time.Time{}, errors.New("the token has no issue time")
 	}
+	kc := m.Kube
+	if self {
+		// The member's connection (endpoint, CA, proxy), the token's own
+		// credentials.
+		cfg := rest.CopyConfig(m.Config)
+		cfg.BearerToken = current
+		if kc, err = kubernetes.NewForConfig(cfg); err != nil {
+			return "", time.Time{}, err
+		}
+	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(life)}}
-	tr, err = m.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	tr, err = kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("requesting a token for ServiceAccount %s/%s in the member: %w", ns, name, err)
 	}
 	return tr.Status.Token, tr.Status.ExpirationTimestamp.Time, nil
+}
+
+// moveImpersonatorRenewal moves a member joined by an earlier version, whose
+// member identity could request the impersonator's tokens, to the
+// impersonator renewing its own: it grants the impersonator that right (the
+// member identity still holds it, so Kubernetes lets it grant it), then
+// narrows the member identity's own Role to its own token. Once per
+// Cluster and process; a member where it cannot (RBAC kinds not among
+// --propagate-kinds) gets a warning to join it again.
+func (r *Reconciler) moveImpersonatorRenewal(ctx context.Context, cluster *clusterv1alpha1.Cluster) {
+	if _, done := r.moved.Load(cluster.UID); done {
+		return
+	}
+	err := r.narrow(ctx, cluster)
+	if err != nil {
+		klog.FromContext(ctx).Info("Could not move the impersonator's token renewal", "cluster", cluster.Name, "err", err)
+		events.Warning(r.Recorder, cluster, events.TokenRenewFailed,
+			"The member identity of %s may still request the impersonator's tokens, and narrowing it failed: %v; run karmadactl join %s again", cluster.Name, err, cluster.Name)
+		return
+	}
+	r.moved.Store(cluster.UID, true)
+}
+
+func (r *Reconciler) narrow(ctx context.Context, cluster *clusterv1alpha1.Cluster) error {
+	m, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	roles := m.Kube.RbacV1().Roles(join.MemberNamespace)
+	own, err := roles.Get(ctx, join.ClusterRoleName(cluster.Name), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading its own Role: %w", err)
+	}
+	narrowed := join.SelfTokenRules(cluster.Name)
+	if equality.Semantic.DeepEqual(own.Rules, narrowed) {
+		return nil
+	}
+	if err := join.EnsureImpersonatorSelfRenewal(ctx, m.Kube, cluster.Name); err != nil {
+		return err
+	}
+	own.Rules = narrowed
+	if _, err := roles.Update(ctx, own, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("narrowing its own Role: %w", err)
+	}
+	klog.FromContext(ctx).Info("Moved the impersonator's token renewal to the impersonator", "cluster", cluster.Name)
+	return nil
 }

@@ -110,6 +110,8 @@ or, with kubectl on the member:
   kubectl -n %[3]s delete serviceaccount %[5]s
   kubectl delete clusterrolebinding %[6]s
   kubectl delete clusterrole %[6]s
+  kubectl -n %[3]s delete rolebinding %[6]s --ignore-not-found
+  kubectl -n %[3]s delete role %[6]s --ignore-not-found
   kubectl -n %[3]s delete serviceaccount %[6]s
 Until then its tokens stay valid until they expire (at most --cluster-token-ttl
 after the last renewal).
@@ -181,6 +183,12 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoleBindings().Delete(ctx, imp, o) }},
 		{"ClusterRole " + imp, func() (metav1.Object, error) { return mc.RbacV1().ClusterRoles().Get(ctx, imp, metav1.GetOptions{}) },
 			func(o metav1.DeleteOptions) error { return mc.RbacV1().ClusterRoles().Delete(ctx, imp, o) }},
+		{"RoleBinding " + imp, func() (metav1.Object, error) {
+			return mc.RbacV1().RoleBindings(ns).Get(ctx, imp, metav1.GetOptions{})
+		},
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().RoleBindings(ns).Delete(ctx, imp, o) }},
+		{"Role " + imp, func() (metav1.Object, error) { return mc.RbacV1().Roles(ns).Get(ctx, imp, metav1.GetOptions{}) },
+			func(o metav1.DeleteOptions) error { return mc.RbacV1().Roles(ns).Delete(ctx, imp, o) }},
 		{"impersonator ServiceAccount", func() (metav1.Object, error) {
 			return mc.CoreV1().ServiceAccounts(ns).Get(ctx, imp, metav1.GetOptions{})
 		}, func(o metav1.DeleteOptions) error {
