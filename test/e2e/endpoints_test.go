@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,10 +89,10 @@ func TestMetricsNeedCredentials(t *testing.T) {
 func TestComponentsHaveTheirOwnRights(t *testing.T) {
 	ctx := context.Background()
 	kc := kube(t, "karmada-apiserver")
-	can := func(user, verb, group, resource, ns string) bool {
+	can := func(user, verb, group, resource, ns string, name ...string) bool {
 		t.Helper()
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Namespace: ns}}}
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Namespace: ns, Name: strings.Join(name, "")}}}
 		res, err := kc.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -140,6 +141,24 @@ func TestComponentsHaveTheirOwnRights(t *testing.T) {
 	} {
 		if got := can(c.user, c.verb, c.group, c.resource, c.ns); got != c.want {
 			t.Errorf("%s %s %s.%s in %q: allowed %t, want %t", c.user, c.verb, c.resource, c.group, c.ns, got, c.want)
+		}
+	}
+	// Leases: the scheduler and the descheduler renew their own leader
+	// election Lease only, not the controller manager's (to hold its
+	// leadership) nor a pull-mode cluster's (to keep a dead cluster alive).
+	for _, c := range []struct {
+		user, ns, name string
+		want           bool
+	}{
+		{"system:karmada:karmada-scheduler", "karmada-system", "karmada-scheduler", true},
+		{"system:karmada:karmada-scheduler", "karmada-system", "karmada-controller-manager", false},
+		{"system:karmada:karmada-scheduler", "karmada-cluster", "member3", false},
+		{"system:karmada:karmada-descheduler", "karmada-system", "karmada-descheduler", true},
+		{"system:karmada:karmada-descheduler", "karmada-system", "karmada-controller-manager", false},
+		{"system:karmada:karmada-descheduler", "karmada-cluster", "member3", false},
+	} {
+		if got := can(c.user, "update", "coordination.k8s.io", "leases", c.ns, c.name); got != c.want {
+			t.Errorf("%s update Lease %s/%s: allowed %t, want %t", c.user, c.ns, c.name, got, c.want)
 		}
 	}
 }
