@@ -126,10 +126,12 @@ func (vm *VM) call(s *Script, nret int, args []any) (out []lua.LValue, err error
 		}
 	}()
 
-	// A fresh environment per call: what a script assigns to globals is
-	// gone at the next call, and no script sees another's.
+	// A fresh environment per call, with library tables of its own: what
+	// a script assigns to globals or libraries is gone at the next call,
+	// and no script sees another's.
 	env := L.CreateTable(0, 4)
 	env.Metatable = st.envMeta
+	st.call = callLibs{env: env}
 	chunk := L.NewFunctionFromProto(s.proto)
 	chunk.Env = env
 	L.Push(chunk)
@@ -180,7 +182,11 @@ func scriptError(err error) error {
 type state struct {
 	L       *lua.LState
 	budget  *budget
-	envMeta *lua.LTable // {__index = the sandbox's globals}
+	envMeta *lua.LTable // {__index = st.globalIndex}
+	// libraries are the pristine functions every call's copies are made of.
+	libraries *libraries
+	// call holds the running call's library copies.
+	call callLibs
 }
 
 // The base functions a script may use; anything else (dofile, load,
@@ -222,8 +228,13 @@ func newState(b Budget) *state {
 		m.RawSetString("randomseed", lua.LNil)
 	}
 	st := &state{L: L, budget: newBudget(b)}
+	// Built-ins that allocate a result at once check its size first.
 	if s, ok := g.RawGetString("string").(*lua.LTable); ok {
 		s.RawSetString("rep", L.NewFunction(st.boundedRep))
+		s.RawSetString("format", L.NewFunction(st.boundedFormat(s.RawGetString("format"))))
+	}
+	if t, ok := g.RawGetString("table").(*lua.LTable); ok {
+		t.RawSetString("concat", L.NewFunction(st.boundedConcat(t.RawGetString("concat"))))
 	}
 	// pairs, next and rawget see a lazy table whole.
 	for _, name := range []string{"pairs", "next", "rawget"} {
@@ -252,41 +263,19 @@ func newState(b Budget) *state {
 		if name != "kube" {
 			L.RaiseError("module %q is not available: only \"kube\" is", name)
 		}
-		L.Push(kube)
+		L.Push(st.lib(L, "kube"))
 		return 1
 	}))
+	st.libraries = snapshot(g, kube)
 	st.envMeta = L.CreateTable(0, 2)
-	st.envMeta.RawSetString("__index", g)
+	st.envMeta.RawSetString("__index", L.NewFunction(st.globalIndex))
 	st.envMeta.RawSetString("__metatable", lua.LString("environment"))
+	// Strings' methods are the running call's string library; the
+	// metatable itself is not handed out.
+	strMeta := L.CreateTable(0, 2)
+	strMeta.RawSetString("__index", L.NewFunction(st.stringIndex))
+	strMeta.RawSetString("__metatable", lua.LString("string"))
+	L.SetMetatable(lua.LString(""), strMeta)
 	L.SetContext(st.budget)
 	return st
-}
-
-// boundedRep is string.rep that refuses a result larger than the memory
-// budget, which one call could otherwise allocate at once.
-func (st *state) boundedRep(L *lua.LState) int {
-	s := L.CheckString(1)
-	n := L.CheckInt(2)
-	sep := L.OptString(3, "")
-	if n <= 0 {
-		L.Push(lua.LString(""))
-		return 1
-	}
-	size := uint64(len(s)+len(sep)) * uint64(n)
-	if size > st.budget.limits.Memory {
-		L.RaiseError("string.rep of %d bytes exceeds the memory budget (%d bytes)", size, st.budget.limits.Memory)
-	}
-	if sep == "" {
-		L.Push(lua.LString(strings.Repeat(s, n)))
-		return 1
-	}
-	var sb strings.Builder
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			sb.WriteString(sep)
-		}
-		sb.WriteString(s)
-	}
-	L.Push(lua.LString(sb.String()))
-	return 1
 }

@@ -222,3 +222,77 @@ end`, "F")
 		t.Error("the output shares a map with the input")
 	}
 }
+
+// One call cannot change what another sees: library tables, _G, strings'
+// methods and the kube library are the call's own.
+func TestLibrariesAreEachCallsOwn(t *testing.T) {
+	vm := New(DefaultBudget)
+	tamper := compile(t, `
+function F()
+  string.upper = function() return "tampered" end
+  rawset(string, "lower", nil)
+  table.insert = nil
+  math.floor = function() return -1 end
+  _G.pairs = function() error("tampered") end
+  _G.tostring = function() return "tampered" end
+  require("kube").resourceAdd = nil
+  local ok = pcall(function() getmetatable("").__index = {upper = function() return "tampered" end} end)
+  return ("a"):upper(), pairs == _G.pairs and pairs ~= next, ok
+end`, "F")
+	out, err := vm.Call(tamper, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].String() != "tampered" || out[1] != lua.LTrue || out[2] != lua.LFalse {
+		t.Errorf("within the call: upper %v, pairs %v, string metatable writable %v", out[0], out[1], out[2])
+	}
+	check := compile(t, `
+function F()
+  local t = {}
+  table.insert(t, ("a"):upper())
+  table.insert(t, string.lower("B"))
+  table.insert(t, tostring(math.floor(2.5)))
+  for k in pairs({x = 1}) do table.insert(t, k) end
+  table.insert(t, require("kube").resourceAdd("1", "1"))
+  return table.concat(t, ",")
+end`, "F")
+	// Every pooled interpreter: run more calls than the pool could hold idle.
+	for i := 0; i < 8; i++ {
+		if _, err := vm.Call(tamper, 3); err != nil {
+			t.Fatal(err)
+		}
+		out, err := vm.Call(check, 1)
+		if err != nil {
+			t.Fatalf("after a call that changed its libraries: %v", err)
+		}
+		if got := out[0].String(); got != "A,b,2,x,2" {
+			t.Fatalf("after a call that changed its libraries: %q, want %q", got, "A,b,2,x,2")
+		}
+	}
+}
+
+// Built-ins that allocate their result at once refuse one over the memory
+// budget before allocating it, with checked arithmetic.
+func TestBuiltinsBoundedByTheMemoryBudget(t *testing.T) {
+	vm := New(Budget{Timeout: 5 * time.Second, Memory: 16 << 20})
+	for _, c := range []struct{ name, src, wantErr string }{
+		{"rep overflowing 64 bits", `function F() return string.rep("xxxx", 2^62) end`, "string.rep would allocate more than 2^64 bytes"},
+		{"rep with a separator", `function F() return string.rep("x", 2^23, "yyy") end`, "string.rep of 33554432 bytes exceeds"},
+		{"concat", `function F() local s = string.rep("x", 2^20) local t = {} for i = 1, 40 do t[i] = s end return table.concat(t) end`, "table.concat of"},
+		{"concat with a separator", `function F() local sep = string.rep(",", 2^20) local t = {} for i = 1, 40 do t[i] = "a" end return table.concat(t, sep) end`, "table.concat of"},
+		{"format widths", `function F() local f = string.rep("%999999d", 40) return string.format(f, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40) end`, "string.format of"},
+		{"format of a large argument", `function F() local s = string.rep("x", 2^23) return string.format("%s%s%s", s, s, s) end`, "string.format of"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := vm.Call(compile(t, c.src, "F"), 1)
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
+			}
+		})
+	}
+	// Within the budget they answer as before.
+	out, err := vm.Call(compile(t, `function F() return string.rep("ab", 3, "-") .. table.concat({1, "x", 2.5}, ";") .. string.format("%5.1f|%-3s|%d", 2.25, "a", 7) end`, "F"), 1)
+	if err != nil || out[0].String() != "ab-ab-ab1;x;2.5  2.2|a  |7" {
+		t.Errorf("within the budget: %v %v", out, err)
+	}
+}
