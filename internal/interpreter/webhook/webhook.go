@@ -196,7 +196,11 @@ func newHook(ctx context.Context, config string, w configv1alpha1.ResourceInterp
 		}
 		tlsConfig.RootCAs = pool
 	}
-	h.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}}
+	h.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second},
+		// A redirect is an answer (refused below), never followed: the
+		// object would otherwise go to whatever host, plain HTTP included,
+		// the webhook names.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return h, nil
 }
 

@@ -209,6 +209,15 @@ func TestFailures(t *testing.T) {
 	t.Cleanup(wrongUID.Close)
 	broken := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) }))
 	t.Cleanup(broken.Close)
+	// A redirect elsewhere (here to plain HTTP) is not followed: the object
+	// never reaches the other host.
+	var elsewhereCalls atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhereCalls.Add(1) }))
+	t.Cleanup(elsewhere.Close)
+	redirect := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirect.Close)
 	for _, c := range []struct {
 		name string
 		cfg  configv1alpha1.ResourceInterpreterWebhookConfiguration
@@ -218,6 +227,7 @@ func TestFailures(t *testing.T) {
 		{"timeout", config(slow.URL, caOf(slow), "*"), "context deadline exceeded"},
 		{"wrong uid", config(wrongUID.URL, caOf(wrongUID), "*"), "is for request \"other\""},
 		{"http error", config(broken.URL, caOf(broken), "*"), "answered HTTP 500: boom"},
+		{"redirect", config(redirect.URL, caOf(redirect), "*"), "answered HTTP 307"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := &Layer{}
@@ -234,5 +244,8 @@ func TestFailures(t *testing.T) {
 	}
 	if slowCalls.Load() != 1 {
 		t.Errorf("slow server called %d times", slowCalls.Load())
+	}
+	if elsewhereCalls.Load() != 0 {
+		t.Errorf("a redirect was followed: the other host was called %d times", elsewhereCalls.Load())
 	}
 }
