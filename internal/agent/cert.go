@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/karmada-go/karmada/internal/atomicfile"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 )
@@ -248,25 +248,5 @@ func writeFileAtomic(path string, data []byte) error {
 	if !st.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file (a Secret volume?)", path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".karmada-kubeconfig-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, 0o600)
 }

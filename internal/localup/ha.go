@@ -20,6 +20,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/karmada-go/karmada/internal/atomicfile"
 )
 
 // haBlocks is how many blocks of ten ports --ha adds after the members'.
@@ -294,11 +296,7 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, mode)
 }
 
 // HAProxyMissingError says --ha needs haproxy, which is not installed.

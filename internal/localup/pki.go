@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/karmada-go/karmada/internal/atomicfile"
 )
 
 // Default lifetimes of the certificates karmada-local makes (up's
@@ -300,12 +302,8 @@ resources:
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
 	// Written whole or not at all: a torn file would lose the key.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(config), 0o600); err != nil {
-		return "", fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
+	if err := atomicfile.Write(path, []byte(config), 0o600); err != nil {
+		return "", err
 	}
 	return path, nil
 }
@@ -322,22 +320,10 @@ func writeKeyPair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) e
 	// incomplete, while a key without its certificate is simply re-issued.
 	// Each file is replaced whole (renamed into place): a running process
 	// that reloads it never reads half of one.
-	if err := writeWhole(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+	if err := atomicfile.Write(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
 		return err
 	}
-	return writeWhole(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-}
-
-// writeWhole writes path through a temporary file renamed over it.
-func writeWhole(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
 func readCert(path string) (*x509.Certificate, []byte, error) {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/karmada-go/karmada/internal/atomicfile"
 	"github.com/karmada-go/karmada/internal/helmchart"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 )
@@ -370,7 +371,9 @@ func RunInit(ctx context.Context, kubeconfig string, o Options, out io.Writer) e
 	if err := os.MkdirAll(o.KarmadaData, 0o700); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, s.Data["kubeconfig"], 0o600); err != nil {
+	// Replaced whole with mode 0600: an existing file's mode is not kept,
+	// and a symbolic link there is replaced, not followed.
+	if err := atomicfile.Write(path, s.Data["kubeconfig"], 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, `Karmada is installed. Its administrator's kubeconfig is %s:
