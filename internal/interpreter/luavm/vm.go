@@ -232,6 +232,10 @@ func newState(b Budget) *state {
 	if s, ok := g.RawGetString("string").(*lua.LTable); ok {
 		s.RawSetString("rep", L.NewFunction(st.boundedRep))
 		s.RawSetString("format", L.NewFunction(st.boundedFormat(s.RawGetString("format"))))
+		s.RawSetString("find", L.NewFunction(st.boundedFind(s.RawGetString("find"))))
+		s.RawSetString("match", L.NewFunction(st.boundedMatch(s.RawGetString("match"))))
+		s.RawSetString("gmatch", L.NewFunction(st.boundedGmatch(s.RawGetString("gmatch"))))
+		s.RawSetString("gsub", L.NewFunction(st.boundedGsub))
 	}
 	if t, ok := g.RawGetString("table").(*lua.LTable); ok {
 		t.RawSetString("concat", L.NewFunction(st.boundedConcat(t.RawGetString("concat"))))
