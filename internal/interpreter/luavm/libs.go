@@ -94,6 +94,10 @@ func (st *state) globalIndex(L *lua.LState) int {
 		L.Push(t)
 		return 1
 	}
+	if name == concatName {
+		L.Push(st.concat)
+		return 1
+	}
 	if v, ok := st.libraries.base[string(name)]; ok {
 		L.Push(v)
 		return 1

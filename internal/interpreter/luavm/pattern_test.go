@@ -181,3 +181,65 @@ func TestGsubLinearAndBounded(t *testing.T) {
 		}
 	}
 }
+
+// `..` answers as gopher-lua's: numbers as strings, __concat on either
+// side, nested chains, and the same error where it has one.
+func TestConcatAnswersAsGopherLua(t *testing.T) {
+	exprs := []string{
+		`"a" .. 1 .. 2.5`, `1 .. 2`, `"x" .. ("y" .. "z") .. "w"`, `1e100 .. ""`, `(0/0) .. ""`, `-0 .. "|"`, `"" .. ""`,
+		`(function() local mt = {__concat = function(a, b) return "M" end} local t = setmetatable({}, mt) return "a" .. t, t .. "b", "a" .. "b" .. t .. "c" end)()`,
+		`(function() local mt = {__concat = function(a, b) return {} end} local t = setmetatable({}, mt) return type("a" .. t) end)()`,
+		`pcall(function() return "a" .. nil end)`, `pcall(function() local x return "a" .. "b" .. x .. "c" end)`, `pcall(function() return {} .. "a" end)`,
+		`(function() local t = {} for i = 1, 3 do t[i] = "k" .. i .. "=" .. i * 2 end return table.concat(t, ",") end)()`,
+		`string.format("%s", "p" .. "q"), ("r" .. "s"):upper(), #("ab" .. "c")`,
+	}
+	vm := New(DefaultBudget)
+	plain := lua.NewState()
+	defer plain.Close()
+	for _, e := range exprs {
+		src := "function F()\n  return {" + e + "}\nend"
+		out, err := vm.Call(compile(t, src, "F"), 1)
+		if err != nil {
+			t.Errorf("%s: %v", e, err)
+			continue
+		}
+		chunk, err := plain.Load(strings.NewReader(src), "F")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain.Push(chunk)
+		plain.Call(0, 0)
+		if err := plain.CallByParam(lua.P{Fn: plain.GetGlobal("F"), NRet: 1, Protect: true}); err != nil {
+			t.Fatalf("%s in gopher-lua: %v", e, err)
+		}
+		want := plain.Get(-1)
+		plain.Pop(1)
+		if a, b := showExact(out[0]), showExact(want); a != b {
+			t.Errorf("%s = %s, gopher-lua gives %s", e, a, b)
+		}
+	}
+}
+
+// showExact prints a result list whole, error positions included.
+func showExact(v lua.LValue) string {
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		return v.String()
+	}
+	var parts []string
+	for i := 1; i <= t.MaxN(); i++ {
+		parts = append(parts, fmt.Sprintf("%s:%s", t.RawGetInt(i).Type(), t.RawGetInt(i).String()))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// A chain of `..` is refused before it joins more than the memory budget
+// at once (one instruction asked for gigabytes).
+func TestConcatBounded(t *testing.T) {
+	vm := New(Budget{Timeout: 5 * time.Second, Memory: 16 << 20})
+	chain := strings.TrimSuffix(strings.Repeat("s .. ", 150), " .. ")
+	_, err := vm.Call(compile(t, `function F() local s = string.rep("x", 2^20) return `+chain+` end`, "F"), 1)
+	if err == nil || !strings.Contains(err.Error(), ".. of 157286400 bytes exceeds the memory budget") {
+		t.Fatalf("err = %v, want the memory budget's refusal", err)
+	}
+}

@@ -48,6 +48,8 @@ func Compile(source, function string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse: %s", strings.TrimSpace(err.Error()))
 	}
+	// `..` checks its result's size first (concat.go).
+	guardConcat(chunk)
 	proto, err := lua.Compile(chunk, function)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
@@ -187,6 +189,8 @@ type state struct {
 	libraries *libraries
 	// call holds the running call's library copies.
 	call callLibs
+	// concat is what a script's `..` calls.
+	concat *lua.LFunction
 }
 
 // The base functions a script may use; anything else (dofile, load,
@@ -271,6 +275,7 @@ func newState(b Budget) *state {
 		return 1
 	}))
 	st.libraries = snapshot(g, kube)
+	st.concat = L.NewFunction(st.boundedConcatOp)
 	st.envMeta = L.CreateTable(0, 2)
 	st.envMeta.RawSetString("__index", L.NewFunction(st.globalIndex))
 	st.envMeta.RawSetString("__metatable", lua.LString("environment"))
