@@ -163,6 +163,22 @@ func TestRefusedWithoutTheRightCertificates(t *testing.T) {
 	if a := ask(wrongName, "member2"); a.Err == nil || a.Reason != ReasonUnavailable {
 		t.Errorf("member1's estimator was trusted as member2's: %+v", a)
 	}
+	// Another estimator's serving certificate, of the same CA and (as Helm
+	// makes them) usable by clients too, is not the scheduler's.
+	ca, err := localup.LoadOrCreateCA(filepath.Join(filepath.Dir(p.ca)), "estimator-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peerCert, peerKey, err := ca.Ensure(localup.CertSpec{Name: "member2-server", CommonName: "estimator", Server: true, Client: true,
+		DNS: []string{"karmada-scheduler-estimator-member2.karmada-system.svc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := options(addr, p)
+	peer.CertFile, peer.KeyFile = peerCert, peerKey
+	if a := ask(peer, "member1"); a.Err == nil {
+		t.Errorf("member2's estimator's serving certificate was answered as a client's: %+v", a)
+	}
 	if a := ask(options(addr, p), "member1"); a.Err != nil || a.Value != 24 {
 		t.Errorf("the scheduler's own certificate: %+v, want 24", a)
 	}

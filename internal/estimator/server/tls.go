@@ -32,6 +32,7 @@ func Credentials(certFile, keyFile, clientCAFile string) (credentials.TransportC
 		}
 		certexpiry.File("grpc-client-ca", certexpiry.CA, clientCAFile)
 		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		cfg.VerifyPeerCertificate = refuseServingCertificates
 	}
 	return credentials.NewTLS(cfg), nil
 }
@@ -61,4 +62,20 @@ func reloading(certFile, keyFile string) func(*tls.ClientHelloInfo) (*tls.Certif
 		}
 		return cached, nil
 	}
+}
+
+// refuseServingCertificates refuses a client certificate that names hosts:
+// a serving certificate. Certificates made by Helm's template functions
+// (the chart's) serve both ends, so without this one estimator's serving
+// key, signed by the same CA as the scheduler's client certificate, would
+// be answered by every other estimator.
+func refuseServingCertificates(_ [][]byte, chains [][]*x509.Certificate) error {
+	if len(chains) == 0 || len(chains[0]) == 0 {
+		return nil
+	}
+	leaf := chains[0][0]
+	if len(leaf.DNSNames) > 0 || len(leaf.IPAddresses) > 0 || len(leaf.URIs) > 0 {
+		return fmt.Errorf("the client certificate %q names hosts (%v %v): a serving certificate is not a client's", leaf.Subject.CommonName, leaf.DNSNames, leaf.IPAddresses)
+	}
+	return nil
 }
