@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -288,6 +289,12 @@ func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxie
 			h.fail(w, r, apierrors.NewNotFound(t.gvr.GroupResource(), t.name))
 			return
 		}
+		if err := ambiguous(t, entries); proxied && err != nil {
+			// The proxy stands for one object: which member's is not
+			// guessed (as Karmada's).
+			h.fail(w, r, err)
+			return
+		}
 		if wantsTable(r) {
 			h.writeTable(w, entries[:1])
 			return
@@ -425,17 +432,21 @@ func (h *handlers) write(w http.ResponseWriter, r *http.Request, t target, p str
 		h.fail(w, r, notCached(t.gvr.GroupResource()))
 		return
 	}
-	var found *cache.Entry
+	var entries []*cache.Entry
 	for _, s := range stores {
-		if es := s.Select(cache.Query{Namespace: t.namespace, Name: t.name}); len(es) > 0 {
-			found = es[0]
-			break
-		}
+		entries = append(entries, s.Select(cache.Query{Namespace: t.namespace, Name: t.name})...)
 	}
-	if found == nil {
+	if len(entries) == 0 {
 		h.fail(w, r, apierrors.NewNotFound(t.gvr.GroupResource(), t.name))
 		return
 	}
+	// A change goes to the member meant, never to whichever caches the
+	// name first: an object several members hold is refused.
+	if err := ambiguous(t, entries); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	found := entries[0]
 	verb := map[string]string{http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete"}[r.Method]
 	if err := h.authorize(r.Context(), authorizer.AttributesRecord{Verb: verb, APIGroup: clusterv1alpha1.GroupName, APIVersion: clusterv1alpha1.SchemeGroupVersion.Version, Resource: "clusters", Subresource: "proxy", Name: found.Cluster}); err != nil {
 		h.fail(w, r, err)
@@ -466,6 +477,24 @@ type errorResponder struct {
 
 func (e errorResponder) Error(w http.ResponseWriter, r *http.Request, err error) {
 	e.h.fail(w, r, apierrors.NewServiceUnavailable("the member cluster could not be reached: "+err.Error()))
+}
+
+// ambiguous is the Conflict of a named object cached from more than one
+// member (Karmada's error), or nil.
+func ambiguous(t target, entries []*cache.Entry) error {
+	seen := map[string]bool{}
+	var clusters []string
+	for _, e := range entries {
+		if !seen[e.Cluster] {
+			seen[e.Cluster] = true
+			clusters = append(clusters, e.Cluster)
+		}
+	}
+	if len(clusters) < 2 {
+		return nil
+	}
+	sort.Strings(clusters)
+	return apierrors.NewConflict(t.gvr.GroupResource(), t.name, fmt.Errorf("ambiguous objects in clusters [%s]", strings.Join(clusters, ", ")))
 }
 
 // notCached is the error of a resource no registry selects.

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,9 +125,28 @@ func TestSearchCachesSelectedKinds(t *testing.T) {
 	if err != nil || !strings.Contains(out, "CLUSTER") || strings.Count(out, "web ") != 2 {
 		t.Errorf("kubectl get deployments through the proxy: %v\n%s", err, out)
 	}
+	// One name that two members hold is not one object: reading it or
+	// changing it through the proxy is a Conflict naming both (as
+	// Karmada's), never a guess of which member was meant.
 	out, err = kubectl("get", "deployment", "web", "-n", ns, "-o", "jsonpath={.metadata.name}")
-	if err != nil || out != "web" {
-		t.Errorf("kubectl get deployment web through the proxy: %v %q", err, out)
+	if err == nil || !strings.Contains(out, "ambiguous objects in clusters [member1, member2]") {
+		t.Errorf("kubectl get deployment web through the proxy: %v %q, want the Conflict naming both members", err, out)
+	}
+	out, err = kubectl("label", "deployment", "web", "-n", ns, "e2e-through-search=yes")
+	if err == nil || !strings.Contains(out, "ambiguous objects in clusters [member1, member2]") {
+		t.Errorf("kubectl label deployment web through the proxy: %v %q, want the Conflict naming both members", err, out)
+	}
+	// (kubectl reads first; the write itself is refused too.)
+	err = admin.Discovery().RESTClient().Patch(types.MergePatchType).AbsPath("/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy/apis/apps/v1/namespaces/" + ns + "/deployments/web").
+		Body([]byte(`{"metadata":{"labels":{"e2e-through-search":"yes"}}}`)).Do(ctx).Error()
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "ambiguous objects in clusters [member1, member2]") {
+		t.Errorf("a patch of web through the proxy: %v, want the Conflict naming both members", err)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		d, err := kube(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || d.Labels["e2e-through-search"] != "" {
+			t.Errorf("%s's web after the refused write: %v, labels %v", m, err, d.GetLabels())
+		}
 	}
 	// What no registry selects is not served.
 	if out, err := kubectl("get", "configmaps", "-n", ns); err == nil || !strings.Contains(out, "no ResourceRegistry selects") {
