@@ -133,16 +133,21 @@ func (d *secretDialer) transport(c *clusterv1alpha1.Cluster, ca []byte) (http.Ro
 		if err != nil {
 			return nil, unavailable("cluster %s has an invalid spec.proxyURL %q", c.Name, c.Spec.ProxyURL)
 		}
-		t.Proxy = http.ProxyURL(u)
-		if len(c.Spec.ProxyHeader) > 0 {
-			t.ProxyConnectHeader = http.Header{}
-			for k, v := range c.Spec.ProxyHeader {
-				t.ProxyConnectHeader.Set(k, v)
-			}
+		header := http.Header{}
+		for k, v := range c.Spec.ProxyHeader {
+			header.Set(k, v)
 		}
+		// The tunnel is the transport's dialer, not its Proxy: exec and
+		// attach upgrades dial with the dialer and ignore Proxy.
+		dial, err := tunnelDialer(u, header)
+		if err != nil {
+			return nil, unavailable("cluster %s: spec.proxyURL: %v", c.Name, err)
+		}
+		t.DialContext = dial
+		t.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
 	}
 	// An *http.Transport, not wrapped: exec and attach upgrades read its TLS
-	// settings and proxy.
+	// settings and dialer.
 	rt := utilnet.SetTransportDefaults(t)
 	d.transports[c.Name] = cachedTransport{key: key, rt: rt}
 	return rt, nil
