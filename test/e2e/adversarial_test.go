@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -1137,4 +1138,92 @@ func TestTenantCannotPlacePastItsQuota(t *testing.T) {
 	wantRefused(t, "raising its quota", tenant.Update(ctx, mine))
 	mine.Status.OverallUsed = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0")}
 	wantRefused(t, "rewriting its quota's usage", tenant.Status().Update(ctx, mine))
+}
+
+// A tenant cannot run past its FederatedResourceQuota by what the quota did
+// not count: an OverridePolicy raising a copy's replicas (2 × 500m admitted
+// under 3 cpu, made 30 in member1 = 15 cpu), or a binding of its own that
+// declares no replicas for a template of 50. The copies are refused and the
+// bindings say why; nothing runs past the quota in the member.
+func TestTenantCannotRunPastItsQuota(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-tenant-run-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err := c.Create(ctx, &policyv1alpha1.FederatedResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"},
+		Spec: policyv1alpha1.FederatedResourceQuotaSpec{Overall: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}); err != nil {
+		t.Fatal(err)
+	}
+	tenant := tenantClient(ctx, t, ns)
+	deployment := func(name string, replicas int32, cpu string) *unstructured.Unstructured {
+		d := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"namespace": ns, "name": name},
+			"spec": map[string]any{"replicas": int64(replicas), "selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+				"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": name}},
+					"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx",
+						"resources": map[string]any{"requests": map[string]any{"cpu": cpu}}}}}}}}}
+		return d
+	}
+	if err := tenant.Create(ctx, deployment("web", 2, "500m")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tenant.Create(ctx, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	thirty := &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "thirty"}, Spec: policyv1alpha1.OverrideSpec{
+		ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+		OverrideRules: []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+			Path: "/spec/replicas", Operator: policyv1alpha1.OverriderOpReplace, Value: apiextensionsv1.JSON{Raw: []byte(`30`)}}}}}}}}
+	if err := tenant.Create(ctx, thirty); err != nil {
+		t.Fatal(err)
+	}
+	refusedWith := func(binding, want string) {
+		t.Helper()
+		testenv.Eventually(t, 60*time.Second, "binding "+binding+" refusing its copy", func(ctx context.Context) error {
+			rb := &workv1alpha2.ResourceBinding{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: binding}, rb); err != nil {
+				return err
+			}
+			cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.OverridesApplied)
+			if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, want) {
+				return fmt.Errorf("condition %+v", cond)
+			}
+			return nil
+		})
+	}
+	refusedWith("web-deployment", "the copy for cluster member1 would run cpu 15 (the binding declares 1)")
+	if d, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("member1 runs web past the quota: %v replicas (err %v)", d.Spec.Replicas, err)
+	}
+	// Without the override the same template runs as declared: the
+	// refusal was the quota's.
+	if err := tenant.Delete(ctx, thirty); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, "web in member1 with the 2 replicas declared", func(ctx context.Context) error {
+		d, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+			return fmt.Errorf("replicas %v", d.Spec.Replicas)
+		}
+		return nil
+	})
+
+	// A binding of the tenant's own, declaring nothing for 50 replicas.
+	if err := tenant.Create(ctx, deployment("big", 50, "100m")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tenant.Create(ctx, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "big"},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "big"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}}}}); err != nil {
+		t.Fatalf("the tenant's binding (it declares nothing: the webhook admits it): %v", err)
+	}
+	refusedWith("big", "the copy for cluster member1 would run cpu 5 (the binding declares 0)")
+	if _, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "big", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("member1 runs big, which its binding declared nothing of (err %v)", err)
+	}
 }

@@ -197,6 +197,11 @@ func (st *state) boundedFormat(orig lua.LValue) lua.LGFunction {
 	return func(L *lua.LState) int {
 		f := L.CheckString(1)
 		size, ok := uint64(len(f)), true
+		add := func(n uint64) {
+			if ok {
+				size, ok = addSize(size, n)
+			}
+		}
 		arg := 2
 		for i := 0; i < len(f) && ok; i++ {
 			if f[i] != '%' {
@@ -217,21 +222,18 @@ func (st *state) boundedFormat(orig lua.LValue) lua.LGFunction {
 					if err != nil {
 						d = 1 << 32
 					}
-					size, ok = addSize(size, d)
+					add(d)
 					i = j
 					continue
 				}
 				i++
 			}
-			var l int
-			switch v := L.Get(arg).(type) {
-			case lua.LString:
+			l := 64
+			if v, isString := L.Get(arg).(lua.LString); isString {
 				l = len(v)
-			default:
-				l = 64
 			}
 			arg++
-			size, ok = addSize(size, uint64(l)+32)
+			add(uint64(l) + 32)
 		}
 		st.overBudget(L, "string.format", size, ok)
 		return callOriginal(L, orig)

@@ -210,6 +210,10 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	if err != nil {
 		return err
 	}
+	quotas, err := r.quotas(ctx, obj.GetNamespace())
+	if err != nil {
+		return err
+	}
 	var overrideErrs, synced, overridden []string
 	keep := make(map[string]string, len(targets))
 	for _, target := range targets {
@@ -226,6 +230,9 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: names.KeptWorkName(works, workv1alpha1.ExecutionNamespace(target.Name), names.WorkName(spec.Resource.Kind, spec.Resource.Name, spec.Resource.Namespace))}}
 		keep[work.Namespace] = work.Name
 		m, err := Manifest(template, b, target, cl, policies)
+		if err == nil {
+			err = beyondQuota(m.Raw, spec, target, quotas)
+		}
 		if errors.Is(err, errOverride) {
 			// The Work keeps its last good manifest; the binding says why.
 			overrideErrs = append(overrideErrs, fmt.Sprintf("cluster %s: %v", target.Name, err))
@@ -504,6 +511,25 @@ func (r *Reconciler) overridePolicies(ctx context.Context, template *unstructure
 		return nil, err
 	}
 	return overridemanager.Matching(template, ops.Items, cops.Items), nil
+}
+
+// quotas are the FederatedResourceQuotas with overall limits of a
+// binding's namespace (none for a ClusterResourceBinding).
+func (r *Reconciler) quotas(ctx context.Context, namespace string) ([]policyv1alpha1.FederatedResourceQuota, error) {
+	if namespace == "" {
+		return nil, nil
+	}
+	list := &policyv1alpha1.FederatedResourceQuotaList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing FederatedResourceQuotas of %s: %w", namespace, err)
+	}
+	var out []policyv1alpha1.FederatedResourceQuota
+	for _, q := range list.Items {
+		if len(q.Spec.Overall) > 0 {
+			out = append(out, q)
+		}
+	}
+	return out, nil
 }
 
 func suspended(spec *workv1alpha2.ResourceBindingSpec, cluster string) *bool {

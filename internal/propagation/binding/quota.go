@@ -1,0 +1,75 @@
+package binding
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/quota"
+)
+
+// A FederatedResourceQuota counts what a binding declares: each cluster's
+// replicas times the binding's replica requirements. What runs is the
+// copy's final manifest, after overrides, and the binding's declarations
+// are whatever whoever wrote it said. In a namespace with a quota, a copy
+// that would run more than its binding declares for its cluster (an
+// override raising replicas or requests, a binding written with fewer
+// replicas or requirements than its template has) is refused: the Work
+// keeps its last good manifest and the binding says why, as for an
+// override that cannot be applied.
+
+// beyondQuota says why the copy for target, whose final manifest is raw,
+// runs more of a resource that a quota of quotas limits than the binding
+// declares there; nil when it does not (or when no quota applies).
+func beyondQuota(raw []byte, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, quotas []policyv1alpha1.FederatedResourceQuota) error {
+	if len(quotas) == 0 || len(spec.Components) > 0 {
+		return nil
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(raw); err != nil {
+		return err
+	}
+	if !interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
+		return nil
+	}
+	replicas, requirements, err := interpreter.Replicas(obj)
+	if err != nil {
+		return err
+	}
+	runs := quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: target.Name, Replicas: replicas}}, ReplicaRequirements: requirements})
+	declared := quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{target}, ReplicaRequirements: spec.ReplicaRequirements})
+	var over []string
+	var by []string
+	seen := map[corev1.ResourceName]bool{}
+	for _, q := range quotas {
+		limited := false
+		for n := range q.Spec.Overall {
+			r := quota.Requested(n)
+			if seen[r] {
+				limited = true
+				continue
+			}
+			run, decl := runs[r], declared[r]
+			if run.Cmp(decl) > 0 {
+				seen[r], limited = true, true
+				over = append(over, fmt.Sprintf("%s %s (the binding declares %s)", r, run.String(), decl.String()))
+			}
+		}
+		if limited {
+			by = append(by, q.Namespace+"/"+q.Name)
+		}
+	}
+	if len(over) == 0 {
+		return nil
+	}
+	sort.Strings(over)
+	sort.Strings(by)
+	return fmt.Errorf("%w: the copy for cluster %s would run %s: more than FederatedResourceQuota %s counts; an override may not raise replicas or requests, nor a binding declare less than its template",
+		errOverride, target.Name, strings.Join(over, ", "), strings.Join(by, ", "))
+}
