@@ -87,45 +87,7 @@ func TestMatchingBuiltinsAnswerAsGopherLua(t *testing.T) {
 		`("x-y-z"):gsub("-", "+")`, `("Hello"):match("%u(%l+)")`,
 		`pcall(string.gsub, "abc", "(", "x")`, `pcall(string.find, "abc", "[a")`, `pcall(string.gsub, "abc", "b", "%2")`,
 	}
-	vm := New(DefaultBudget)
-	plain := lua.NewState()
-	defer plain.Close()
-	for _, e := range exprs {
-		src := "function F() return {" + e + "} end"
-		out, err := vm.Call(compile(t, src, "F"), 1)
-		if err != nil {
-			t.Errorf("%s: %v", e, err)
-			continue
-		}
-		if err := plain.DoString(src); err != nil {
-			t.Fatal(err)
-		}
-		if err := plain.CallByParam(lua.P{Fn: plain.GetGlobal("F"), NRet: 1, Protect: true}); err != nil {
-			t.Fatalf("%s in gopher-lua: %v", e, err)
-		}
-		want := plain.Get(-1)
-		plain.Pop(1)
-		if a, b := show(out[0]), show(want); a != b {
-			t.Errorf("%s = %s, gopher-lua gives %s", e, a, b)
-		}
-	}
-}
-
-// show prints a result list, errors without their position.
-func show(v lua.LValue) string {
-	t, ok := v.(*lua.LTable)
-	if !ok {
-		return v.String()
-	}
-	var parts []string
-	for i := 1; i <= t.MaxN(); i++ {
-		s := t.RawGetInt(i).String()
-		if i := strings.Index(s, ": "); i > 0 && strings.Contains(s[:i], ":") {
-			s = s[i+2:]
-		}
-		parts = append(parts, fmt.Sprintf("%s:%s", t.RawGetInt(i).Type(), s))
-	}
-	return "[" + strings.Join(parts, " ") + "]"
+	answersAsGopherLua(t, exprs, showExact)
 }
 
 // A search that backtracks without end is stopped by the call's budget
@@ -193,31 +155,7 @@ func TestConcatAnswersAsGopherLua(t *testing.T) {
 		`(function() local t = {} for i = 1, 3 do t[i] = "k" .. i .. "=" .. i * 2 end return table.concat(t, ",") end)()`,
 		`string.format("%s", "p" .. "q"), ("r" .. "s"):upper(), #("ab" .. "c")`,
 	}
-	vm := New(DefaultBudget)
-	plain := lua.NewState()
-	defer plain.Close()
-	for _, e := range exprs {
-		src := "function F()\n  return {" + e + "}\nend"
-		out, err := vm.Call(compile(t, src, "F"), 1)
-		if err != nil {
-			t.Errorf("%s: %v", e, err)
-			continue
-		}
-		chunk, err := plain.Load(strings.NewReader(src), "F")
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain.Push(chunk)
-		plain.Call(0, 0)
-		if err := plain.CallByParam(lua.P{Fn: plain.GetGlobal("F"), NRet: 1, Protect: true}); err != nil {
-			t.Fatalf("%s in gopher-lua: %v", e, err)
-		}
-		want := plain.Get(-1)
-		plain.Pop(1)
-		if a, b := showExact(out[0]), showExact(want); a != b {
-			t.Errorf("%s = %s, gopher-lua gives %s", e, a, b)
-		}
-	}
+	answersAsGopherLua(t, exprs, showExact)
 }
 
 // showExact prints a result list whole, error positions included.
@@ -241,5 +179,37 @@ func TestConcatBounded(t *testing.T) {
 	_, err := vm.Call(compile(t, `function F() local s = string.rep("x", 2^20) return `+chain+` end`, "F"), 1)
 	if err == nil || !strings.Contains(err.Error(), ".. of 157286400 bytes exceeds the memory budget") {
 		t.Fatalf("err = %v, want the memory budget's refusal", err)
+	}
+}
+
+// answersAsGopherLua runs each expression in our VM and in a plain
+// gopher-lua state (the interpreter Karmada runs), as a function F of a
+// chunk named F, and compares the results as show prints them.
+func answersAsGopherLua(t *testing.T, exprs []string, show func(lua.LValue) string) {
+	t.Helper()
+	vm := New(DefaultBudget)
+	plain := lua.NewState()
+	defer plain.Close()
+	for _, e := range exprs {
+		src := "function F()\n  return {" + e + "}\nend"
+		out, err := vm.Call(compile(t, src, "F"), 1)
+		if err != nil {
+			t.Errorf("%s: %v", e, err)
+			continue
+		}
+		chunk, err := plain.Load(strings.NewReader(src), "F")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain.Push(chunk)
+		plain.Call(0, 0)
+		if err := plain.CallByParam(lua.P{Fn: plain.GetGlobal("F"), NRet: 1, Protect: true}); err != nil {
+			t.Fatalf("%s in gopher-lua: %v", e, err)
+		}
+		want := plain.Get(-1)
+		plain.Pop(1)
+		if a, b := show(out[0]), show(want); a != b {
+			t.Errorf("%s = %s, gopher-lua gives %s", e, a, b)
+		}
 	}
 }

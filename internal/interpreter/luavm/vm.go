@@ -256,13 +256,7 @@ func newState(b Budget) *state {
 					L.RaiseError("%v", err)
 				}
 			}
-			top := L.GetTop()
-			L.Push(orig)
-			for i := 1; i <= top; i++ {
-				L.Push(L.Get(i))
-			}
-			L.Call(top, lua.MultRet)
-			return L.GetTop() - top
+			return callOriginal(L, orig)
 		}))
 	}
 	kube := kubeLibrary(L)
