@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,11 +168,15 @@ func TestScheduler(t *testing.T) {
 
 	t.Run("a placement change reschedules", func(t *testing.T) {
 		rb := &workv1alpha2.ResourceBinding{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "dup"}, rb); err != nil {
-			t.Fatal(err)
-		}
-		rb.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}}
-		if err := c.Update(ctx, rb); err != nil {
+		// Read again on a conflict: the scheduler may still be writing
+		// the binding from the subtest before.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "dup"}, rb); err != nil {
+				return err
+			}
+			rb.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}}
+			return c.Update(ctx, rb)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
