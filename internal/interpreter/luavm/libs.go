@@ -124,6 +124,7 @@ func mulSize(a, b uint64) (uint64, bool) {
 // bytes (ok false: more than fits in 64 bits) beyond the memory budget.
 func (st *state) overBudget(L *lua.LState, what string, size uint64, ok bool) {
 	if !ok || size > st.budget.limits.Memory {
+		st.refused = true
 		if !ok {
 			L.RaiseError("%s would allocate more than 2^64 bytes, over the memory budget (%d bytes)", what, st.budget.limits.Memory)
 		}

@@ -576,6 +576,7 @@ func (st *state) guardMatch(L *lua.LState, what, pattern, src string, offset, li
 	n, err := probeFind(pattern, src, max(offset, 0), limit, st.budget)
 	switch {
 	case errors.Is(err, ErrBudget):
+		st.refused = true
 		L.RaiseError("%s: %v", what, err)
 	case err != nil:
 		// A malformed pattern or a search too deep: gopher-lua says so

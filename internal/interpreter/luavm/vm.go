@@ -134,11 +134,12 @@ func (vm *VM) call(s *Script, nret int, args []any) (out []lua.LValue, err error
 	env := L.CreateTable(0, 4)
 	env.Metatable = st.envMeta
 	st.call = callLibs{env: env}
+	st.refused = false
 	chunk := L.NewFunctionFromProto(s.proto)
 	chunk.Env = env
 	L.Push(chunk)
 	if err := L.PCall(0, 0, nil); err != nil {
-		return nil, &Error{Function: s.Function, Err: scriptError(err)}
+		return nil, &Error{Function: s.Function, Err: st.scriptError(err)}
 	}
 	fn, ok := env.RawGetString(s.Function).(*lua.LFunction)
 	if !ok {
@@ -156,7 +157,7 @@ func (vm *VM) call(s *Script, nret int, args []any) (out []lua.LValue, err error
 		L.Push(v)
 	}
 	if err := L.PCall(len(args), nret, nil); err != nil {
-		return nil, &Error{Function: s.Function, Err: scriptError(err)}
+		return nil, &Error{Function: s.Function, Err: st.scriptError(err)}
 	}
 	out = make([]lua.LValue, nret)
 	for i := nret - 1; i >= 0; i-- {
@@ -164,6 +165,16 @@ func (vm *VM) call(s *Script, nret int, args []any) (out []lua.LValue, err error
 		L.Pop(1)
 	}
 	return out, nil
+}
+
+// scriptError is scriptError, marked as the budget's when a built-in of
+// this call refused to go over it (an error a script cannot tell apart
+// from its own otherwise).
+func (st *state) scriptError(err error) error {
+	if st.refused {
+		return fmt.Errorf("%w: %v", ErrBudget, scriptError(err))
+	}
+	return scriptError(err)
 }
 
 // scriptError keeps a Lua error's message and position, without the Go
@@ -191,6 +202,9 @@ type state struct {
 	call callLibs
 	// concat is what a script's `..` calls.
 	concat *lua.LFunction
+	// refused: a built-in of the running call refused to go over the
+	// budget.
+	refused bool
 }
 
 // The base functions a script may use; anything else (dofile, load,

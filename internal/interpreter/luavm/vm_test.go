@@ -285,8 +285,8 @@ func TestBuiltinsBoundedByTheMemoryBudget(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := vm.Call(compile(t, c.src, "F"), 1)
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.Is(err, ErrBudget) {
+				t.Fatalf("err = %v, want a budget error containing %q", err, c.wantErr)
 			}
 		})
 	}
