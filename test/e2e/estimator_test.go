@@ -22,6 +22,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/testenv"
 )
 
 func dynamicDivision() *policyv1alpha1.ReplicaSchedulingStrategy {
@@ -279,18 +280,26 @@ func TestKarmadactlTopClusters(t *testing.T) {
 	// fleet): a 12-cpu replica fits member1 by its summary (24 cpu) but no
 	// node of it (8 cpu each); member2's 16-cpu nodes hold some.
 	pki := filepath.Join(fleet.stateDir, "estimator", "pki")
-	out, err = karmadactl("top", "clusters", "member1", "member2", "--fit", "cpu=12",
-		"--scheduler-estimator-addresses", fmt.Sprintf("member1=127.0.0.1:%d,member2=127.0.0.1:%d", fleet.portBase+16, fleet.portBase+26),
-		"--scheduler-estimator-ca-file", filepath.Join(pki, "ca.crt"),
-		"--scheduler-estimator-cert-file", filepath.Join(pki, "karmada-scheduler-client.crt"),
-		"--scheduler-estimator-key-file", filepath.Join(pki, "karmada-scheduler-client.key"))
-	if err != nil {
-		t.Fatalf("top clusters --fit: %v\n%s", err, out)
-	}
-	lines = strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !strings.HasSuffix(lines[0], "FIT(ESTIMATOR)") {
-		t.Fatalf("want a header with the fit columns and two members:\n%s", out)
-	}
+	// (Polled: the test before may still be deleting its copies from
+	// member1, whose summary then has less than 12 cpu free.)
+	testenv.Eventually(t, 90*time.Second, "member1's summary with room for a 12-cpu replica", func(context.Context) error {
+		out, err = karmadactl("top", "clusters", "member1", "member2", "--fit", "cpu=12",
+			"--scheduler-estimator-addresses", fmt.Sprintf("member1=127.0.0.1:%d,member2=127.0.0.1:%d", fleet.portBase+16, fleet.portBase+26),
+			"--scheduler-estimator-ca-file", filepath.Join(pki, "ca.crt"),
+			"--scheduler-estimator-cert-file", filepath.Join(pki, "karmada-scheduler-client.crt"),
+			"--scheduler-estimator-key-file", filepath.Join(pki, "karmada-scheduler-client.key"))
+		if err != nil {
+			return fmt.Errorf("top clusters --fit: %v\n%s", err, out)
+		}
+		lines = strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || !strings.HasSuffix(lines[0], "FIT(ESTIMATOR)") {
+			t.Fatalf("want a header with the fit columns and two members:\n%s", out)
+		}
+		if f := strings.Fields(lines[1]); len(f) < 2 || f[len(f)-2] == "0" {
+			return fmt.Errorf("member1: %q", lines[1])
+		}
+		return nil
+	})
 	m1, m2 := strings.Fields(lines[1]), strings.Fields(lines[2])
 	if m1[0] != "member1" || m1[len(m1)-1] != "0" || m1[len(m1)-2] == "0" {
 		t.Errorf("member1 %q: want some replicas by the summary and 0 by the estimator (no node of 12 cpu)", lines[1])
