@@ -289,11 +289,13 @@ func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxie
 			h.fail(w, r, apierrors.NewNotFound(t.gvr.GroupResource(), t.name))
 			return
 		}
-		if err := ambiguous(t, entries); proxied && err != nil {
+		if proxied {
 			// The proxy stands for one object: which member's is not
 			// guessed (as Karmada's).
-			h.fail(w, r, err)
-			return
+			if err := ambiguous(t, entries); err != nil {
+				h.fail(w, r, err)
+				return
+			}
 		}
 		if wantsTable(r) {
 			h.writeTable(w, entries[:1])

@@ -214,16 +214,24 @@ func TestJoinGrantsLeastPrivilege(t *testing.T) {
 	})
 }
 
+// joinedWithShortTokens is a control plane and a member joined to it as
+// member1 with tokens of the shortest lifetime, and the join's options.
+func joinedWithShortTokens(t *testing.T) (*testenv.Env, *testenv.Env, join.Options) {
+	t.Helper()
+	cp, member := testenv.Start(t), testenv.StartMember(t)
+	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, TokenTTL: join.MinTokenTTL}
+	if err := join.Run(context.Background(), cp.Client, member.Config, opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	return cp, member, opts
+}
+
 // The controller manager renews a member token at 80% of its lifetime, with
 // the token itself, and the new one is stored and works.
 func TestTokenRenewal(t *testing.T) {
 	t.Parallel()
-	cp, member := testenv.Start(t), testenv.StartMember(t)
+	cp, member, _ := joinedWithShortTokens(t)
 	ctx := context.Background()
-	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, TokenTTL: join.MinTokenTTL}
-	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
-		t.Fatal(err)
-	}
 	old := memberToken(ctx, t, cp, "member1")
 	oldClaims, _ := tokenrenewal.ParseToken(old)
 	members := clusterclient.NewCache(cp.Client, clusterclient.Options{})
@@ -277,12 +285,8 @@ func TestTokenRenewal(t *testing.T) {
 // whose member identity could, is moved by the controller manager.
 func TestImpersonatorRenewsItsOwnToken(t *testing.T) {
 	t.Parallel()
-	cp, member := testenv.Start(t), testenv.StartMember(t)
+	cp, member, opts := joinedWithShortTokens(t)
 	ctx := context.Background()
-	opts := join.Options{ClusterName: "member1", ClusterNamespace: join.DefaultClusterNamespace, TokenTTL: join.MinTokenTTL}
-	if err := join.Run(ctx, cp.Client, member.Config, opts, io.Discard); err != nil {
-		t.Fatal(err)
-	}
 	admin := kubernetes.NewForConfigOrDie(member.Config)
 	imp := join.ImpersonatorName("member1")
 	mintRefused := func(when string) {

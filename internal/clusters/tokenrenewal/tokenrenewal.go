@@ -88,6 +88,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
+// tokenKind is which of a Cluster's tokens is renewed (its words name it in
+// events).
+type tokenKind string
+
+const (
+	// memberToken (spec.secretRef) is renewed with itself; its expiry is
+	// the cluster's karmada_cluster_token_expiration_timestamp_seconds.
+	memberToken tokenKind = "member token"
+	// impersonatorToken (spec.impersonatorSecretRef) is renewed with
+	// itself too: the member identity may not request it.
+	impersonatorToken tokenKind = "impersonator token"
+)
+
 // Claims are the parts of a ServiceAccount token's payload used here.
 type Claims struct {
 	IssuedAt  int64  `json:"iat"`
@@ -153,13 +166,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		expiryGauge.DeleteLabelValues(cluster.Name)
 		return ctrl.Result{}, nil
 	}
-	wait, err := r.renewSecret(ctx, cluster, ref, "member token", true)
+	wait, err := r.renewSecret(ctx, cluster, ref, memberToken)
 	if err != nil || wait == 0 {
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if imp := cluster.Spec.ImpersonatorSecretRef; imp != nil && imp.Namespace == names.ClusterNamespace {
 		r.moveImpersonatorRenewal(ctx, cluster)
-		impWait, err := r.renewSecret(ctx, cluster, imp, "impersonator token", false)
+		impWait, err := r.renewSecret(ctx, cluster, imp, impersonatorToken)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -171,9 +184,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // renewSecret renews the token of the Secret ref when it is due, and says
-// when to look again (0: never, the token does not expire). gauge: the
-// token's expiry is the cluster's karmada_member_token_expiry.
-func (r *Reconciler) renewSecret(ctx context.Context, cluster *clusterv1alpha1.Cluster, ref *clusterv1alpha1.LocalSecretReference, what string, gauge bool) (time.Duration, error) {
+// when to look again (0: never, the token does not expire).
+func (r *Reconciler) renewSecret(ctx context.Context, cluster *clusterv1alpha1.Cluster, ref *clusterv1alpha1.LocalSecretReference, what tokenKind) (time.Duration, error) {
+	gauge := what == memberToken
 	secret := &corev1.Secret{}
 	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
 		return 0, client.IgnoreNotFound(err)
@@ -200,7 +213,7 @@ func (r *Reconciler) renewSecret(ctx context.Context, cluster *clusterv1alpha1.C
 			"The %s expired at %s and can no longer be renewed: run karmadactl join %s again", what, expiry.UTC().Format(time.RFC3339), cluster.Name)
 		return recheck, nil
 	}
-	token, newExpiry, err := r.renew(ctx, cluster, claims, !gauge, string(secret.Data[clusterclient.SecretTokenKey]))
+	token, newExpiry, err := r.renew(ctx, cluster, claims, what, string(secret.Data[clusterclient.SecretTokenKey]))
 	if err != nil {
 		events.Warning(r.Recorder, cluster, events.TokenRenewFailed, "Renewing the %s (it expires at %s): %v", what, expiry.UTC().Format(time.RFC3339), err)
 		return 0, err
@@ -221,9 +234,9 @@ func (r *Reconciler) renewSecret(ctx context.Context, cluster *clusterv1alpha1.C
 
 // renew asks the member, with the current token, for a new token of the
 // same ServiceAccount and lifetime: the member token with the member token,
-// the impersonator's (self true) with the impersonator's own token, which
+// the impersonator's with the impersonator's own token (current), which
 // alone may request it.
-func (r *Reconciler) renew(ctx context.Context, cluster *clusterv1alpha1.Cluster, claims Claims, self bool, current string) (string, time.Time, error) {
+func (r *Reconciler) renew(ctx context.Context, cluster *clusterv1alpha1.Cluster, claims Claims, what tokenKind, current string) (string, time.Time, error) {
 	ns, name, ok := claims.ServiceAccount()
 	if !ok {
 		return "", time.Time{}, fmt.Errorf("the token is not a ServiceAccount token (subject %q)", claims.Subject)
@@ -240,7 +253,7 @@ func (r *Reconciler) renew(ctx context.Context, cluster *clusterv1alpha1.Cluster
 		return "", time.Time{}, errors.New("the token has no issue time")
 	}
 	kc := m.Kube
-	if self {
+	if what == impersonatorToken {
 		// The member's connection (endpoint, CA, proxy), the token's own
 		// credentials.
 		cfg := rest.CopyConfig(m.Config)

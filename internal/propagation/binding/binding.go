@@ -231,7 +231,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		keep[work.Namespace] = work.Name
 		m, err := Manifest(template, b, target, cl, policies)
 		if err == nil {
-			err = beyondQuota(m.Raw, spec, target, quotas)
+			err = beyondQuota(m.object, spec, target, quotas)
 		}
 		if errors.Is(err, errOverride) {
 			// The Work keeps its last good manifest; the binding says why.
@@ -389,6 +389,8 @@ type WorkManifest struct {
 	Raw                     []byte
 	AppliedOverrides        string
 	AppliedClusterOverrides string
+	// object is what Raw encodes (the quota check reads it).
+	object *unstructured.Unstructured
 }
 
 // Manifest is what the Work for one cluster holds: the pruned template, its
@@ -452,7 +454,7 @@ func Manifest(template *unstructured.Unstructured, b bindings.Binding, target wo
 	}
 	out.SetAnnotations(a)
 	raw, err := json.Marshal(out.Object)
-	m.Raw = raw
+	m.Raw, m.object = raw, out
 	return m, err
 }
 

@@ -24,18 +24,11 @@ import (
 // keeps its last good manifest and the binding says why, as for an
 // override that cannot be applied.
 
-// beyondQuota says why the copy for target, whose final manifest is raw,
-// runs more of a resource that a quota of quotas limits than the binding
+// beyondQuota says why the copy for target, whose final manifest is obj,
+// runs more of a resource that one of quotas limits than the binding
 // declares there; nil when it does not (or when no quota applies).
-func beyondQuota(raw []byte, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, quotas []policyv1alpha1.FederatedResourceQuota) error {
-	if len(quotas) == 0 || len(spec.Components) > 0 {
-		return nil
-	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(raw); err != nil {
-		return err
-	}
-	if !interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
+func beyondQuota(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, quotas []policyv1alpha1.FederatedResourceQuota) error {
+	if len(quotas) == 0 || len(spec.Components) > 0 || !interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
 		return nil
 	}
 	replicas, requirements, err := interpreter.Replicas(obj)
@@ -44,32 +37,34 @@ func beyondQuota(raw []byte, spec *workv1alpha2.ResourceBindingSpec, target work
 	}
 	runs := quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: target.Name, Replicas: replicas}}, ReplicaRequirements: requirements})
 	declared := quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{target}, ReplicaRequirements: spec.ReplicaRequirements})
-	var over []string
+	exceeds := func(r corev1.ResourceName) bool {
+		run, decl := runs[r], declared[r]
+		return run.Cmp(decl) > 0
+	}
+	over := map[corev1.ResourceName]string{}
 	var by []string
-	seen := map[corev1.ResourceName]bool{}
 	for _, q := range quotas {
-		limited := false
+		limits := false
 		for n := range q.Spec.Overall {
-			r := quota.Requested(n)
-			if seen[r] {
-				limited = true
-				continue
-			}
-			run, decl := runs[r], declared[r]
-			if run.Cmp(decl) > 0 {
-				seen[r], limited = true, true
-				over = append(over, fmt.Sprintf("%s %s (the binding declares %s)", r, run.String(), decl.String()))
+			if r := quota.Requested(n); exceeds(r) {
+				run, decl := runs[r], declared[r]
+				over[r] = fmt.Sprintf("%s %s (the binding declares %s)", r, run.String(), decl.String())
+				limits = true
 			}
 		}
-		if limited {
+		if limits {
 			by = append(by, q.Namespace+"/"+q.Name)
 		}
 	}
 	if len(over) == 0 {
 		return nil
 	}
-	sort.Strings(over)
+	what := make([]string, 0, len(over))
+	for _, o := range over {
+		what = append(what, o)
+	}
+	sort.Strings(what)
 	sort.Strings(by)
 	return fmt.Errorf("%w: the copy for cluster %s would run %s: more than FederatedResourceQuota %s counts; an override may not raise replicas or requests, nor a binding declare less than its template",
-		errOverride, target.Name, strings.Join(over, ", "), strings.Join(by, ", "))
+		errOverride, target.Name, strings.Join(what, ", "), strings.Join(by, ", "))
 }

@@ -1,7 +1,6 @@
 package binding
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -9,20 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
-func deploymentManifest(t *testing.T, replicas int, cpu string) []byte {
-	t.Helper()
-	raw, err := json.Marshal(map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web", "namespace": "team"},
+func deploymentManifest(replicas int64, cpu string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web", "namespace": "team"},
 		"spec": map[string]any{"replicas": replicas, "template": map[string]any{"spec": map[string]any{"containers": []any{
-			map[string]any{"name": "c", "image": "x", "resources": map[string]any{"requests": map[string]any{"cpu": cpu}}}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+			map[string]any{"name": "c", "image": "x", "resources": map[string]any{"requests": map[string]any{"cpu": cpu}}}}}}}}}
 }
 
 // A copy that would run more than its binding declares, of what a quota
@@ -39,22 +34,22 @@ func TestBeyondQuota(t *testing.T) {
 	member1 := workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}
 	for _, c := range []struct {
 		name    string
-		raw     []byte
+		obj     *unstructured.Unstructured
 		spec    *workv1alpha2.ResourceBindingSpec
 		quotas  []policyv1alpha1.FederatedResourceQuota
 		wantErr string
 	}{
-		{"as declared", deploymentManifest(t, 2, "500m"), declared, cpuQuota, ""},
-		{"an override raising replicas", deploymentManifest(t, 30, "500m"), declared, cpuQuota, "the copy for cluster member1 would run cpu 15 (the binding declares 1)"},
-		{"an override raising requests", deploymentManifest(t, 2, "2"), declared, cpuQuota, "cpu 4 (the binding declares 1)"},
-		{"a binding declaring no requirements", deploymentManifest(t, 2, "500m"), noRequirements, cpuQuota, "cpu 1 (the binding declares 0)"},
-		{"requests no quota limits", deploymentManifest(t, 2, "2"), declared, podQuota, ""},
-		{"replicas a pods quota limits", deploymentManifest(t, 30, "500m"), declared, podQuota, "pods 30 (the binding declares 2)"},
-		{"no quota", deploymentManifest(t, 30, "500m"), declared, nil, ""},
-		{"fewer than declared", deploymentManifest(t, 1, "100m"), declared, cpuQuota, ""},
+		{"as declared", deploymentManifest(2, "500m"), declared, cpuQuota, ""},
+		{"an override raising replicas", deploymentManifest(30, "500m"), declared, cpuQuota, "the copy for cluster member1 would run cpu 15 (the binding declares 1)"},
+		{"an override raising requests", deploymentManifest(2, "2"), declared, cpuQuota, "cpu 4 (the binding declares 1)"},
+		{"a binding declaring no requirements", deploymentManifest(2, "500m"), noRequirements, cpuQuota, "cpu 1 (the binding declares 0)"},
+		{"requests no quota limits", deploymentManifest(2, "2"), declared, podQuota, ""},
+		{"replicas a pods quota limits", deploymentManifest(30, "500m"), declared, podQuota, "pods 30 (the binding declares 2)"},
+		{"no quota", deploymentManifest(30, "500m"), declared, nil, ""},
+		{"fewer than declared", deploymentManifest(1, "100m"), declared, cpuQuota, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := beyondQuota(c.raw, c.spec, member1, c.quotas)
+			err := beyondQuota(c.obj, c.spec, member1, c.quotas)
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -66,7 +61,7 @@ func TestBeyondQuota(t *testing.T) {
 			}
 		})
 	}
-	cm, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}})
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}
 	if err := beyondQuota(cm, declared, member1, cpuQuota); err != nil {
 		t.Errorf("a kind without replicas: %v", err)
 	}
