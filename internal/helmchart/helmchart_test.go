@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/karmada-go/karmada/deploy"
+	"github.com/karmada-go/karmada/internal/webhook"
 )
 
 // render renders the embedded chart with vals (YAML) and decodes every
@@ -215,6 +216,7 @@ func TestLint(t *testing.T) {
 func TestDefaultsRenderTheControlPlane(t *testing.T) {
 	o := defaults(t)
 	want := []string{
+		"ConfigMap/karmada-apiserver-authorization",
 		"Deployment/karmada-aggregated-apiserver", "Deployment/karmada-apiserver", "Deployment/karmada-controller-manager", "Deployment/karmada-scheduler",
 		"Deployment/karmada-webhook", "Deployment/kube-controller-manager",
 		"Job/karmada-setup-1",
@@ -247,6 +249,28 @@ func TestDefaultsRenderTheControlPlane(t *testing.T) {
 		if !strings.Contains(o.rendered.Notes, want) {
 			t.Errorf("NOTES lack %q:\n%s", want, o.rendered.Notes)
 		}
+	}
+}
+
+// The karmada-apiserver authorizes as karmada-local's does: the controller
+// manager's confinement (the same configuration), then RBAC.
+func TestAPIServerConfinesTheControllerManager(t *testing.T) {
+	o := defaults(t)
+	cm := &corev1.ConfigMap{}
+	o.get(t, "ConfigMap/karmada-apiserver-authorization", cm)
+	if got, want := strings.TrimSpace(cm.Data["authorization-config.yaml"]), strings.TrimSpace(webhook.AuthorizationConfiguration("/etc/karmada/authorization/webhook.kubeconfig")); got != want {
+		t.Errorf("the chart's authorization configuration is not the code's:\n%s\nwant\n%s", got, want)
+	}
+	kc, err := clientcmd.Load([]byte(cm.Data["webhook.kubeconfig"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster]; c == nil || c.Server != "https://karmada-webhook.karmada-system.svc.cluster.local:443"+webhook.ConfinementPath || c.CertificateAuthority != "/etc/karmada/pki/ca.crt" {
+		t.Errorf("webhook kubeconfig: %+v", c)
+	}
+	args := strings.Join(o.deployment(t, "karmada-apiserver").Spec.Template.Spec.Containers[0].Command, " ")
+	if !strings.Contains(args, "--authorization-config=/etc/karmada/authorization/authorization-config.yaml") || strings.Contains(args, "--authorization-mode") {
+		t.Errorf("karmada-apiserver: %s", args)
 	}
 }
 

@@ -82,7 +82,8 @@ func (f *fleet) apiserverArgs(c *cluster, port int) []string {
 		// register with bootstrap tokens (karmadactl token create). API
 		// Priority and Fairness is on, with a priority level of its own for
 		// Karmada's components (deploy/flowcontrol).
-		args = append(args, "--authorization-mode=RBAC", "--enable-bootstrap-token-auth=true")
+		// Authorization: the controller manager's confinement, then RBAC.
+		args = append(args, "--authorization-config="+c.authorization, "--enable-bootstrap-token-auth=true")
 	} else {
 		// The members' API servers serve only their own components, kwok
 		// and Karmada: plain max-in-flight limits.

@@ -10,9 +10,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/karmada-go/karmada/internal/atomicfile"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
+	"github.com/karmada-go/karmada/internal/webhook"
 )
 
 // Port layout: every cluster owns a block of ten ports starting at
@@ -252,6 +256,9 @@ type cluster struct {
 	// encryption is the API server's encryption configuration (Secrets
 	// encrypted at rest).
 	encryption string
+	// authorization is the control plane API server's
+	// --authorization-config (webhook.AuthorizationConfiguration).
+	authorization string
 	// etcdCert is the API server's etcd client certificate.
 	etcdCert, etcdKey string
 	// A pull-mode member's agent: its member kubeconfig (its identity
@@ -420,6 +427,11 @@ func (f *fleet) prepareCluster(c *cluster) error {
 	if c.encryption, err = EnsureEncryptionConfig(pki); err != nil {
 		return err
 	}
+	if c.index == 0 {
+		if c.authorization, err = writeAuthorizationConfig(c); err != nil {
+			return err
+		}
+	}
 	// The aggregation layer's front proxy: its own CA, as kubeadm sets it up.
 	fp, err := LoadOrCreateCAWith(filepath.Join(pki, "front-proxy"), c.name+"-front-proxy-ca", f.cfg.validity())
 	if err != nil {
@@ -522,6 +534,27 @@ func (c *cluster) metricsArgs(port int) []string {
 		"--metrics-tls-private-key-file=" + c.metricsKey,
 		"--client-ca-file=" + filepath.Join(c.ca.Dir, "ca.crt"),
 	}
+}
+
+// writeAuthorizationConfig writes the control plane API server's
+// authorization configuration (the controller manager's confinement, then
+// RBAC) and the kubeconfig that reaches karmada-webhook's confinement
+// endpoint, verifying its serving certificate with the fleet's CA.
+func writeAuthorizationConfig(c *cluster) (string, error) {
+	kubeconfig := filepath.Join(c.dir, "authorization-webhook.kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["karmada-webhook"] = &clientcmdapi.Cluster{Server: c.webhookURL() + webhook.ConfinementPath, CertificateAuthorityData: c.ca.CertPEM}
+	cfg.AuthInfos["karmada-apiserver"] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts["karmada-webhook"] = &clientcmdapi.Context{Cluster: "karmada-webhook", AuthInfo: "karmada-apiserver"}
+	cfg.CurrentContext = "karmada-webhook"
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		return "", fmt.Errorf("writing %s: %w", kubeconfig, err)
+	}
+	path := filepath.Join(c.dir, "authorization-config.yaml")
+	if err := atomicfile.Write(path, []byte(webhook.AuthorizationConfiguration(kubeconfig)), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // webhookURL is where the karmada-apiserver calls karmada-webhook.

@@ -147,7 +147,7 @@ var WebhookPaths = []string{
 	"/validate-overridepolicy", "/validate-clusteroverridepolicy", "/validate-resourcebinding",
 	"/validate-clusterresourcebinding", "/validate-work", "/validate-cluster",
 	"/validate-resourceinterpretercustomization", "/validate-resourceinterpreterwebhookconfiguration",
-	"/validate-clustertaintpolicy",
+	"/validate-clustertaintpolicy", "/validate-certificatesigningrequest-approval",
 }
 
 // EstimatorMethods are the estimators' gRPC methods.
@@ -294,6 +294,9 @@ func Table() []Route {
 	rows = append(rows, Route{Server: "karmada-webhook", Listener: Serving, Method: "POST", Path: "/convert", Example: "/convert",
 		Body:   `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"e2e-route-walk","desiredAPIVersion":"work.karmada.io/v1alpha2","objects":[]}}`,
 		Access: Public, Why: "conversion of bindings (the karmada-apiserver calls it)"})
+	rows = append(rows, Route{Server: "karmada-webhook", Listener: Serving, Method: "POST", Path: "/authorize-controller-manager", Example: "/authorize-controller-manager",
+		Body:   `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"system:karmada:karmada-controller-manager","resourceAttributes":{"verb":"update","group":"apps","resource":"deployments"}}}`,
+		Access: Public, Why: "the karmada-apiserver's authorization webhook: denies the controller manager's writes to admission configuration, APIServices, API Priority and Fairness and interpreter configuration, no opinion on anything else"})
 	for _, p := range []string{"/healthz", "/readyz"} {
 		rows = append(rows, Route{Server: "karmada-webhook", Listener: Serving, Method: "GET", Path: p, Example: p, Access: Public, Why: "health"})
 	}

@@ -29,7 +29,7 @@ func TestWebhookPathsAreTheTables(t *testing.T) {
 		t.Errorf("karmada-webhook registers %v; the route table lists %v", registered, listed)
 	}
 	rows := routes.Table()
-	for _, p := range append(registered, webhook.ConvertPath) {
+	for _, p := range append(registered, webhook.ConvertPath, webhook.ConfinementPath) {
 		if _, ok := routes.Find(rows, "karmada-webhook", routes.Serving, p); !ok {
 			t.Errorf("no row for karmada-webhook's %s", p)
 		}

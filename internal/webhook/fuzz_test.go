@@ -10,6 +10,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,10 @@ var fixtures = map[string]func() client.Object{
 	"/validate-clustertaintpolicy":                      func() client.Object { return validCTP() },
 	"/validate-resourceinterpretercustomization":        func() client.Object { return validRIC() },
 	"/validate-resourceinterpreterwebhookconfiguration": func() client.Object { return validRIWC() },
+	CSRApprovalPath: func() client.Object {
+		return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "agent"}, Spec: certificatesv1.CertificateSigningRequestSpec{
+			SignerName: certificatesv1.KubeAPIServerClientSignerName, Usages: []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth}}}
+	},
 }
 
 func TestEveryEndpointHasAFixture(t *testing.T) {

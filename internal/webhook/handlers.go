@@ -11,8 +11,10 @@ import (
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +44,11 @@ type Endpoint struct {
 	Namespaced bool
 	// Operations admitted: CREATE and UPDATE unless set.
 	Operations []admissionv1.Operation
+	// Subresource, when set, is admitted instead of the resource itself.
+	Subresource string
+	// MatchConditions narrow the requests sent (CEL, as the API server
+	// evaluates them).
+	MatchConditions []admissionregistrationv1.MatchCondition
 
 	handler admission.Handler
 }
@@ -279,6 +286,15 @@ func EndpointsWith(scheme *runtime.Scheme, o Options) []Endpoint {
 			handler: &validating[*policyv1alpha1.ClusterTaintPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterTaintPolicy { return &policyv1alpha1.ClusterTaintPolicy{} },
 				validate: func(p, _ *policyv1alpha1.ClusterTaintPolicy) field.ErrorList {
 					return validateClusterTaintPolicy(p, o.AllowNoExecuteTaintPolicy)
+				}}},
+		// Ours, not Karmada's: the controller manager's approvals only.
+		{Path: CSRApprovalPath, GVR: certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"), Subresource: "approval",
+			Kind: "CertificateSigningRequest", Operations: []admissionv1.Operation{admissionv1.Update},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "karmada-controller-manager", Expression: "request.userInfo.username == '" + ControllerManagerUser + "'"}},
+			handler: &validating[*certificatesv1.CertificateSigningRequest]{dec: dec, new: func() *certificatesv1.CertificateSigningRequest { return &certificatesv1.CertificateSigningRequest{} },
+				validate: func(_, _ *certificatesv1.CertificateSigningRequest) field.ErrorList { return nil },
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, csr, old *certificatesv1.CertificateSigningRequest) (field.ErrorList, error) {
+					return checkCSRApproval(ctx, o.Authorizer, user, csr, old)
 				}}},
 	}
 }

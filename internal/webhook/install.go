@@ -42,9 +42,13 @@ func Configurations(scheme *runtime.Scheme, baseURL string, caBundle []byte) (*a
 		if ops == nil {
 			ops = []admissionv1.Operation{admissionv1.Create, admissionv1.Update}
 		}
+		resource := e.GVR.Resource
+		if e.Subresource != "" {
+			resource += "/" + e.Subresource
+		}
 		rule := admissionregistrationv1.RuleWithOperations{
 			Rule: admissionregistrationv1.Rule{
-				APIGroups: []string{e.GVR.Group}, APIVersions: []string{e.GVR.Version}, Resources: []string{e.GVR.Resource},
+				APIGroups: []string{e.GVR.Group}, APIVersions: []string{e.GVR.Version}, Resources: []string{resource},
 				Scope: ptr.To(admissionregistrationv1.ClusterScope),
 			},
 		}
@@ -70,7 +74,7 @@ func Configurations(scheme *runtime.Scheme, baseURL string, caBundle []byte) (*a
 		}
 		validating.Webhooks = append(validating.Webhooks, admissionregistrationv1.ValidatingWebhook{
 			Name: name, ClientConfig: cc, Rules: []admissionregistrationv1.RuleWithOperations{rule},
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail), MatchPolicy: match,
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail), MatchPolicy: match, MatchConditions: e.MatchConditions,
 			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
 			TimeoutSeconds: ptr.To[int32](timeoutSeconds),
 		})

@@ -29,9 +29,6 @@ package agentcsr
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"slices"
@@ -73,97 +70,21 @@ func recordedID(cl *clusterv1alpha1.Cluster) string {
 // short, as the agent renews it itself at 80% of it.
 const DefaultMaxLifetime = 7 * 24 * time.Hour
 
-// The subresources whose create right a requester needs (RBAC), as Karmada
-// names them.
-const (
-	BootstrapSubresource = "clusteragent"
-	RenewalSubresource   = "selfclusteragent"
-)
-
-// Decision is what the rules say of a request.
-type Decision struct {
-	// Ours: the request claims an agent identity (else it is left alone).
-	Ours bool
-	// Approve, or deny with Reason and Message.
-	Approve bool
-	Reason  string
-	Message string
-	// Cluster the certificate is for; Subresource the right the requester
-	// needs (checked by the caller).
-	Cluster     string
-	Subresource string
-	// Registration is the registration id the request's subject carries;
-	// KeyID the id its own key would make.
-	Registration string
-	KeyID        string
-}
-
-func deny(reason, format string, args ...any) Decision {
-	return Decision{Ours: true, Reason: reason, Message: fmt.Sprintf(format, args...)}
-}
+// The rules live with the agent certificate (agentcert), where
+// karmada-webhook reads them too.
+type Decision = agentcert.Decision
 
 // Check applies the rules that need no API call to a request.
-func Check(csr *certificatesv1.CertificateSigningRequest) Decision {
-	block, _ := pem.Decode(csr.Spec.Request)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return Decision{}
-	}
-	req, err := x509.ParseCertificateRequest(block.Bytes)
-	if err != nil {
-		return Decision{}
-	}
-	cn := req.Subject.CommonName
-	claims := strings.HasPrefix(cn, names.AgentUserPrefix) || slices.Contains(req.Subject.Organization, names.AgentGroup)
-	if !claims {
-		return Decision{}
-	}
-	if err := req.CheckSignature(); err != nil {
-		return deny("BadRequest", "the request's signature does not verify: %v", err)
-	}
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
-		return deny("WrongSigner", "an agent certificate is signed by %s, not %q", certificatesv1.KubeAPIServerClientSignerName, csr.Spec.SignerName)
-	}
-	cluster, ok := strings.CutPrefix(cn, names.AgentUserPrefix)
-	if !ok {
-		return deny("WrongSubject", "subject CN %q: an agent's is %s<cluster>", cn, names.AgentUserPrefix)
-	}
-	if errs := names.ClusterNameErrors(cluster); len(errs) > 0 {
-		return deny("WrongSubject", "subject CN %q: cluster name %q is invalid: %s", cn, cluster, errs[0])
-	}
-	registration := agentcert.RegistrationOf(req.Subject.Organization)
-	if len(req.Subject.Organization) != 2 || !slices.Contains(req.Subject.Organization, names.AgentGroup) || !validID(registration) {
-		return deny("WrongSubject", "subject O %q: an agent's is exactly [%s %s<registration id>] (karmadactl register and karmada-agent of this version make it)", req.Subject.Organization, names.AgentGroup, names.AgentRegistrationGroupPrefix)
-	}
-	keyID, err := agentcert.RegistrationID(req.PublicKey)
-	if err != nil {
-		return deny("BadRequest", "the request's public key: %v", err)
-	}
-	if len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0 {
-		return deny("WrongSubject", "an agent's client certificate names no DNS name, IP, email or URI")
-	}
-	allowed := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth}
-	if !slices.Contains(csr.Spec.Usages, certificatesv1.UsageClientAuth) {
-		return deny("WrongUsages", "usages %v: an agent certificate is for client auth", csr.Spec.Usages)
-	}
-	for _, u := range csr.Spec.Usages {
-		if !slices.Contains(allowed, u) {
-			return deny("WrongUsages", "usage %q: an agent certificate allows only %v", u, allowed)
-		}
-	}
-	d := Decision{Ours: true, Approve: true, Cluster: cluster, Subresource: BootstrapSubresource, Registration: registration, KeyID: keyID}
-	if csr.Spec.Username == cn {
-		d.Subresource = RenewalSubresource
-	}
-	return d
-}
+func Check(csr *certificatesv1.CertificateSigningRequest) Decision { return agentcert.Check(csr) }
 
-// validID: 32 lower-case hex digits, as RegistrationID writes them.
-func validID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	_, err := hex.DecodeString(id)
-	return err == nil && strings.ToLower(id) == id
+// The subresources whose create right a requester needs.
+const (
+	BootstrapSubresource = agentcert.BootstrapSubresource
+	RenewalSubresource   = agentcert.RenewalSubresource
+)
+
+func deny(reason, format string, args ...any) Decision {
+	return agentcert.Deny(reason, format, args...)
 }
 
 // Reconciler approves or denies agent requests.

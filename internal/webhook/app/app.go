@@ -223,6 +223,7 @@ func Run(ctx context.Context, o *Options) error {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}
 	server.Register(webhook.ConvertPath, conversion.NewWebhookHandler(scheme.Scheme))
+	server.Register(webhook.ConfinementPath, webhook.Confinement())
 	// Ready once the server answers TLS on its own port.
 	started := server.StartedChecker()
 	health := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
