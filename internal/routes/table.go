@@ -400,7 +400,7 @@ func Spellings(path string) []string {
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return slices.DeleteFunc(slices.Compact(out), func(s string) bool { return s == path })
 }
 
 func short(path string, segs []string) []string {

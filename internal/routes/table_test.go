@@ -193,3 +193,43 @@ func TestDocsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzMatches: a route pattern matches only paths of its own length (or
+// longer, through a last {x...}), never one with an empty segment in a
+// parameter, and every literal segment of the pattern is the path's; and a
+// spelling of a path is never the path.
+func FuzzMatches(f *testing.F) {
+	f.Add("/apis/g/v/clusters/{name}/proxy/{path...}", "/apis/g/v/clusters/m1/proxy/api/v1")
+	f.Add("/healthz", "/healthz/")
+	f.Add("/", "/")
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		if !strings.HasPrefix(pattern, "/") || !strings.HasPrefix(path, "/") {
+			return
+		}
+		r := routes.Route{Path: pattern}
+		if !r.Matches(path) {
+			return
+		}
+		ps := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+		ss := strings.Split(strings.TrimPrefix(path, "/"), "/")
+		rest := len(ps) > 0 && strings.HasPrefix(ps[len(ps)-1], "{") && strings.HasSuffix(ps[len(ps)-1], "...}")
+		if !rest && len(ps) != len(ss) || rest && len(ss) < len(ps) {
+			t.Fatalf("%s matches %s of another length", pattern, path)
+		}
+		for i, p := range ps {
+			switch {
+			case strings.HasPrefix(p, "{"):
+				if ss[i] == "" {
+					t.Fatalf("%s matches %s with an empty parameter", pattern, path)
+				}
+			case p != ss[i]:
+				t.Fatalf("%s matches %s: segment %q is %q", pattern, path, p, ss[i])
+			}
+		}
+		for _, s := range routes.Spellings(path) {
+			if s == path {
+				t.Fatalf("%s among its own spellings", path)
+			}
+		}
+	})
+}

@@ -1232,4 +1232,20 @@ func TestTenantCannotRunPastItsQuota(t *testing.T) {
 	if _, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "big", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("member1 runs big, which its binding declared nothing of (err %v)", err)
 	}
+	// The refusal is the quota's: once the platform removes the quota, the
+	// binding controller (which watches quotas) lets the copy run, with no
+	// change to the binding.
+	if err := c.Delete(ctx, &policyv1alpha1.FederatedResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, "big in member1 once no quota limits the namespace", func(ctx context.Context) error {
+		d, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "big", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 50 {
+			return fmt.Errorf("replicas %v", d.Spec.Replicas)
+		}
+		return nil
+	})
 }

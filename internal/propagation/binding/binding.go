@@ -109,7 +109,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(k)), builder.WithPredicates(workTampered)).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
 		if !k.ClusterScoped {
-			b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)))
+			b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k))).
+				// A quota made or changed (its spec: status updates are
+				// frequent) judges the namespace's copies again.
+				Watches(&policyv1alpha1.FederatedResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOf(k)),
+					builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 		}
 		if err := b.WithOptions(opts).Complete(r.reconcilerFor(k)); err != nil {
 			return err
