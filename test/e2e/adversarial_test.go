@@ -1199,6 +1199,20 @@ func TestTenantCannotRunPastItsQuota(t *testing.T) {
 			return nil
 		})
 	}
+	// runsIn1 waits until member1 runs name with replicas.
+	runsIn1 := func(name string, replicas int32, why string) {
+		t.Helper()
+		testenv.Eventually(t, 60*time.Second, name+" in member1 "+why, func(ctx context.Context) error {
+			d, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != replicas {
+				return fmt.Errorf("replicas %v", d.Spec.Replicas)
+			}
+			return nil
+		})
+	}
 	refusedWith("web-deployment", "the copy for cluster member1 would run cpu 15 (the binding declares 1)")
 	if d, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("member1 runs web past the quota: %v replicas (err %v)", d.Spec.Replicas, err)
@@ -1208,16 +1222,7 @@ func TestTenantCannotRunPastItsQuota(t *testing.T) {
 	if err := tenant.Delete(ctx, thirty); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 60*time.Second, "web in member1 with the 2 replicas declared", func(ctx context.Context) error {
-		d, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
-			return fmt.Errorf("replicas %v", d.Spec.Replicas)
-		}
-		return nil
-	})
+	runsIn1("web", 2, "with the 2 replicas declared")
 
 	// A binding of the tenant's own, declaring nothing for 50 replicas.
 	if err := c.Create(ctx, deployment("big", 50, "100m")); err != nil {
@@ -1238,14 +1243,5 @@ func TestTenantCannotRunPastItsQuota(t *testing.T) {
 	if err := c.Delete(ctx, &policyv1alpha1.FederatedResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"}}); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 60*time.Second, "big in member1 once no quota limits the namespace", func(ctx context.Context) error {
-		d, err := kube(t, "member1").AppsV1().Deployments(ns).Get(ctx, "big", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if d.Spec.Replicas == nil || *d.Spec.Replicas != 50 {
-			return fmt.Errorf("replicas %v", d.Spec.Replicas)
-		}
-		return nil
-	})
+	runsIn1("big", 50, "once no quota limits the namespace")
 }
