@@ -88,7 +88,7 @@ func TestControllerManagerCannotWidenItsRights(t *testing.T) {
 	// (Kubernetes' own check and the policy both refuse aggregation.)
 	forbidden("writing an aggregated ClusterRole", "aggregat", cm.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: names.AgentUserPrefix + "e2e-evil"},
 		AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}}}}))
-	forbidden("writing a ClusterRole of another name", "writes only pull-mode agents", cm.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-cm-role"}}))
+	forbidden("writing a ClusterRole of another name", "creates only pull-mode agents", cm.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-cm-role"}}))
 	// member3's agent's ClusterRole (rights it holds itself: RBAC's own
 	// check lets it through), bound to a user of its choice.
 	forbidden("binding an agent's role to a user", "agent registration groups only", cm.Create(ctx, &rbacv1.RoleBinding{
