@@ -537,17 +537,17 @@ func TestRouteTable(t *testing.T) {
 		admins[id.name] = id
 	}
 	for _, in := range ins {
-		if in.listener == routes.GRPC {
+		// (gRPC: the unit tests compare the rows with the service; the
+		// karmada-apiserver's own routes are Kubernetes', its aggregated
+		// ones are checked from discovery below.)
+		if in.listener == routes.GRPC || in.server == "karmada-apiserver" {
 			continue
 		}
+		// The administrator of the cluster that authorizes the listener
+		// passes every authorization: any answer but 404 is a route.
 		probe := admins["administrator"]
 		if in.cluster != localup.ControlPlane {
-			probe = admins["member1's administrator"]
-			if in.cluster != "member1" {
-				probe = walker{name: in.cluster + "'s administrator"}
-				cfg := restConfig(t, in.cluster)
-				probe.cert, probe.key = cfg.CertData, cfg.KeyData
-			}
+			probe = memberAdmin(ctx, t, in.cluster)
 		}
 		hc := w.client(probe)
 		paths := slices.Clone(wellKnown)
@@ -560,16 +560,17 @@ func TestRouteTable(t *testing.T) {
 			paths = append(paths, index.Paths...)
 		}
 		for _, p := range paths {
-			if in.server == "karmada-apiserver" {
-				continue
-			}
 			code, body, err := w.call(hc, probe, "GET", in.base+p, "")
 			if err != nil {
 				t.Errorf("%s %s: GET %s: %v", in.cluster, in.server, p, err)
 				continue
 			}
 			path, _, _ := strings.Cut(p, "?")
-			if code == http.StatusNotFound || code == http.StatusUnauthorized || code == http.StatusForbidden && in.cluster != localup.ControlPlane && in.cluster != "member1" {
+			if code == http.StatusNotFound {
+				continue
+			}
+			if refusal(code) {
+				t.Errorf("%s %s (%s): %s refused %s (%d %.100s): the probe cannot tell whether it is served", in.cluster, in.server, in.listener, probe.name, p, code, body)
 				continue
 			}
 			if _, ok := routes.Find(rows, in.server, in.listener, path); !ok {
@@ -600,6 +601,32 @@ func TestRouteTable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// memberAdmin is a token of a service account bound to cluster-admin in
+// member (a component's metrics there may take tokens only), removed with
+// the test.
+func memberAdmin(ctx context.Context, t *testing.T, member string) walker {
+	t.Helper()
+	kc := kube(t, member)
+	name := "e2e-route-probe"
+	if _, err := kc.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: "default"}}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kc.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = kc.CoreV1().ServiceAccounts("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	tr, err := kc.CoreV1().ServiceAccounts("default").CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return walker{name: member + "'s administrator", token: tr.Status.Token}
 }
 
 // fetch is the whole body of GET u as id.
