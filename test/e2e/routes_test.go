@@ -244,11 +244,10 @@ func (w *routeWalk) call(hc *http.Client, id walker, method, u, body string) (in
 		return 0, "", err
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 400))
-	// Drained, so that the connection is kept (HTTP/1.1 closes one whose
-	// body is left unread).
-	_, _ = io.Copy(io.Discard, res.Body)
-	return res.StatusCode, string(b), nil
+	// Read whole, so that the connection is kept (HTTP/1.1 closes one
+	// whose body is left unread).
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, string(b), err
 }
 
 func refusal(code int) bool { return code == http.StatusUnauthorized || code == http.StatusForbidden }
@@ -400,23 +399,18 @@ func walkers(ctx context.Context, t *testing.T) []walker {
 		}
 		return b
 	}
+	// A kubeconfig's credentials, inline or in the files it names.
 	fromKubeconfig := func(name string, b []byte) walker {
 		cfg, err := clientcmd.RESTConfigFromKubeConfig(b)
+		if err == nil {
+			err = rest.LoadTLSFiles(cfg)
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		return walker{name: name, token: cfg.BearerToken, cert: cfg.CertData, key: cfg.KeyData}
 	}
-	fromFile := func(name string, p ...string) walker {
-		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(p...))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := rest.LoadTLSFiles(cfg); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return walker{name: name, token: cfg.BearerToken, cert: cfg.CertData, key: cfg.KeyData}
-	}
+	fromFile := func(name string, p ...string) walker { return fromKubeconfig(name, read(p...)) }
 	ws := []walker{{name: "anonymous"}, {name: "bootstrap token", token: bootstrapToken(t).BearerToken}}
 
 	// A tenant: a service account with rights in its namespace only.
@@ -532,10 +526,8 @@ func TestRouteTable(t *testing.T) {
 	t.Logf("%d requests as %d identities to %d listeners in %s", w.requests, len(w.walkers), len(ins), time.Since(start).Round(time.Millisecond))
 
 	// No route without a row.
-	admins := map[string]walker{}
-	for _, id := range w.walkers {
-		admins[id.name] = id
-	}
+	administrator := w.walkers[slices.IndexFunc(w.walkers, func(id walker) bool { return id.name == "administrator" })]
+	memberAdmins := map[string]walker{}
 	for _, in := range ins {
 		// (gRPC: the unit tests compare the rows with the service; the
 		// karmada-apiserver's own routes are Kubernetes', its aggregated
@@ -545,17 +537,20 @@ func TestRouteTable(t *testing.T) {
 		}
 		// The administrator of the cluster that authorizes the listener
 		// passes every authorization: any answer but 404 is a route.
-		probe := admins["administrator"]
+		probe := administrator
 		if in.cluster != localup.ControlPlane {
-			probe = memberAdmin(ctx, t, in.cluster)
+			if _, ok := memberAdmins[in.cluster]; !ok {
+				memberAdmins[in.cluster] = memberAdmin(ctx, t, in.cluster)
+			}
+			probe = memberAdmins[in.cluster]
 		}
 		hc := w.client(probe)
 		paths := slices.Clone(wellKnown)
 		if in.server == "karmada-search" || in.server == "karmada-aggregated-apiserver" {
 			var index struct{ Paths []string }
-			full, err := fetch(hc, probe, in.base+"/")
-			if err != nil || json.Unmarshal(full, &index) != nil || len(index.Paths) == 0 {
-				t.Fatalf("%s's list of paths: %v %.200s", in.server, err, full)
+			code, full, err := w.call(hc, probe, "GET", in.base+"/", "")
+			if err != nil || code != http.StatusOK || json.Unmarshal([]byte(full), &index) != nil || len(index.Paths) == 0 {
+				t.Fatalf("%s's list of paths: %d %v %.200s", in.server, code, err, full)
 			}
 			paths = append(paths, index.Paths...)
 		}
@@ -627,24 +622,4 @@ func memberAdmin(ctx context.Context, t *testing.T, member string) walker {
 		t.Fatal(err)
 	}
 	return walker{name: member + "'s administrator", token: tr.Status.Token}
-}
-
-// fetch is the whole body of GET u as id.
-func fetch(hc *http.Client, id walker, u string) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if id.token != "" {
-		req.Header.Set("Authorization", "Bearer "+id.token)
-	}
-	res, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", u, res.Status)
-	}
-	return io.ReadAll(res.Body)
 }
