@@ -121,7 +121,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 	}
-	d := Check(csr)
+	// The static rules, the key binding included (karmada-webhook holds the
+	// approval to the same), then those that need the API.
+	d := agentcert.Approvable(csr)
 	if !d.Ours {
 		return ctrl.Result{}, nil
 	}
@@ -207,10 +209,8 @@ func (r *Reconciler) checkRegistration(ctx context.Context, csr *certificatesv1.
 	}
 	exists := err == nil
 	if d.Subresource == BootstrapSubresource {
-		switch {
-		case d.Registration != d.KeyID:
-			return deny("WrongSubject", "a registration's group names the id of its own key (%s%s), not %q", names.AgentRegistrationGroupPrefix, d.KeyID, d.Registration), nil
-		case exists && recordedID(cl) != d.Registration:
+		// (Its group naming its own key's id: agentcert.Approvable.)
+		if exists && recordedID(cl) != d.Registration {
 			return deny("ClusterExists", "cluster %s is already registered: only its agent renews its certificate; run karmadactl unregister %s first to register it again", d.Cluster, d.Cluster), nil
 		}
 		return d, nil
