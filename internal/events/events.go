@@ -32,6 +32,11 @@ const (
 	// Cluster's credentials Secret was renewed, or could not be.
 	TokenRenewed     = "TokenRenewed"
 	TokenRenewFailed = "TokenRenewFailed"
+	// SyncImpersonationConfigSucceed / SyncImpersonationConfigFailed: the
+	// member's impersonator was given the subjects allowed clusters/proxy
+	// (unifiedAuth), or could not be.
+	SyncImpersonationConfigSucceed = "SyncImpersonationConfigSucceed"
+	SyncImpersonationConfigFailed  = "SyncImpersonationConfigFailed"
 )
 
 // Reasons recorded on Works.
@@ -108,6 +113,7 @@ const (
 	SourceWorkStatus              = "work-status-controller"
 	SourceCluster                 = "cluster-controller"
 	SourceTokenRenewal            = "token-renewal-controller"
+	SourceUnifiedAuth             = "unified-auth-controller"
 	// SourceAgentCSRApproving is Karmada's name for it.
 	SourceAgentCSRApproving = "agent-csr-approving-controller"
 	// SourceClusterTaintPolicy is Karmada's name for it.

@@ -166,7 +166,7 @@ func (h *hostCluster) prepare() error {
 		DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + hostClusterDomain}}); err != nil {
 		return err
 	}
-	if h.admin, h.adminKey, err = h.ca.Ensure(CertSpec{Name: "admin", CommonName: "karmada-local-admin", Organization: []string{"system:masters"}, Client: true}); err != nil {
+	if h.admin, h.adminKey, err = h.ca.Ensure(CertSpec{Name: "admin", CommonName: AdminUser, Organization: []string{"system:masters"}, Client: true}); err != nil {
 		return err
 	}
 	if h.saKey, h.saPub, err = EnsureServiceAccountKey(pki); err != nil {
@@ -193,7 +193,7 @@ func (h *hostCluster) prepare() error {
 		target     *string
 	}
 	for _, id := range []identity{
-		{"admin", "karmada-local-admin", []string{"system:masters"}, &h.adminConfig},
+		{"admin", AdminUser, []string{"system:masters"}, &h.adminConfig},
 		{"controller-manager", "system:kube-controller-manager", nil, &h.kcmConfig},
 		{"scheduler", "system:kube-scheduler", nil, &h.schedConfig},
 		// The node authorizer and NodeRestriction admission know the

@@ -418,7 +418,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}}); err != nil {
 		return err
 	}
-	if c.admin, c.adminKey, err = ca.Ensure(CertSpec{Name: "admin", CommonName: "karmada-local-admin", Organization: []string{"system:masters"}, Client: true}); err != nil {
+	if c.admin, c.adminKey, err = ca.Ensure(CertSpec{Name: "admin", CommonName: AdminUser, Organization: []string{"system:masters"}, Client: true}); err != nil {
 		return err
 	}
 	if c.saKey, c.saPub, err = EnsureServiceAccountKey(pki); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,7 +21,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/join"
@@ -262,6 +265,11 @@ func (f *fleet) joinMember(c *cluster) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if !f.cfg.external() {
+			if err := ensureAdminProxy(ctx, karmada, member); err != nil {
+				return err
+			}
+		}
 		region, zones := memberTopology(c.index)
 		kinds := f.cfg.PropagateKinds
 		if len(kinds) == 0 && !f.cfg.ClusterAdmin {
@@ -277,6 +285,60 @@ func (f *fleet) joinMember(c *cluster) func(ctx context.Context) error {
 			ClusterAdmin:     f.cfg.ClusterAdmin,
 		}, io.Discard)
 	}
+}
+
+// AdminUser is the user of the fleet's administrator credentials, in the
+// control plane and in each member (both in system:masters).
+const AdminUser = "karmada-local-admin"
+
+// AdminProxyName names the control plane's ClusterRole and
+// ClusterRoleBinding letting the fleet's administrator through every
+// cluster proxy (as Karmada's chart names its own), and the member's
+// ClusterRoleBinding making it the member's administrator there.
+const AdminProxyName = "karmada-cluster-proxy-admin"
+
+// ensureAdminProxy lets the fleet's administrator reach the member through
+// the control plane's proxies as itself: the proxies never forward
+// system:masters, so the member knows AdminUser by name (cluster-admin),
+// and the control plane grants it clusters/proxy, which makes it one of
+// the subjects the impersonator may act as.
+func ensureAdminProxy(ctx context.Context, karmada client.Client, member *rest.Config) error {
+	// The members join at once: one's create may meet another's.
+	return retry.OnError(retry.DefaultRetry, func(err error) bool { return apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) }, func() error {
+		return ensureAdminProxyOnce(ctx, karmada, member)
+	})
+}
+
+func ensureAdminProxyOnce(ctx context.Context, karmada client.Client, member *rest.Config) error {
+	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: AdminUser}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: AdminProxyName}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, karmada, role, func() error {
+		role.Rules = []rbacv1.PolicyRule{{APIGroups: []string{clusterv1alpha1.GroupName}, Resources: []string{"clusters/proxy"}, Verbs: []string{"*"}}}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("granting %s clusters/proxy in the control plane: %w", AdminUser, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: AdminProxyName}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, karmada, binding, func() error {
+		binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AdminProxyName}
+		binding.Subjects = subjects
+		return nil
+	}); err != nil {
+		return fmt.Errorf("granting %s clusters/proxy in the control plane: %w", AdminUser, err)
+	}
+	mc, err := client.New(member, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
+	admin := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: AdminProxyName}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, mc, admin, func() error {
+		admin.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}
+		admin.Subjects = subjects
+		return nil
+	}); err != nil {
+		return fmt.Errorf("binding %s to cluster-admin in the member: %w", AdminUser, err)
+	}
+	return nil
 }
 
 func (f *fleet) karmadaClient() (client.Client, error) {

@@ -912,13 +912,18 @@ func TestTenantCannotPromoteWithoutAdopt(t *testing.T) {
 	if err := clientcmd.WriteToFile(*kcfg, tenantKubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	// The tenant can read the member's object through the proxy...
-	out, errOut, err := kctlWith(t, tenantKubeconfig, "get", "configmap", "member-own", "-n", ns, "--operation-scope", "members", "-C", "member1")
-	if err != nil || !strings.Contains(out, "member-own") {
-		t.Fatalf("the tenant reading member1's ConfigMap: %v\n%s%s", err, out, errOut)
-	}
+	// The tenant can read the member's object through the proxy (once
+	// member1's impersonator may act as it: unifiedAuth follows the
+	// binding)...
+	testenv.Eventually(t, 30*time.Second, "the tenant reading member1's ConfigMap", func(context.Context) error {
+		out, errOut, err := kctlWith(t, tenantKubeconfig, "get", "configmap", "member-own", "-n", ns, "--operation-scope", "members", "-C", "member1")
+		if err != nil || !strings.Contains(out, "member-own") {
+			return fmt.Errorf("%v\n%s%s", err, out, errOut)
+		}
+		return nil
+	})
 	// ...but not promote it.
-	out, errOut, err = kctlWith(t, tenantKubeconfig, "promote", "configmap", "member-own", "-n", ns, "-C", "member1")
+	out, errOut, err := kctlWith(t, tenantKubeconfig, "promote", "configmap", "member-own", "-n", ns, "-C", "member1")
 	if err == nil || !strings.Contains(errOut, "adopt") {
 		t.Fatalf("the tenant promoting member1's ConfigMap: %v\n%s%s; want refused for want of the adopt right", err, out, errOut)
 	}

@@ -47,8 +47,9 @@ func asUser(t *testing.T, user string, groups ...string) kubernetes.Interface {
 // APIService points at it, kubectl's columns), and
 // clusters/member1/proxy reaches member1 as the caller: the admin lists its
 // Pods; a user with clusters/proxy in the control plane is seen by the
-// member as that user, with its groups (SelfSubjectReview through the
-// proxy), and gets only what the member's RBAC gives that user; a user
+// member as that user, with its groups granted clusters/proxy and never
+// system:masters (SelfSubjectReview through the proxy), and gets only what
+// the member's RBAC gives that user; a group not granted is refused; a user
 // without clusters/proxy is refused by the control plane; a pull cluster
 // without proxyURL is refused with the reason.
 func TestClusterProxy(t *testing.T) {
@@ -84,18 +85,27 @@ func TestClusterProxy(t *testing.T) {
 		{APIGroups: []string{clusterv1alpha1.GroupName}, Resources: []string{"clusters/proxy"}, ResourceNames: []string{"member1"}, Verbs: []string{"*"}}}}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}, {APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: user + "-group"}}}
 	createUntilCleanup(ctx, t, karmadaClient(t), role, binding)
-	uc := asUser(t, user, "e2e-proxy-group")
+	uc := asUser(t, user, user+"-group")
+	// In system:masters in the control plane, it is not one in member1.
+	ucm := asUser(t, user, user+"-group", "system:masters")
 	var review authenticationv1.SelfSubjectReview
 	testenv.Eventually(t, 20*time.Second, "the member seeing the proxied user", func(ctx context.Context) error {
 		body := []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`)
-		return uc.CoreV1().RESTClient().Post().AbsPath(proxyPath("member1", "/apis/authentication.k8s.io/v1/selfsubjectreviews")).
+		return ucm.CoreV1().RESTClient().Post().AbsPath(proxyPath("member1", "/apis/authentication.k8s.io/v1/selfsubjectreviews")).
 			SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Into(&review)
 	})
 	got := review.Status.UserInfo
-	if got.Username != user || !slices.Contains(got.Groups, "e2e-proxy-group") || slices.Contains(got.Groups, "system:masters") {
-		t.Errorf("member1 saw %q groups %v; want %q with e2e-proxy-group and no system:masters", got.Username, got.Groups, user)
+	if got.Username != user || !slices.Contains(got.Groups, user+"-group") || slices.Contains(got.Groups, "system:masters") {
+		t.Errorf("member1 saw %q groups %v; want %q with %s-group and no system:masters", got.Username, got.Groups, user, user)
+	}
+	// A group of the caller's that the control plane does not let
+	// through clusters/proxy is not impersonated: member1 refuses (as
+	// Karmada's impersonator does).
+	err = asUser(t, user, "e2e-unbound-group").CoreV1().RESTClient().Get().AbsPath(proxyPath("member1", "/api/v1/namespaces")).Do(ctx).Error()
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "cannot impersonate") || !strings.Contains(err.Error(), "e2e-unbound-group") {
+		t.Errorf("the user in a group not granted clusters/proxy: %v; want member1's Forbidden on impersonating that group", err)
 	}
 	// The member's RBAC decides: the user has no right there.
 	err = uc.CoreV1().RESTClient().Get().AbsPath(proxyPath("member1", "/api/v1/namespaces/kube-system/secrets")).Do(ctx).Error()

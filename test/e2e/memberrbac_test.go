@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
+	"github.com/karmada-go/karmada/internal/localup"
 )
 
 // The identity Karmada acts as in a member (joined with the default kinds,
@@ -76,7 +77,8 @@ func TestMemberIdentityHasLeastPrivilege(t *testing.T) {
 // The impersonator's token (what karmada-aggregated-apiserver's proxy sends
 // to a member), if it leaked, expires, and as itself it may do nothing in
 // the member: no Secrets, no Pods, no RBAC; it can only act as someone
-// else, whose own rights then apply.
+// else, whose own rights then apply, and only as a subject the control
+// plane lets through clusters/proxy (never system:masters).
 func TestImpersonatorTokenHoldsNoRightOfItsOwn(t *testing.T) {
 	ctx := context.Background()
 	secret, err := kube(t, "karmada-apiserver").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1-impersonator", metav1.GetOptions{})
@@ -100,9 +102,28 @@ func TestImpersonatorTokenHoldsNoRightOfItsOwn(t *testing.T) {
 	_, forbidden["binding cluster-admin"] = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-imp"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "karmada-cluster", Name: "karmada-member1-impersonator"}}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	// Nor may it act as a member administrator: system:masters, or a user
+	// the control plane does not let through clusters/proxy.
+	as := func(user string, groups ...string) kubernetes.Interface {
+		c := rest.CopyConfig(cfg)
+		c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: groups}
+		kc, err := kubernetes.NewForConfig(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kc
+	}
+	_, forbidden["acting as system:masters"] = as("e2e-mallory", "system:masters").CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	_, forbidden["acting as the administrator in system:masters"] = as(localup.AdminUser, "system:masters").CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	_, forbidden["acting as a user without clusters/proxy"] = as("e2e-nobody").CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	for what, err := range forbidden {
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("%s in member1 with the impersonator's token: want Forbidden, got %v", what, err)
 		}
+	}
+	// The fleet's administrator, granted clusters/proxy in the control
+	// plane, it may act as (member1 knows it by name).
+	if _, err := as(localup.AdminUser).CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("acting as %s in member1 with the impersonator's token: %v", localup.AdminUser, err)
 	}
 }

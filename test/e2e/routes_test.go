@@ -33,11 +33,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	authuser "k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/routes"
@@ -158,15 +160,10 @@ func (w *routeWalk) allowed(ctx context.Context, cluster string, u *user, c rout
 }
 
 // forwarded is u as the cluster proxy impersonates it in a member: its
-// name and groups but system:authenticated.
+// name and the groups the proxy forwards (join.ForwardedGroups: never
+// system:masters).
 func forwarded(u *user) *user {
-	f := &user{name: u.name}
-	for _, g := range u.groups {
-		if g != "system:authenticated" && g != "system:unauthenticated" {
-			f.groups = append(f.groups, g)
-		}
-	}
-	return f
+	return &user{name: u.name, groups: join.ForwardedGroups(&authuser.DefaultInfo{Name: u.name, Groups: u.groups})}
 }
 
 // expect is whether row answers id at in, and whether a refusal may

@@ -48,18 +48,6 @@ func ImpersonatorName(cluster string) string { return "karmada-" + cluster + "-i
 // namespace) holding the impersonator's token.
 func ImpersonatorSecretName(cluster string) string { return cluster + "-impersonator" }
 
-// ImpersonatorRules are the impersonator's rights in the member:
-// impersonating users, groups, service accounts, uids and extra, nothing
-// else. Who may use them is RBAC on clusters/proxy in the control plane.
-func ImpersonatorRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"users", "groups", "serviceaccounts"}, Verbs: []string{"impersonate"}},
-		// uids and userextras/<key> (RBAC has no prefix wildcard: "*", whose
-		// only impersonable resources are these).
-		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"impersonate"}},
-	}
-}
-
 // ServiceAccountName is the member ServiceAccount Karmada acts as.
 func ServiceAccountName(cluster string) string { return "karmada-" + cluster }
 
@@ -182,7 +170,7 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	if err != nil {
 		return err
 	}
-	impToken, err := ensureImpersonator(ctx, mc, o)
+	impToken, err := ensureImpersonator(ctx, karmada, mc, o)
 	if err != nil {
 		return err
 	}
@@ -320,6 +308,7 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 		}
 		rules = memberrights.Rules(resources, kinds)
 	}
+	rules = append(rules, ImpersonatorNarrowingRule(o.ClusterName))
 	name := ClusterRoleName(o.ClusterName)
 	grant := memberrights.ClusterAdminGrant
 	if !o.ClusterAdmin {
@@ -375,17 +364,26 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 }
 
 // ensureImpersonator creates, in the member, the impersonator's
-// ServiceAccount and its right to impersonate (ImpersonatorRules), and
+// ServiceAccount and its right to impersonate the subjects the control
+// plane lets through its proxies (ImpersonatorRules of ProxySubjects), and
 // returns a bound token of it lasting o.TokenTTL (renewed by the controller
 // manager as the member token is).
-func ensureImpersonator(ctx context.Context, mc kubernetes.Interface, o Options) ([]byte, error) {
+func ensureImpersonator(ctx context.Context, karmada client.Client, mc kubernetes.Interface, o Options) ([]byte, error) {
+	var roles rbacv1.ClusterRoleList
+	var bindings rbacv1.ClusterRoleBindingList
+	if err := karmada.List(ctx, &roles); err != nil {
+		return nil, fmt.Errorf("listing the control plane's ClusterRoles (who may use the cluster proxy): %w", err)
+	}
+	if err := karmada.List(ctx, &bindings); err != nil {
+		return nil, fmt.Errorf("listing the control plane's ClusterRoleBindings (who may use the cluster proxy): %w", err)
+	}
 	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: o.ClusterName}
 	name := ImpersonatorName(o.ClusterName)
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels}}
 	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
 	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: ImpersonatorRules()}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: ImpersonatorRules(ProxySubjects(o.ClusterName, roles.Items, bindings.Items))}
 	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		if _, err := mc.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", name, err)

@@ -31,6 +31,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
 	"github.com/karmada-go/karmada/internal/clusters/clustertaint"
 	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
+	"github.com/karmada-go/karmada/internal/clusters/unifiedauth"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/failover/applicationfailover"
 	"github.com/karmada-go/karmada/internal/failover/gracefuleviction"
@@ -338,6 +339,10 @@ var controllers = map[string]func(c setupContext) error{
 		return (&tokenrenewal.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Members: c.members,
 			Recorder: c.events.RecorderFor(events.SourceTokenRenewal)}).SetupWithManager(c.mgr)
 	},
+	unifiedauth.ControllerName: func(c setupContext) error {
+		return (&unifiedauth.Reconciler{Client: c.mgr.GetClient(), Reader: c.mgr.GetAPIReader(), Members: c.members,
+			Recorder: c.events.RecorderFor(events.SourceUnifiedAuth)}).SetupWithManager(c.mgr)
+	},
 	clustertaint.ControllerName: func(c setupContext) error {
 		if !features.Gate.Enabled(features.Failover) {
 			ctrl.LoggerFrom(c.ctx).Info("Not starting clusterTaintPolicy: it needs --feature-gates=Failover=true")
@@ -386,8 +391,9 @@ push-mode members), workStatus (member state into Works), bindingStatus
 (aggregated status into bindings and templates), dependenciesDistributor (the
 ConfigMaps, Secrets, ServiceAccounts and claims of workloads with
 propagateDeps, sent where they run), orphanSweep (member objects
-whose Work is gone) and tokenRenewal (push-mode members' tokens, renewed
-before they expire).`,
+whose Work is gone), tokenRenewal (push-mode members' tokens, renewed
+before they expire) and unifiedAuth (each push-mode member's impersonator
+narrowed to the subjects allowed clusters/proxy on it).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -18,9 +18,9 @@ func TestEnabledControllers(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{spec: []string{"*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,namespace,orphanSweep,tokenRenewal,workStatus,workloadRebalancer"},
-		{spec: []string{"*", "-namespace"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,workStatus,workloadRebalancer"},
-		{spec: []string{"-namespace", "*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,workStatus,workloadRebalancer"},
+		{spec: []string{"*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,namespace,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"*", "-namespace"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"-namespace", "*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
 		{spec: []string{"cluster", "clusterStatus"}, want: "cluster,clusterStatus"},
 		{spec: []string{"cluster", "-cluster"}, want: ""},
 		{spec: []string{"*", "bogus"}, wantErr: `unknown controller "bogus"`},

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusters/join"
 )
 
 // Connection is how the proxy reaches one member: its API server, a
@@ -145,12 +146,10 @@ func ForwardHeaders(in http.Header, caller user.Info, token string) http.Header 
 	}
 	out.Set("Authorization", "Bearer "+token)
 	out.Set("Impersonate-User", caller.GetName())
-	for _, g := range caller.GetGroups() {
-		if g == user.AllAuthenticated || g == user.AllUnauthenticated {
-			// The member adds system:authenticated itself; it may not be
-			// impersonated by name.
-			continue
-		}
+	// Never system:masters (whoever is an administrator of the control
+	// plane is, in a member, who the member's RBAC says), nor the groups
+	// the member adds itself.
+	for _, g := range join.ForwardedGroups(caller) {
 		out.Add("Impersonate-Group", g)
 	}
 	if uid := caller.GetUID(); uid != "" {

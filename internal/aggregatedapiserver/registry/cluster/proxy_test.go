@@ -38,7 +38,7 @@ func TestForwardHeaders(t *testing.T) {
 		"Connection":              {"Upgrade"},
 		"Upgrade":                 {"SPDY/3.1"},
 	}
-	caller := &user.DefaultInfo{Name: "alice", UID: "42", Groups: []string{"devs", user.AllAuthenticated},
+	caller := &user.DefaultInfo{Name: "alice", UID: "42", Groups: []string{"devs", user.SystemPrivilegedGroup, user.AllAuthenticated},
 		Extra: map[string][]string{"scopes.example.com/project": {"a", "b"}}}
 	out := ForwardHeaders(in, caller, "impersonator-token")
 	want := http.Header{
