@@ -28,15 +28,35 @@ import (
 // runs more of a resource that one of quotas limits than the binding
 // declares there; nil when it does not (or when no quota applies).
 func beyondQuota(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, quotas []policyv1alpha1.FederatedResourceQuota) error {
-	if len(quotas) == 0 || len(spec.Components) > 0 || !interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
+	if len(quotas) == 0 {
 		return nil
 	}
-	replicas, requirements, err := interpreter.Replicas(obj)
-	if err != nil {
-		return err
+	gk := obj.GroupVersionKind().GroupKind()
+	var runs, declared corev1.ResourceList
+	switch {
+	case interpreter.HasComponents(gk):
+		// A workload of several components runs, in its cluster, each
+		// component's replicas with that component's needs.
+		components, err := interpreter.Components(obj)
+		if err != nil {
+			return err
+		}
+		run := workv1alpha2.TargetCluster{Name: target.Name}
+		for _, c := range components {
+			run.Components = append(run.Components, workv1alpha2.ComponentReplicas{Name: c.Name, Replicas: c.Replicas})
+		}
+		runs = quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{run}, Components: components})
+		declared = quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{target}, Components: spec.Components, ReplicaRequirements: spec.ReplicaRequirements})
+	case interpreter.HasReplicas(gk):
+		replicas, requirements, err := interpreter.Replicas(obj)
+		if err != nil {
+			return err
+		}
+		runs = quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: target.Name, Replicas: replicas}}, ReplicaRequirements: requirements})
+		declared = quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{target}, ReplicaRequirements: spec.ReplicaRequirements})
+	default:
+		return nil
 	}
-	runs := quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: target.Name, Replicas: replicas}}, ReplicaRequirements: requirements})
-	declared := quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{target}, ReplicaRequirements: spec.ReplicaRequirements})
 	exceeds := func(r corev1.ResourceName) bool {
 		run, decl := runs[r], declared[r]
 		return run.Cmp(decl) > 0
