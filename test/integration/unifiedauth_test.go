@@ -171,6 +171,34 @@ func TestImpersonatorNarrowedToProxySubjects(t *testing.T) {
 		t.Errorf("alice after the move: %v", err)
 	}
 
+	// A hand edit of the impersonator's ClusterRole in the member is
+	// undone at the next resync.
+	imp, err = admin.RbacV1().ClusterRoles().Get(ctx, join.ImpersonatorName("member1"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp.Rules = append(imp.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"groups"}, ResourceNames: []string{"system:masters"}, Verbs: []string{"impersonate"}})
+	if _, err := admin.RbacV1().ClusterRoles().Update(ctx, imp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, "the hand edit in force", func(ctx context.Context) error {
+		_, err := whoAmI(ctx, impersonatorAs(t, member, impToken, "alice", "devs", "system:masters"))
+		return err
+	})
+	if res, err := r.Reconcile(ctx, req); err != nil || res.RequeueAfter <= 0 {
+		t.Fatalf("reconciling within the resync period: %+v %v; want a requeue at its end", res, err)
+	}
+	r.Resync = time.Nanosecond
+	testenv.Eventually(t, 10*time.Second, "the hand edit undone", func(ctx context.Context) error {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			return err
+		}
+		if _, err := whoAmI(ctx, impersonatorAs(t, member, impToken, "alice", "devs", "system:masters")); !apierrors.IsForbidden(err) {
+			return fmt.Errorf("the impersonator acting as alice in system:masters: %v; want Forbidden", err)
+		}
+		return nil
+	})
+
 	// The grant withdrawn, alice is impersonated no more.
 	if err := cp.Client.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-proxy"}}); err != nil {
 		t.Fatal(err)

@@ -19,12 +19,14 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -62,10 +64,25 @@ type Reconciler struct {
 	Reader   client.Reader
 	Members  *clusterclient.Cache
 	Recorder record.EventRecorder
+	// Resync is how long the rules found or written in a member are
+	// trusted (DefaultResync when 0): a hand edit of the impersonator's
+	// ClusterRole in the member is undone within it.
+	Resync time.Duration
 
-	// applied: per Cluster UID, the rules last found or written in its
-	// member, so that an RBAC change elsewhere costs no member request.
+	// applied: per Cluster name, the rules last found or written in its
+	// member (and when), so that an RBAC change elsewhere costs no member
+	// request.
 	applied sync.Map
+}
+
+// DefaultResync is Reconciler.Resync's default.
+const DefaultResync = 10 * time.Minute
+
+// appliedRules is what was last found or written in a member.
+type appliedRules struct {
+	uid   types.UID
+	rules []rbacv1.PolicyRule
+	at    time.Time
 }
 
 // SetupWithManager registers the controller: a Cluster's change, and any
@@ -107,10 +124,13 @@ func rulesChanged(e event.UpdateEvent) bool {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.applied.Delete(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if cluster.Spec.SyncMode != clusterv1alpha1.Push || cluster.Spec.ImpersonatorSecretRef == nil || !cluster.DeletionTimestamp.IsZero() {
-		r.applied.Delete(cluster.UID)
+		r.applied.Delete(cluster.Name)
 		return ctrl.Result{}, nil
 	}
 	var roles rbacv1.ClusterRoleList
@@ -122,8 +142,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	want := join.ImpersonatorRules(join.ProxySubjects(cluster.Name, roles.Items, bindings.Items))
-	if last, ok := r.applied.Load(cluster.UID); ok && equality.Semantic.DeepEqual(last, want) {
-		return ctrl.Result{}, nil
+	resync := r.Resync
+	if resync <= 0 {
+		resync = DefaultResync
+	}
+	if v, ok := r.applied.Load(cluster.Name); ok {
+		last := v.(appliedRules)
+		if age := time.Since(last.at); last.uid == cluster.UID && age < resync && equality.Semantic.DeepEqual(last.rules, want) {
+			return ctrl.Result{RequeueAfter: resync - age}, nil
+		}
 	}
 	changed, err := r.sync(ctx, cluster, want)
 	if err != nil {
@@ -131,12 +158,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		events.Warning(r.Recorder, cluster, events.SyncImpersonationConfigFailed, "%v", err)
 		return ctrl.Result{}, err
 	}
-	r.applied.Store(cluster.UID, want)
+	r.applied.Store(cluster.Name, appliedRules{uid: cluster.UID, rules: want, at: time.Now()})
 	if changed {
 		klog.FromContext(ctx).Info("Synced the impersonator's rules", "cluster", cluster.Name, "rules", len(want))
 		events.Normal(r.Recorder, cluster, events.SyncImpersonationConfigSucceed, "Sync impersonation config succeed.")
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: resync}, nil
 }
 
 // sync writes want into the member's impersonator ClusterRole; changed
