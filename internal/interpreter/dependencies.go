@@ -93,11 +93,17 @@ func PodSpecDependencies(spec *corev1.PodSpec, namespace string) []DependentObje
 	for d := range set {
 		out = append(out, d)
 	}
+	// Karmada's order: ConfigMaps, Secrets, ServiceAccounts, then
+	// PersistentVolumeClaims (each by name here: Karmada's order within a
+	// kind is its sets' and varies).
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
+		if ri, rj := dependencyRank[out[i].Kind], dependencyRank[out[j].Kind]; ri != rj {
+			return ri < rj
 		}
 		return out[i].Name < out[j].Name
 	})
 	return out
 }
+
+// dependencyRank orders a pod's dependencies by kind, as Karmada lists them.
+var dependencyRank = map[string]int{"ConfigMap": 0, "Secret": 1, "ServiceAccount": 2, "PersistentVolumeClaim": 3}

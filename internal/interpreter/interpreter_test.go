@@ -135,8 +135,9 @@ spec:
 	dep := func(kind, name string) DependentObject {
 		return DependentObject{APIVersion: "v1", Kind: kind, Namespace: "shop", Name: name}
 	}
-	want := []DependentObject{dep("ConfigMap", "cfg"), dep("ConfigMap", "extra"), dep("PersistentVolumeClaim", "data"),
-		dep("Secret", "init-env"), dep("Secret", "key"), dep("Secret", "pull"), dep("Secret", "tls"), dep("ServiceAccount", "runner")}
+	// Karmada's order: ConfigMaps, Secrets, ServiceAccounts, PVCs.
+	want := []DependentObject{dep("ConfigMap", "cfg"), dep("ConfigMap", "extra"),
+		dep("Secret", "init-env"), dep("Secret", "key"), dep("Secret", "pull"), dep("Secret", "tls"), dep("ServiceAccount", "runner"), dep("PersistentVolumeClaim", "data")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("dependencies (-want,+got):\n%s", diff)
 	}

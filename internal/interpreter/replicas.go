@@ -2,8 +2,10 @@ package interpreter
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -58,8 +60,7 @@ func withRequirements(obj *unstructured.Unstructured, replicas int64, podSpecPat
 // RequirementsOf is what one pod of spec needs from a cluster.
 func RequirementsOf(spec *corev1.PodSpec, namespace string) *workv1alpha2.ReplicaRequirements {
 	req := &workv1alpha2.ReplicaRequirements{Namespace: namespace, PriorityClassName: spec.PriorityClassName}
-	requests := PodRequests(spec)
-	if len(requests) > 0 {
+	if requests := KarmadaForm(PodRequests(spec)); len(requests) > 0 {
 		req.ResourceRequest = requests
 	}
 	claim := &workv1alpha2.NodeClaim{NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations}
@@ -98,6 +99,42 @@ func PodRequests(spec *corev1.PodSpec) corev1.ResourceList {
 		}
 	}
 	AddResources(out, spec.Overhead)
+	return out
+}
+
+// KarmadaForm is rl as Karmada writes a pod's requests into a binding's
+// replica requirements: cpu in millicores (decimal), memory and ephemeral
+// storage in whole bytes (binary: "1Gi", or plain bytes), pods in whole
+// numbers, other countable resources (extended, hugepages, attachable
+// volumes) in whole units, rounded up; zero and resources a node does not
+// count are left out.
+func KarmadaForm(rl corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name, q := range rl {
+		switch {
+		case name == corev1.ResourceCPU:
+			if v := q.MilliValue(); v > 0 {
+				out[name] = *resource.NewMilliQuantity(v, resource.DecimalSI)
+			}
+		case name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage:
+			if v := q.Value(); v > 0 {
+				out[name] = *resource.NewQuantity(v, resource.BinarySI)
+			}
+		case name == corev1.ResourcePods:
+			if v := q.Value(); v > 0 {
+				out[name] = *resource.NewQuantity(v, resource.DecimalSI)
+			}
+		case strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix):
+			if v := q.Value(); v > 0 {
+				out[name] = *resource.NewQuantity(v, resource.BinarySI)
+			}
+		case strings.HasPrefix(string(name), "attachable-volumes-"),
+			strings.Contains(string(name), "/") && !strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix):
+			if v := q.Value(); v > 0 {
+				out[name] = *resource.NewQuantity(v, resource.DecimalSI)
+			}
+		}
+	}
 	return out
 }
 

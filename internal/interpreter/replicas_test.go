@@ -171,3 +171,26 @@ func TestReviseReplicas(t *testing.T) {
 		}
 	}
 }
+
+// A pod's requests are written as Karmada writes them into replica
+// requirements: cpu in millicores, memory in whole bytes (binary), whole
+// units of countable resources, zero left out.
+func TestKarmadaForm(t *testing.T) {
+	in := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("0.5"),
+		corev1.ResourceMemory:           resource.MustParse("1.4Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("2Gi"),
+		"nvidia.com/gpu":                resource.MustParse("1"),
+		"hugepages-2Mi":                 resource.MustParse("4Mi"),
+		corev1.ResourcePods:             resource.MustParse("0"),
+		"not-countable":                 resource.MustParse("3"),
+	}
+	got := map[string]string{}
+	for n, q := range KarmadaForm(in) {
+		got[string(n)] = q.String()
+	}
+	want := map[string]string{"cpu": "500m", "memory": "1503238554", "ephemeral-storage": "2Gi", "nvidia.com/gpu": "1", "hugepages-2Mi": "4Mi"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want,+got)\n%s", d)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -178,7 +179,7 @@ func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Ope
 				return 0, nil, fail(fmt.Errorf("replica: %w", err))
 			}
 			req := &workv1alpha2.ReplicaRequirements{}
-			if found, err := decode(out[1], req); err != nil {
+			if found, err := decode(out[1], req, obj.Object); err != nil {
 				return 0, nil, fail(fmt.Errorf("requirement: %w", err))
 			} else if !found {
 				req = nil
@@ -192,7 +193,7 @@ func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Ope
 				return nil, fail(err)
 			}
 			var comps []workv1alpha2.Component
-			if _, err := decode(out[0], &comps); err != nil {
+			if _, err := decode(out[0], &comps, obj.Object); err != nil {
 				return nil, fail(fmt.Errorf("components: %w", err))
 			}
 			return comps, nil
@@ -203,7 +204,7 @@ func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Ope
 			if err != nil {
 				return nil, fail(err)
 			}
-			return object(out[0], obj, fail)
+			return object(out[0], obj, fail, obj.Object)
 		}
 	case interpreter.OpRetain:
 		k.Retain = func(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
@@ -211,7 +212,7 @@ func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Ope
 			if err != nil {
 				return nil, fail(err)
 			}
-			return object(out[0], desired, fail)
+			return object(out[0], desired, fail, desired.Object, observed.Object)
 		}
 	case interpreter.OpAggregateStatus:
 		k.AggregateStatus = func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
@@ -223,7 +224,7 @@ func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Ope
 			if err != nil {
 				return nil, fail(err)
 			}
-			return object(out[0], template, fail)
+			return object(out[0], template, fail, template.Object, generic)
 		}
 	case interpreter.OpInterpretStatus:
 		k.ReflectStatus = func(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
@@ -231,7 +232,7 @@ func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Ope
 			if err != nil {
 				return nil, fail(err)
 			}
-			v, err := luavm.ToGoLike(out[0], obj.Object["status"])
+			v, err := luavm.Result(out[0], obj.Object)
 			if err != nil {
 				return nil, fail(fmt.Errorf("status: %w", err))
 			}
@@ -266,7 +267,7 @@ func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Ope
 				return nil, fail(err)
 			}
 			var refs []configv1alpha1.DependentObjectReference
-			if _, err := decode(out[0], &refs); err != nil {
+			if _, err := decode(out[0], &refs, obj.Object); err != nil {
 				return nil, fail(fmt.Errorf("dependencies: %w", err))
 			}
 			deps := make([]interpreter.DependentObject, 0, len(refs))
@@ -295,19 +296,23 @@ func replicaCount(v lua.LValue) (int32, error) {
 	return 0, fmt.Errorf("returned a %s, want a number", v.Type())
 }
 
-// decode reads a Lua value into out through its JSON form; nil is not
-// found.
-func decode(v lua.LValue, out any) (bool, error) {
-	g, err := luavm.ToGo(v)
+// decode reads a Lua value into out through its JSON form, as Karmada
+// reads it (luavm.Result, refs being what the script was given); nil is
+// not found. An empty table is an empty list or object, as out is.
+func decode(v lua.LValue, out any, refs ...any) (bool, error) {
+	g, err := luavm.Result(v, refs...)
 	if err != nil {
 		return false, err
 	}
 	if g == nil {
 		return false, nil
 	}
-	if m, ok := g.(map[string]any); ok && len(m) == 0 {
-		// An empty table: Lua cannot tell {} from [].
-		return false, nil
+	if isEmpty(g) {
+		if reflect.TypeOf(out).Elem().Kind() == reflect.Slice {
+			g = []any{}
+		} else {
+			g = map[string]any{}
+		}
 	}
 	data, err := json.Marshal(g)
 	if err != nil {
@@ -316,9 +321,13 @@ func decode(v lua.LValue, out any) (bool, error) {
 	return true, json.Unmarshal(data, out)
 }
 
-// object reads a script's returned object; it must keep the kind.
-func object(v lua.LValue, like *unstructured.Unstructured, fail func(error) error) (*unstructured.Unstructured, error) {
-	g, err := luavm.ToGoLike(v, like.Object)
+// object reads a script's returned object (as Karmada does, refs being
+// what the script was given); it must keep the kind.
+func object(v lua.LValue, like *unstructured.Unstructured, fail func(error) error, refs ...any) (*unstructured.Unstructured, error) {
+	g, err := luavm.Result(v, refs...)
+	if isEmpty(g) {
+		g = map[string]any{}
+	}
 	if err != nil {
 		return nil, fail(fmt.Errorf("returned object: %w", err))
 	}
@@ -331,6 +340,17 @@ func object(v lua.LValue, like *unstructured.Unstructured, fail func(error) erro
 		return nil, fail(fmt.Errorf("returned a %s %s, want the %s %s it was given", out.GetAPIVersion(), out.GetKind(), like.GetAPIVersion(), like.GetKind()))
 	}
 	return out, nil
+}
+
+// isEmpty: g is an empty object or list.
+func isEmpty(g any) bool {
+	switch x := g.(type) {
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // Layer is an interpreter layer whose content is replaced whole when the

@@ -161,17 +161,22 @@ func tableToGo(t *lua.LTable, like any, depth int) (any, error) {
 	}
 	if allInts && count == n {
 		likeList, _ := like.([]any)
-		out := make([]any, n)
+		out := make([]any, 0, n)
 		for i := 1; i <= n; i++ {
 			var l any
 			if i-1 < len(likeList) {
 				l = likeList[i-1]
 			}
-			e, err := toGo(t.RawGetInt(i), l, depth+1)
+			ev := t.RawGetInt(i)
+			if _, isFunc := ev.(*lua.LFunction); isFunc {
+				// Functions are left out (as Karmada leaves them out).
+				continue
+			}
+			e, err := toGo(ev, l, depth+1)
 			if err != nil {
 				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}
-			out[i-1] = e
+			out = append(out, e)
 		}
 		return out, nil
 	}
@@ -190,6 +195,9 @@ func tableToGo(t *lua.LTable, like any, depth int) (any, error) {
 			key = strconv.FormatFloat(float64(kk), 'f', -1, 64)
 		default:
 			err = fmt.Errorf("a table key of type %s has no JSON form", k.Type())
+			return
+		}
+		if _, isFunc := e.(*lua.LFunction); isFunc {
 			return
 		}
 		var ge any

@@ -18,12 +18,44 @@ import (
 //	kube.resourceAdd(q1, q2, ...)                 the sum of quantities, as a string ("1500m")
 //	kube.accuratePodRequirements(podTemplate)     what one pod of the template needs: ReplicaRequirements
 //	kube.getPodDependencies(podTemplate, namespace) the ConfigMaps, Secrets, ServiceAccount and PVCs its pods use
+//	kube.getResourceQuantity(q)                   a quantity as a number ("1500m" is 1.5; nil is 0)
 func kubeLibrary(L *lua.LState) *lua.LTable {
 	return L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
 		"resourceAdd":             resourceAdd,
 		"accuratePodRequirements": accuratePodRequirements,
 		"getPodDependencies":      getPodDependencies,
+		"getResourceQuantity":     getResourceQuantity,
 	})
+}
+
+// getResourceQuantity is a quantity's value as a Lua number (an
+// approximation for quantities a float64 cannot hold exactly), as
+// Karmada's: one argument, a quantity string or nil (0); negative or
+// infinite values are refused.
+func getResourceQuantity(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		L.RaiseError("getResourceQuantity only accepts one argument")
+	}
+	var q resource.Quantity
+	switch v := L.Get(1).(type) {
+	case *lua.LNilType:
+	case lua.LString:
+		var err error
+		if q, err = resource.ParseQuantity(string(v)); err != nil {
+			L.ArgError(1, "not a quantity: "+err.Error())
+		}
+	default:
+		L.TypeError(1, lua.LTString)
+	}
+	f := q.AsApproximateFloat64()
+	if f < 0 {
+		L.RaiseError("getResourceQuantity: %s is negative", q.String())
+	}
+	if math.IsInf(f, 1) {
+		L.RaiseError("getResourceQuantity: %s is too large", q.String())
+	}
+	L.Push(lua.LNumber(f))
+	return 1
 }
 
 func resourceAdd(L *lua.LState) int {

@@ -159,6 +159,10 @@ func lazyToGo(t *lua.LTable, src *lazySrc, like any, depth int) (any, error) {
 			err = fmt.Errorf("a table key of type %s has no JSON form", k.Type())
 			return
 		}
+		if _, isFunc := e.(*lua.LFunction); isFunc {
+			delete(out, string(ks))
+			return
+		}
 		var ge any
 		if ge, err = toGo(e, likeMap[string(ks)], depth+1); err == nil {
 			out[string(ks)] = ge

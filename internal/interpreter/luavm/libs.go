@@ -8,7 +8,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// Each call sees library tables of its own: string, table, math and kube
+// Each call sees library tables of its own: string, table, math, os and kube
 // (require("kube")) are copied from pristine sets of functions the first
 // time a call reads them, _G is the call's own environment, and strings'
 // methods ("x"):upper() come from the call's string table. What a script
@@ -18,7 +18,7 @@ import (
 // libraries are the pristine functions of one interpreter, by library.
 type libraries struct {
 	base map[string]lua.LValue            // the base functions a script may use, and require
-	libs map[string]map[string]lua.LValue // string, table, math, kube
+	libs map[string]map[string]lua.LValue // string, table, math, os, kube
 }
 
 // snapshot takes the functions of each library table of g, and the
@@ -31,7 +31,7 @@ func snapshot(g *lua.LTable, kube *lua.LTable) *libraries {
 			return
 		}
 		if t, isTable := v.(*lua.LTable); isTable {
-			if ks == "string" || ks == "table" || ks == "math" {
+			if ks == "string" || ks == "table" || ks == "math" || ks == "os" {
 				l.libs[string(ks)] = fields(t)
 			}
 			return
@@ -88,7 +88,7 @@ func (st *state) globalIndex(L *lua.LState) int {
 	case "_G":
 		L.Push(env)
 		return 1
-	case "string", "table", "math":
+	case "string", "table", "math", "os":
 		t := st.lib(L, string(name))
 		env.RawSetString(string(name), t)
 		L.Push(t)

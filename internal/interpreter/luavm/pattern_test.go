@@ -121,17 +121,16 @@ func TestRunawayPatternsStopped(t *testing.T) {
 // gsub builds its result once (gopher-lua copies the string once per
 // match), and not past the memory budget; gmatch's gathered matches too.
 func TestGsubLinearAndBounded(t *testing.T) {
-	vm := New(Budget{Timeout: 5 * time.Second, Memory: 128 << 20})
-	start := time.Now()
+	// A gsub copying its string once per match would take hours over a
+	// MiB: the call's time budget stops it (no wall-clock assertion, which
+	// a loaded machine could break).
+	vm := New(Budget{Timeout: 30 * time.Second, Memory: 128 << 20})
 	out, err := vm.Call(compile(t, `function F() local s, n = string.gsub(string.rep("x", 2^20), ".", "y") return #s, n, s:sub(1, 3) end`, "F"), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out[0] != lua.LNumber(1<<20) || out[1] != lua.LNumber(1<<20) || out[2].String() != "yyy" {
 		t.Errorf("gsub of a MiB: %v", out)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("gsub of a MiB took %s", took)
 	}
 	for name, src := range map[string]string{
 		"gsub expanding":   `function F() return string.gsub(string.rep("x", 2^19), "x+", ("%0"):rep(300)) end`,

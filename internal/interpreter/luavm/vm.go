@@ -1,7 +1,8 @@
 // Package luavm runs the Lua scripts of ResourceInterpreterCustomizations:
 // compiled once, run from a pool of interpreters, each call in a sandbox
-// (no os, io, file loading or package search: only base, string, table and
-// math, and Karmada's kube library through require("kube")) with a budget
+// (no io, file loading or package search: only base, string, table, math,
+// the clock and date functions of os, and Karmada's kube library through
+// require("kube")) with a budget
 // of time and memory. A script that exceeds its budget is stopped between
 // two instructions and its call fails; nothing else is affected.
 package luavm
@@ -217,17 +218,29 @@ var baseAllowed = map[string]bool{
 	"type": true, "unpack": true, "xpcall": true, "_VERSION": true,
 }
 
+// safeOs are the functions of os a script has: Karmada's safe subset.
+var safeOs = []string{"clock", "date", "difftime", "time"}
+
 func newState(b Budget) *state {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistryMaxSize: 1 << 20})
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
-	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs}} {
 		L.Push(L.NewFunction(lib.open))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
 	g := L.G.Global
+	// Of os, the part Karmada opens: reading the clock and formatting
+	// times (no files, processes or environment).
+	if full, ok := g.RawGetString("os").(*lua.LTable); ok {
+		safe := L.CreateTable(0, len(safeOs))
+		for _, name := range safeOs {
+			safe.RawSetString(name, full.RawGetString(name))
+		}
+		g.RawSetString("os", safe)
+	}
 	var remove []string
 	g.ForEach(func(k, v lua.LValue) {
 		if _, isTable := v.(*lua.LTable); isTable {
@@ -276,10 +289,10 @@ func newState(b Budget) *state {
 	kube := kubeLibrary(L)
 	g.RawSetString("require", L.NewFunction(func(L *lua.LState) int {
 		name := L.CheckString(1)
-		if name != "kube" {
-			L.RaiseError("module %q is not available: only \"kube\" is", name)
+		if name != "kube" && name != "os" {
+			L.RaiseError("module %q is not available: only \"kube\" and \"os\" are", name)
 		}
-		L.Push(st.lib(L, "kube"))
+		L.Push(st.lib(L, name))
 		return 1
 	}))
 	st.libraries = snapshot(g, kube)

@@ -411,6 +411,14 @@ func readObject(name, flag string) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
+// statusItemFile is an AggregatedStatusItem as a file holds it: with or
+// without apiVersion and kind (Karmada's test data carries them).
+type statusItemFile struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	workv1alpha2.AggregatedStatusItem
+}
+
 // readStatusItems reads AggregatedStatusItems: one per document, or lists.
 func readStatusItems(names []string) ([]workv1alpha2.AggregatedStatusItem, error) {
 	var items []workv1alpha2.AggregatedStatusItem
@@ -421,19 +429,36 @@ func readStatusItems(names []string) ([]workv1alpha2.AggregatedStatusItem, error
 		}
 		for _, doc := range docs {
 			trimmed := bytes.TrimSpace(doc)
-			if len(trimmed) > 0 && (trimmed[0] == '-' || trimmed[0] == '[') {
-				var list []workv1alpha2.AggregatedStatusItem
+			isList := len(trimmed) > 0 && (trimmed[0] == '-' || trimmed[0] == '[')
+			// The kinds first: another kind of object is named as such,
+			// not by its first unknown field.
+			var kinds []struct{ Kind string }
+			if isList {
+				_ = yaml.Unmarshal(doc, &kinds)
+			} else {
+				kinds = make([]struct{ Kind string }, 1)
+				_ = yaml.Unmarshal(doc, &kinds[0])
+			}
+			for _, k := range kinds {
+				if k.Kind != "" && k.Kind != "AggregatedStatusItem" {
+					return nil, fmt.Errorf("--status-file %s: kind %q: want AggregatedStatusItem (or no kind)", name, k.Kind)
+				}
+			}
+			var list []statusItemFile
+			if isList {
 				if err := yaml.UnmarshalStrict(doc, &list); err != nil {
 					return nil, fmt.Errorf("--status-file %s: %w", name, err)
 				}
-				items = append(items, list...)
-				continue
+			} else {
+				var item statusItemFile
+				if err := yaml.UnmarshalStrict(doc, &item); err != nil {
+					return nil, fmt.Errorf("--status-file %s: %w", name, err)
+				}
+				list = append(list, item)
 			}
-			var item workv1alpha2.AggregatedStatusItem
-			if err := yaml.UnmarshalStrict(doc, &item); err != nil {
-				return nil, fmt.Errorf("--status-file %s: %w", name, err)
+			for _, item := range list {
+				items = append(items, item.AggregatedStatusItem)
 			}
-			items = append(items, item)
 		}
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].ClusterName < items[j].ClusterName })

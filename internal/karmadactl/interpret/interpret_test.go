@@ -34,6 +34,9 @@ func TestInterpretOperations(t *testing.T) {
 		{"aggregate", []string{"-f", ric, "--operation", "AggregateStatus", "--desired-file", "testdata/deployment.yaml",
 			"--status-file", "testdata/status-member1.yaml", "--status-file", "testdata/status-member2.yaml"},
 			[]string{"status:\n  readyReplicas: 2\n  replicas: 3\n"}},
+		{"aggregate, items with apiVersion and kind (Karmada's test data)", []string{"-f", ric, "--operation", "AggregateStatus", "--desired-file", "testdata/deployment.yaml",
+			"--status-file", "testdata/status-karmada-format.yaml"},
+			[]string{"status:\n  readyReplicas: 2\n  replicas: 3\n"}},
 		{"health", []string{"-f", ric, "--operation", "InterpretHealth", "--observed-file", "testdata/deployment.yaml"}, []string{"# [1/1] healthy:\ntrue\n"}},
 		{"status", []string{"-f", ric, "--operation", "InterpretStatus", "--observed-file", "testdata/deployment.yaml"},
 			[]string{"# [1/1] status:\nreadyReplicas: 3\nreplicas: 3\n"}},
@@ -66,6 +69,8 @@ func TestInterpretErrors(t *testing.T) {
 		{"no operation", []string{"-f", ric}, "--operation or --check is required"},
 		{"no customization", []string{"-f", "testdata/deployment.yaml", "--check"}, "no ResourceInterpreterCustomization in testdata/deployment.yaml"},
 		{"check without files", []string{"--check"}, "--check needs the customizations to check: -f FILENAME"},
+		{"a status file of another kind", []string{"-f", ric, "--operation", "AggregateStatus", "--desired-file", "testdata/deployment.yaml", "--status-file", "testdata/deployment.yaml"},
+			`kind "Deployment": want AggregatedStatusItem (or no kind)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := run(t, c.args...)
