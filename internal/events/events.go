@@ -88,8 +88,15 @@ const (
 	ApplyOverridePolicyFailed  = "ApplyOverridePolicyFailed"
 	GetDependenciesSucceed     = "GetDependenciesSucceed"
 	GetDependenciesFailed      = "GetDependenciesFailed"
-	// DependencyPolicyConflict: a dependency a workload propagates has a
-	// policy of its own whose settings differ from the workload's.
+	// SyncScheduleResultToDependenciesSucceed / Failed (on the workload's
+	// binding): its placement copied to its dependencies' bindings.
+	SyncScheduleResultToDependenciesSucceed = "SyncScheduleResultToDependenciesSucceed"
+	SyncScheduleResultToDependenciesFailed  = "SyncScheduleResultToDependenciesFailed"
+	// DependencyPolicyConflict: the workloads needing one dependency
+	// disagree on conflictResolution or preserveResourcesOnDeletion (on the
+	// dependency's attached binding, as Karmada records it), or a
+	// dependency with a policy of its own has other settings than a
+	// workload's (ours, on the workload's binding and template).
 	DependencyPolicyConflict = "DependencyPolicyConflict"
 	PreemptPolicySucceed     = "PreemptPolicySucceed"
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +13,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/propagation/dependencies"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -47,7 +52,8 @@ func runDistributor(t testing.TB, env *testenv.Env) (stop func()) {
 		if err != nil {
 			return err
 		}
-		return (&dependencies.Reconciler{Client: mgr.GetClient(), Templates: store, Workers: 4}).SetupWithManager(ctx, mgr)
+		return (&dependencies.Reconciler{Client: mgr.GetClient(), Templates: store, Workers: 4,
+			Recorder: mgr.GetEventRecorderFor(events.SourceDependenciesDistributor)}).SetupWithManager(ctx, mgr)
 	})
 }
 
@@ -176,6 +182,82 @@ func TestDependenciesDistributor(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
 		t.Errorf("the ConfigMap itself: %v", err)
 	}
+}
+
+// eventOn waits for an event of reason on the object named name whose
+// message contains msg.
+func eventOn(t *testing.T, c client.Client, ns, name, reason, msg string) {
+	t.Helper()
+	testenv.Eventually(t, deadline, reason+" on "+name, func(ctx context.Context) error {
+		var list corev1.EventList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == name && e.Reason == reason && strings.Contains(e.Message, msg) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event on %s with %q among %d", reason, name, msg, len(list.Items))
+	})
+}
+
+// Two workloads sharing a dependency with other policy settings: the
+// attached binding takes what Karmada resolves (Overwrite if any says so,
+// preserved if any says so) and carries a DependencyPolicyConflict event
+// with Karmada's message; when one workload's settings change, the
+// resolution follows. The workload's binding gets
+// SyncScheduleResultToDependenciesSucceed.
+func TestDependencyPolicyConflictResolves(t *testing.T) {
+	t.Parallel()
+	env := testenv.Start(t)
+	c := env.Client
+	ctx := context.Background()
+	createNamespace(ctx, t, c, "shop")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shared"}}
+	a, b := withConfigMap("shop", "a", "shared"), withConfigMap("shop", "b", "shared")
+	for _, o := range []client.Object{cm, a, b} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rbA, rbB := workloadBinding(a, "member1"), workloadBinding(b, "member2")
+	rbA.Spec.ConflictResolution, rbA.Spec.PreserveResourcesOnDeletion = policyv1alpha1.ConflictOverwrite, ptr.To(true)
+	rbB.Spec.ConflictResolution = policyv1alpha1.ConflictAbort
+	for _, o := range []client.Object{rbA, rbB} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runDistributor(t, env)
+	settled := func(what string, cr policyv1alpha1.ConflictResolution, preserve bool) {
+		t.Helper()
+		testenv.Eventually(t, deadline, what, func(ctx context.Context) error {
+			attached := &workv1alpha2.ResourceBinding{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "shared-configmap"}, attached); err != nil {
+				return err
+			}
+			if len(attached.Spec.RequiredBy) != 2 || attached.Spec.ConflictResolution != cr || ptr.Deref(attached.Spec.PreserveResourcesOnDeletion, false) != preserve {
+				return fmt.Errorf("requiredBy %d, conflictResolution %q, preserve %v", len(attached.Spec.RequiredBy),
+					attached.Spec.ConflictResolution, ptr.Deref(attached.Spec.PreserveResourcesOnDeletion, false))
+			}
+			return nil
+		})
+	}
+	settled("Overwrite and preserved, as either workload asks", policyv1alpha1.ConflictOverwrite, true)
+	eventOn(t, c, "shop", "shared-configmap", events.DependencyPolicyConflict,
+		"Dependency policy conflict detected: ConflictResolution conflicted (Overwrite vs Abort); PreserveResourcesOnDeletion conflicted (true vs false).")
+	eventOn(t, c, "shop", "a-deployment", events.SyncScheduleResultToDependenciesSucceed, "Sync schedule results to dependencies succeed.")
+
+	// a's policy turns to Abort, not preserved: nothing asks otherwise.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(rbA), rbA); err != nil {
+		t.Fatal(err)
+	}
+	rbA.Spec.ConflictResolution, rbA.Spec.PreserveResourcesOnDeletion = policyv1alpha1.ConflictAbort, nil
+	if err := c.Update(ctx, rbA); err != nil {
+		t.Fatal(err)
+	}
+	settled("Abort and not preserved once a agrees with b", policyv1alpha1.ConflictAbort, false)
 }
 
 // BenchmarkDistributorStartup: BENCH_DEPS (default 1,000) Deployments, each

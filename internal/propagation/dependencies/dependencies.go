@@ -140,13 +140,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.List(ctx, held, ctrl.InNamespace(req.Namespace), ctrl.MatchingFields{requiredByField: req.Namespace + "/" + req.Name}); err != nil {
 		return reconcile.Result{}, err
 	}
+	// Karmada's events on the workload's binding: the schedule copied to
+	// its dependencies' bindings (recorded when a binding was written), or
+	// why not.
+	synced := func(changed bool, err error) (reconcile.Result, error) {
+		if found && b.DeletionTimestamp.IsZero() && b.Spec.PropagateDeps {
+			if err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsConflict(err) {
+				// (A race with another workload's reconcile is retried
+				// at once, not reported.)
+				events.Warning(r.Recorder, b, events.SyncScheduleResultToDependenciesFailed, "%v", err)
+			} else if changed {
+				events.Normal(r.Recorder, b, events.SyncScheduleResultToDependenciesSucceed, "Sync schedule results to dependencies succeed.")
+			}
+		}
+		return reconcile.Result{RequeueAfter: retry}, err
+	}
+	changed := false
 	for i := range held.Items {
 		a := &held.Items[i]
 		if _, ok := want[a.Name]; ok {
 			continue
 		}
-		if err := r.release(ctx, a, req.NamespacedName); err != nil {
-			return reconcile.Result{}, err
+		wrote, err := r.release(ctx, a, req.NamespacedName)
+		changed = changed || wrote
+		if err != nil {
+			return synced(changed, err)
 		}
 	}
 	names := make([]string, 0, len(want))
@@ -155,11 +173,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := r.attach(ctx, b, want[n], snapshot); err != nil {
-			return reconcile.Result{}, err
+		wrote, err := r.attach(ctx, b, want[n], snapshot)
+		changed = changed || wrote
+		if err != nil {
+			return synced(changed, err)
 		}
 	}
-	return reconcile.Result{RequeueAfter: retry}, nil
+	return synced(changed, nil)
 }
 
 // dependency is one object a workload needs, found in its namespace.
@@ -271,8 +291,10 @@ func claimed(a *workv1alpha2.ResourceBinding) bool {
 		a.Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] != ""
 }
 
-// attach makes the dependency's binding hold the workload's snapshot.
-func (r *Reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding, d dependency, snapshot workv1alpha2.BindingSnapshot) error {
+// attach makes the dependency's binding hold the workload's snapshot, and
+// an attached binding of no policy of its own take the settings its
+// workloads resolve to (resolve); wrote says whether it wrote.
+func (r *Reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding, d dependency, snapshot workv1alpha2.BindingSnapshot) (bool, error) {
 	a := &workv1alpha2.ResourceBinding{}
 	err := r.Client.Get(ctx, ctrl.ObjectKey{Namespace: b.Namespace, Name: d.bindingName()}, a)
 	if apierrors.IsNotFound(err) {
@@ -283,23 +305,25 @@ func (r *Reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: d.ref.APIVersion, Kind: d.ref.Kind, Name: d.ref.Name, UID: d.ref.UID, BlockOwnerDeletion: ptr.To(true)}},
 			},
 			Spec: workv1alpha2.ResourceBindingSpec{Resource: d.ref, RequiredBy: []workv1alpha2.BindingSnapshot{snapshot},
-				ConflictResolution: b.Spec.ConflictResolution, PreserveResourcesOnDeletion: b.Spec.PreserveResourcesOnDeletion},
+				ConflictResolution: effectiveConflictResolution(b.Spec.ConflictResolution), PreserveResourcesOnDeletion: ptr.To(ptr.Deref(b.Spec.PreserveResourcesOnDeletion, false))},
 		}
 		if err := r.Client.Create(ctx, a); err != nil {
-			return ctrl.IgnoreAlreadyExists(err)
+			// Another workload's reconcile created it meanwhile: this
+			// one is retried and joins it (not left out).
+			return false, err
 		}
 		klog.FromContext(ctx).V(2).Info("Attached dependency", "binding", klog.KObj(a), "requiredBy", klog.KObj(b))
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if a.Spec.Resource.Kind != d.ref.Kind || a.Spec.Resource.Name != d.ref.Name {
 		// Another object's binding holds that name (names shortened to
 		// fit): never written over.
 		events.OnBinding(r.Recorder, b, b.Spec.Resource, corev1.EventTypeWarning, events.GetDependenciesFailed,
 			"Not propagating %s %s: binding %s is another object's", d.ref.Kind, d.ref.Name, a.Name)
-		return nil
+		return false, nil
 	}
 	if claimed(a) && (a.Spec.ConflictResolution != b.Spec.ConflictResolution || !equality.Semantic.DeepEqual(a.Spec.PreserveResourcesOnDeletion, b.Spec.PreserveResourcesOnDeletion)) {
 		events.OnBinding(r.Recorder, b, b.Spec.Resource, corev1.EventTypeWarning, events.DependencyPolicyConflict,
@@ -307,12 +331,10 @@ func (r *Reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 			d.ref.Kind, d.ref.Name, a.Spec.ConflictResolution, ptr.Deref(a.Spec.PreserveResourcesOnDeletion, false), b.Spec.ConflictResolution, ptr.Deref(b.Spec.PreserveResourcesOnDeletion, false))
 	}
 	next := make([]workv1alpha2.BindingSnapshot, 0, len(a.Spec.RequiredBy)+1)
-	done := false
+	done, same := false, false
 	for _, s := range a.Spec.RequiredBy {
 		if s.Namespace == snapshot.Namespace && s.Name == snapshot.Name {
-			if equality.Semantic.DeepEqual(s, snapshot) {
-				return r.touch(ctx, a, d)
-			}
+			same = equality.Semantic.DeepEqual(s, snapshot)
 			next = append(next, snapshot)
 			done = true
 			continue
@@ -322,39 +344,109 @@ func (r *Reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 	if !done {
 		next = append(next, snapshot)
 	}
-	patch := ctrl.MergeFromWithOptions(a.DeepCopy(), ctrl.MergeFromWithOptimisticLock{})
-	a.Spec.RequiredBy = next
-	if !claimed(a) {
-		a.Spec.Resource.UID, a.Spec.Resource.ResourceVersion = d.ref.UID, d.ref.ResourceVersion
-	}
-	return r.Client.Patch(ctx, a, patch)
+	return r.write(ctx, a, next, b, &d, same)
 }
 
-// touch keeps an attached binding's reference at the object's current
-// version, so that the binding controller writes the change to its copies.
-func (r *Reconciler) touch(ctx context.Context, a *workv1alpha2.ResourceBinding, d dependency) error {
-	if claimed(a) || (a.Spec.Resource.ResourceVersion == d.ref.ResourceVersion && a.Spec.Resource.UID == d.ref.UID) {
-		return nil
+// write sets an attached binding's requiredBy to next and, for one of no
+// policy of its own, the settings its workloads resolve to and the
+// dependency's current version; unchanged says requiredBy is as it was.
+// b is the workload being reconciled (nil when it is gone), read as it is
+// now rather than from the cache.
+func (r *Reconciler) write(ctx context.Context, a *workv1alpha2.ResourceBinding, next []workv1alpha2.BindingSnapshot, b *workv1alpha2.ResourceBinding, d *dependency, unchanged bool) (bool, error) {
+	before := a.DeepCopy()
+	a.Spec.RequiredBy = next
+	if !claimed(a) {
+		cr, preserve, crConflict, preserveConflict, err := r.resolve(ctx, next, b)
+		if err != nil {
+			return false, err
+		}
+		a.Spec.ConflictResolution, a.Spec.PreserveResourcesOnDeletion = cr, ptr.To(preserve)
+		if d != nil {
+			a.Spec.Resource.UID, a.Spec.Resource.ResourceVersion = d.ref.UID, d.ref.ResourceVersion
+		}
+		if crConflict || preserveConflict {
+			var why []string
+			if crConflict {
+				why = append(why, "ConflictResolution conflicted (Overwrite vs Abort)")
+			}
+			if preserveConflict {
+				why = append(why, "PreserveResourcesOnDeletion conflicted (true vs false)")
+			}
+			defer func() {
+				if !unchanged || !equality.Semantic.DeepEqual(before.Spec, a.Spec) {
+					events.Warning(r.Recorder, a, events.DependencyPolicyConflict, "Dependency policy conflict detected: %s.", strings.Join(why, "; "))
+				}
+			}()
+		}
 	}
-	patch := ctrl.MergeFrom(a.DeepCopy())
-	a.Spec.Resource.UID, a.Spec.Resource.ResourceVersion = d.ref.UID, d.ref.ResourceVersion
-	return r.Client.Patch(ctx, a, patch)
+	if unchanged && equality.Semantic.DeepEqual(before.Spec, a.Spec) {
+		return false, nil
+	}
+	if err := r.Client.Patch(ctx, a, ctrl.MergeFromWithOptions(before, ctrl.MergeFromWithOptimisticLock{})); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// resolve is what the workloads requiring an attached binding make of its
+// settings, as Karmada resolves them: Overwrite if any of them says
+// Overwrite (else Abort), preserved on deletion if any says so; and
+// whether they disagree. requiredBy's bindings are read from the cache,
+// but b (the workload reconciled) as given.
+func (r *Reconciler) resolve(ctx context.Context, requiredBy []workv1alpha2.BindingSnapshot, b *workv1alpha2.ResourceBinding) (cr policyv1alpha1.ConflictResolution, preserve, crConflict, preserveConflict bool, err error) {
+	overwrite, abort, yes, no := false, false, false, false
+	for _, s := range requiredBy {
+		w := b
+		if w == nil || s.Namespace != w.Namespace || s.Name != w.Name {
+			w = &workv1alpha2.ResourceBinding{}
+			if err := r.Client.Get(ctx, ctrl.ObjectKey{Namespace: s.Namespace, Name: s.Name}, w); apierrors.IsNotFound(err) {
+				continue
+			} else if err != nil {
+				return "", false, false, false, err
+			}
+		}
+		if effectiveConflictResolution(w.Spec.ConflictResolution) == policyv1alpha1.ConflictOverwrite {
+			overwrite = true
+		} else {
+			abort = true
+		}
+		if ptr.Deref(w.Spec.PreserveResourcesOnDeletion, false) {
+			yes = true
+		} else {
+			no = true
+		}
+	}
+	cr = policyv1alpha1.ConflictAbort
+	if overwrite {
+		cr = policyv1alpha1.ConflictOverwrite
+	}
+	return cr, yes, overwrite && abort, yes && no, nil
+}
+
+// effectiveConflictResolution is Abort for an empty value.
+func effectiveConflictResolution(v policyv1alpha1.ConflictResolution) policyv1alpha1.ConflictResolution {
+	if v == "" {
+		return policyv1alpha1.ConflictAbort
+	}
+	return v
 }
 
 // release removes the workload's snapshot from an attached binding; one
 // that no workload needs any more, and no policy of its own propagates, is
-// deleted, and its copies with it.
-func (r *Reconciler) release(ctx context.Context, a *workv1alpha2.ResourceBinding, workload ctrl.ObjectKey) error {
+// deleted, and its copies with it; the others take the settings the
+// remaining workloads resolve to.
+func (r *Reconciler) release(ctx context.Context, a *workv1alpha2.ResourceBinding, workload ctrl.ObjectKey) (bool, error) {
 	next := slices.DeleteFunc(slices.Clone(a.Spec.RequiredBy), func(s workv1alpha2.BindingSnapshot) bool {
 		return s.Namespace == workload.Namespace && s.Name == workload.Name
 	})
 	if len(next) == 0 && !claimed(a) {
 		klog.FromContext(ctx).V(2).Info("Deleting attached binding: no workload needs it", "binding", klog.KObj(a))
-		return ctrl.IgnoreNotFound(r.Client.Delete(ctx, a, ctrl.Preconditions{UID: &a.UID, ResourceVersion: &a.ResourceVersion}))
+		if err := r.Client.Delete(ctx, a, ctrl.Preconditions{UID: &a.UID, ResourceVersion: &a.ResourceVersion}); err != nil {
+			return false, ctrl.IgnoreNotFound(err)
+		}
+		return true, nil
 	}
-	patch := ctrl.MergeFromWithOptions(a.DeepCopy(), ctrl.MergeFromWithOptimisticLock{})
-	a.Spec.RequiredBy = next
-	return r.Client.Patch(ctx, a, patch)
+	return r.write(ctx, a, next, nil, nil, len(next) == len(a.Spec.RequiredBy))
 }
 
 func controllerOptions(workers int) controller.Options {
