@@ -25,6 +25,10 @@ func Result(v lua.LValue, refs ...any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !holdsEmpty(g) {
+		// Nothing to decide: the arguments are not walked.
+		return g, nil
+	}
 	var e emptyPaths
 	for _, r := range refs {
 		e.collect(r, nil)
@@ -36,6 +40,36 @@ func Result(v lua.LValue, refs ...any) (any, error) {
 		return e.settleList(x, nil), nil
 	}
 	return g, nil
+}
+
+// holdsEmpty: below its top, v holds an empty object or list (or a
+// function-free value that is one).
+func holdsEmpty(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, c := range x {
+			if isEmptyContainer(c) || holdsEmpty(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if isEmptyContainer(c) || holdsEmpty(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isEmptyContainer(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // emptyPaths are the paths at which the references hold an empty object
