@@ -331,10 +331,9 @@ func (r *Reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 			d.ref.Kind, d.ref.Name, a.Spec.ConflictResolution, ptr.Deref(a.Spec.PreserveResourcesOnDeletion, false), b.Spec.ConflictResolution, ptr.Deref(b.Spec.PreserveResourcesOnDeletion, false))
 	}
 	next := make([]workv1alpha2.BindingSnapshot, 0, len(a.Spec.RequiredBy)+1)
-	done, same := false, false
+	done := false
 	for _, s := range a.Spec.RequiredBy {
 		if s.Namespace == snapshot.Namespace && s.Name == snapshot.Name {
-			same = equality.Semantic.DeepEqual(s, snapshot)
 			next = append(next, snapshot)
 			done = true
 			continue
@@ -344,46 +343,49 @@ func (r *Reconciler) attach(ctx context.Context, b *workv1alpha2.ResourceBinding
 	if !done {
 		next = append(next, snapshot)
 	}
-	return r.write(ctx, a, next, b, &d, same)
+	return r.write(ctx, a, next, b, &d)
 }
 
 // write sets an attached binding's requiredBy to next and, for one of no
 // policy of its own, the settings its workloads resolve to and the
-// dependency's current version; unchanged says requiredBy is as it was.
-// b is the workload being reconciled (nil when it is gone), read as it is
-// now rather than from the cache.
-func (r *Reconciler) write(ctx context.Context, a *workv1alpha2.ResourceBinding, next []workv1alpha2.BindingSnapshot, b *workv1alpha2.ResourceBinding, d *dependency, unchanged bool) (bool, error) {
+// dependency's current version, and says whether it wrote. b is the
+// workload being reconciled (nil when it is gone), read as it is now
+// rather than from the cache.
+func (r *Reconciler) write(ctx context.Context, a *workv1alpha2.ResourceBinding, next []workv1alpha2.BindingSnapshot, b *workv1alpha2.ResourceBinding, d *dependency) (bool, error) {
 	before := a.DeepCopy()
 	a.Spec.RequiredBy = next
+	var conflicts []string
 	if !claimed(a) {
-		cr, preserve, crConflict, preserveConflict, err := r.resolve(ctx, next, b)
-		if err != nil {
-			return false, err
-		}
-		a.Spec.ConflictResolution, a.Spec.PreserveResourcesOnDeletion = cr, ptr.To(preserve)
 		if d != nil {
 			a.Spec.Resource.UID, a.Spec.Resource.ResourceVersion = d.ref.UID, d.ref.ResourceVersion
 		}
-		if crConflict || preserveConflict {
-			var why []string
+		// A workload agreeing with what the binding holds cannot change
+		// the resolution: the others are read only when b disagrees (or
+		// has gone), so that a dependency shared by many workloads costs
+		// each of them one comparison, not a read of every other.
+		if b == nil || effectiveConflictResolution(b.Spec.ConflictResolution) != a.Spec.ConflictResolution ||
+			a.Spec.PreserveResourcesOnDeletion == nil || ptr.Deref(b.Spec.PreserveResourcesOnDeletion, false) != *a.Spec.PreserveResourcesOnDeletion {
+			cr, preserve, crConflict, preserveConflict, err := r.resolve(ctx, next, b)
+			if err != nil {
+				return false, err
+			}
+			a.Spec.ConflictResolution, a.Spec.PreserveResourcesOnDeletion = cr, ptr.To(preserve)
 			if crConflict {
-				why = append(why, "ConflictResolution conflicted (Overwrite vs Abort)")
+				conflicts = append(conflicts, "ConflictResolution conflicted (Overwrite vs Abort)")
 			}
 			if preserveConflict {
-				why = append(why, "PreserveResourcesOnDeletion conflicted (true vs false)")
+				conflicts = append(conflicts, "PreserveResourcesOnDeletion conflicted (true vs false)")
 			}
-			defer func() {
-				if !unchanged || !equality.Semantic.DeepEqual(before.Spec, a.Spec) {
-					events.Warning(r.Recorder, a, events.DependencyPolicyConflict, "Dependency policy conflict detected: %s.", strings.Join(why, "; "))
-				}
-			}()
 		}
 	}
-	if unchanged && equality.Semantic.DeepEqual(before.Spec, a.Spec) {
+	if equality.Semantic.DeepEqual(before.Spec, a.Spec) {
 		return false, nil
 	}
 	if err := r.Client.Patch(ctx, a, ctrl.MergeFromWithOptions(before, ctrl.MergeFromWithOptimisticLock{})); err != nil {
 		return false, err
+	}
+	if len(conflicts) > 0 {
+		events.Warning(r.Recorder, a, events.DependencyPolicyConflict, "Dependency policy conflict detected: %s.", strings.Join(conflicts, "; "))
 	}
 	return true, nil
 }
@@ -446,7 +448,7 @@ func (r *Reconciler) release(ctx context.Context, a *workv1alpha2.ResourceBindin
 		}
 		return true, nil
 	}
-	return r.write(ctx, a, next, nil, nil, len(next) == len(a.Spec.RequiredBy))
+	return r.write(ctx, a, next, nil, nil)
 }
 
 func controllerOptions(workers int) controller.Options {
