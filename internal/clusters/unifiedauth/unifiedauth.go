@@ -167,7 +167,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // sync writes want into the member's impersonator ClusterRole; changed
-// says whether it had other rules.
+// says whether it had other rules. A member identity refused the update
+// (a member joined by an earlier version) is moved first, once.
 func (r *Reconciler) sync(ctx context.Context, cluster *clusterv1alpha1.Cluster, want []rbacv1.PolicyRule) (changed bool, err error) {
 	m, err := r.Members.Get(ctx, cluster)
 	if err != nil {
@@ -175,40 +176,30 @@ func (r *Reconciler) sync(ctx context.Context, cluster *clusterv1alpha1.Cluster,
 	}
 	name := join.ImpersonatorName(cluster.Name)
 	roles := m.Kube.RbacV1().ClusterRoles()
-	role, err := roles.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("the impersonator's ClusterRole %s is missing in %s: run karmadactl join %s again", name, cluster.Name, cluster.Name)
-	}
-	if apierrors.IsForbidden(err) {
-		// An earlier version's member identity reads RBAC only where the
-		// grant has it; the move gives it the rule.
-		if err := r.move(ctx, cluster, m); err != nil {
-			return false, err
+	for moved := false; ; moved = true {
+		role, err := roles.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("the impersonator's ClusterRole %s is missing in %s: run karmadactl join %s again", name, cluster.Name, cluster.Name)
 		}
-		role, err = roles.Get(ctx, name, metav1.GetOptions{})
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading the impersonator's ClusterRole %s in %s: %w", name, cluster.Name, err)
-	}
-	if equality.Semantic.DeepEqual(role.Rules, want) {
-		return false, nil
-	}
-	role.Rules = want
-	_, err = roles.Update(ctx, role, metav1.UpdateOptions{})
-	if apierrors.IsForbidden(err) {
-		if err := r.move(ctx, cluster, m); err != nil {
-			return false, err
-		}
-		if role, err = roles.Get(ctx, name, metav1.GetOptions{}); err != nil {
+		if err != nil {
 			return false, fmt.Errorf("reading the impersonator's ClusterRole %s in %s: %w", name, cluster.Name, err)
+		}
+		if equality.Semantic.DeepEqual(role.Rules, want) {
+			return false, nil
 		}
 		role.Rules = want
 		_, err = roles.Update(ctx, role, metav1.UpdateOptions{})
+		if apierrors.IsForbidden(err) && !moved {
+			if err := r.move(ctx, cluster, m); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("updating the impersonator's ClusterRole %s in %s: %w", name, cluster.Name, err)
+		}
+		return true, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("updating the impersonator's ClusterRole %s in %s: %w", name, cluster.Name, err)
-	}
-	return true, nil
 }
 
 // move gives the member identity of a member joined by an earlier version
