@@ -307,7 +307,7 @@ func decode(v lua.LValue, out any, refs ...any) (bool, error) {
 	if g == nil {
 		return false, nil
 	}
-	if isEmpty(g) {
+	if luavm.EmptyContainer(g) {
 		if reflect.TypeOf(out).Elem().Kind() == reflect.Slice {
 			g = []any{}
 		} else {
@@ -325,7 +325,7 @@ func decode(v lua.LValue, out any, refs ...any) (bool, error) {
 // what the script was given); it must keep the kind.
 func object(v lua.LValue, like *unstructured.Unstructured, fail func(error) error, refs ...any) (*unstructured.Unstructured, error) {
 	g, err := luavm.Result(v, refs...)
-	if isEmpty(g) {
+	if luavm.EmptyContainer(g) {
 		g = map[string]any{}
 	}
 	if err != nil {
@@ -340,17 +340,6 @@ func object(v lua.LValue, like *unstructured.Unstructured, fail func(error) erro
 		return nil, fail(fmt.Errorf("returned a %s %s, want the %s %s it was given", out.GetAPIVersion(), out.GetKind(), like.GetAPIVersion(), like.GetKind()))
 	}
 	return out, nil
-}
-
-// isEmpty: g is an empty object or list.
-func isEmpty(g any) bool {
-	switch x := g.(type) {
-	case map[string]any:
-		return len(x) == 0
-	case []any:
-		return len(x) == 0
-	}
-	return false
 }
 
 // Layer is an interpreter layer whose content is replaced whole when the

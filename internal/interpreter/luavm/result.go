@@ -48,13 +48,13 @@ func holdsEmpty(v any) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		for _, c := range x {
-			if isEmptyContainer(c) || holdsEmpty(c) {
+			if EmptyContainer(c) || holdsEmpty(c) {
 				return true
 			}
 		}
 	case []any:
 		for _, c := range x {
-			if isEmptyContainer(c) || holdsEmpty(c) {
+			if EmptyContainer(c) || holdsEmpty(c) {
 				return true
 			}
 		}
@@ -62,7 +62,8 @@ func holdsEmpty(v any) bool {
 	return false
 }
 
-func isEmptyContainer(v any) bool {
+// EmptyContainer: v is an empty object or list.
+func EmptyContainer(v any) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		return len(x) == 0
@@ -125,16 +126,7 @@ func (e *emptyPaths) add(set *map[string]bool, path []string) {
 // empty: v is an empty object or list; then form is what it becomes at
 // path (nil: left out).
 func (e *emptyPaths) empty(v any, path []string) (isEmpty bool, form any) {
-	switch x := v.(type) {
-	case map[string]any:
-		if len(x) > 0 {
-			return false, nil
-		}
-	case []any:
-		if len(x) > 0 {
-			return false, nil
-		}
-	default:
+	if !EmptyContainer(v) {
 		return false, nil
 	}
 	p := join(path)
