@@ -111,28 +111,25 @@ func PodRequests(spec *corev1.PodSpec) corev1.ResourceList {
 func KarmadaForm(rl corev1.ResourceList) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for name, q := range rl {
+		n := string(name)
+		var v int64
+		var format resource.Format
 		switch {
 		case name == corev1.ResourceCPU:
-			if v := q.MilliValue(); v > 0 {
+			if v = q.MilliValue(); v > 0 {
 				out[name] = *resource.NewMilliQuantity(v, resource.DecimalSI)
 			}
-		case name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage:
-			if v := q.Value(); v > 0 {
-				out[name] = *resource.NewQuantity(v, resource.BinarySI)
-			}
-		case name == corev1.ResourcePods:
-			if v := q.Value(); v > 0 {
-				out[name] = *resource.NewQuantity(v, resource.DecimalSI)
-			}
-		case strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix):
-			if v := q.Value(); v > 0 {
-				out[name] = *resource.NewQuantity(v, resource.BinarySI)
-			}
-		case strings.HasPrefix(string(name), "attachable-volumes-"),
-			strings.Contains(string(name), "/") && !strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix):
-			if v := q.Value(); v > 0 {
-				out[name] = *resource.NewQuantity(v, resource.DecimalSI)
-			}
+			continue
+		case name == corev1.ResourceMemory, name == corev1.ResourceEphemeralStorage, strings.HasPrefix(n, corev1.ResourceHugePagesPrefix):
+			format = resource.BinarySI
+		case name == corev1.ResourcePods, strings.HasPrefix(n, "attachable-volumes-"),
+			strings.Contains(n, "/") && !strings.HasPrefix(n, corev1.DefaultResourceRequestsPrefix):
+			format = resource.DecimalSI
+		default:
+			continue
+		}
+		if v = q.Value(); v > 0 {
+			out[name] = *resource.NewQuantity(v, format)
 		}
 	}
 	return out
