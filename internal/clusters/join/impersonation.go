@@ -1,11 +1,14 @@
 package join
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 )
@@ -105,6 +108,22 @@ func ImpersonatorRules(subjects []rbacv1.Subject) []rbacv1.PolicyRule {
 	// uids and userextras/<key> (RBAC has no prefix wildcard: "*", whose
 	// only impersonable resources are these).
 	return append(rules, rbacv1.PolicyRule{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"impersonate"}})
+}
+
+// ImpersonatorRulesFor reads the control plane's ClusterRoles and
+// ClusterRoleBindings and returns the impersonator's rules for cluster
+// (ImpersonatorRules of ProxySubjects): what join writes and the
+// controller manager's unifiedAuth keeps.
+func ImpersonatorRulesFor(ctx context.Context, karmada client.Reader, cluster string) ([]rbacv1.PolicyRule, error) {
+	var roles rbacv1.ClusterRoleList
+	var bindings rbacv1.ClusterRoleBindingList
+	if err := karmada.List(ctx, &roles); err != nil {
+		return nil, fmt.Errorf("listing the control plane's ClusterRoles (who may use the cluster proxy): %w", err)
+	}
+	if err := karmada.List(ctx, &bindings); err != nil {
+		return nil, fmt.Errorf("listing the control plane's ClusterRoleBindings (who may use the cluster proxy): %w", err)
+	}
+	return ImpersonatorRules(ProxySubjects(cluster, roles.Items, bindings.Items)), nil
 }
 
 // ImpersonatorNarrowingRule is the member identity's right to keep the

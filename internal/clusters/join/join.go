@@ -369,13 +369,9 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 // returns a bound token of it lasting o.TokenTTL (renewed by the controller
 // manager as the member token is).
 func ensureImpersonator(ctx context.Context, karmada client.Client, mc kubernetes.Interface, o Options) ([]byte, error) {
-	var roles rbacv1.ClusterRoleList
-	var bindings rbacv1.ClusterRoleBindingList
-	if err := karmada.List(ctx, &roles); err != nil {
-		return nil, fmt.Errorf("listing the control plane's ClusterRoles (who may use the cluster proxy): %w", err)
-	}
-	if err := karmada.List(ctx, &bindings); err != nil {
-		return nil, fmt.Errorf("listing the control plane's ClusterRoleBindings (who may use the cluster proxy): %w", err)
+	rules, err := ImpersonatorRulesFor(ctx, karmada, o.ClusterName)
+	if err != nil {
+		return nil, err
 	}
 	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: o.ClusterName}
 	name := ImpersonatorName(o.ClusterName)
@@ -383,7 +379,7 @@ func ensureImpersonator(ctx context.Context, karmada client.Client, mc kubernete
 	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
 	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: ImpersonatorRules(ProxySubjects(o.ClusterName, roles.Items, bindings.Items))}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: rules}
 	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		if _, err := mc.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", name, err)
@@ -406,7 +402,7 @@ func ensureImpersonator(ctx context.Context, karmada client.Client, mc kubernete
 		return nil, err
 	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(o.TokenTTL / time.Second))}}
-	tr, err := mc.CoreV1().ServiceAccounts(MemberNamespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	tr, err = mc.CoreV1().ServiceAccounts(MemberNamespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
 	}

@@ -133,15 +133,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.applied.Delete(cluster.Name)
 		return ctrl.Result{}, nil
 	}
-	var roles rbacv1.ClusterRoleList
-	var bindings rbacv1.ClusterRoleBindingList
-	if err := r.Client.List(ctx, &roles); err != nil {
+	want, err := join.ImpersonatorRulesFor(ctx, r.Client, cluster.Name)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.Client.List(ctx, &bindings); err != nil {
-		return ctrl.Result{}, err
-	}
-	want := join.ImpersonatorRules(join.ProxySubjects(cluster.Name, roles.Items, bindings.Items))
 	resync := r.Resync
 	if resync <= 0 {
 		resync = DefaultResync

@@ -325,11 +325,11 @@ func decode(v lua.LValue, out any, refs ...any) (bool, error) {
 // what the script was given); it must keep the kind.
 func object(v lua.LValue, like *unstructured.Unstructured, fail func(error) error, refs ...any) (*unstructured.Unstructured, error) {
 	g, err := luavm.Result(v, refs...)
-	if luavm.EmptyContainer(g) {
-		g = map[string]any{}
-	}
 	if err != nil {
 		return nil, fail(fmt.Errorf("returned object: %w", err))
+	}
+	if luavm.EmptyContainer(g) {
+		g = map[string]any{}
 	}
 	m, ok := g.(map[string]any)
 	if !ok {
