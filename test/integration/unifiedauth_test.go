@@ -126,11 +126,40 @@ func TestImpersonatorNarrowedToProxySubjects(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("the member identity binding the impersonator's ClusterRole to itself: %v; want Forbidden", err)
 	}
+	// Nor in a namespace (it may write RoleBindings: RBAC is among join's
+	// default kinds), even after widening the role it may rewrite.
+	imp, err := memberID.RbacV1().ClusterRoles().Get(ctx, join.ImpersonatorName("member1"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp.Rules = append(imp.Rules, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}})
+	if _, err := memberID.RbacV1().ClusterRoles().Update(ctx, imp, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("the member identity rewriting the impersonator's rules (its narrowing right): %v", err)
+	}
+	_, err = memberID.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "steal"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: join.ImpersonatorName("member1")},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: join.MemberNamespace, Name: join.ServiceAccountName("member1")}}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("the member identity binding the widened impersonator role to itself in a namespace: %v; want Forbidden", err)
+	}
+	if _, err := memberID.CoreV1().ServiceAccounts(join.MemberNamespace).CreateToken(ctx, join.ImpersonatorName("member1"), &authenticationv1.TokenRequest{}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the member identity minting the impersonator's token: %v; want Forbidden", err)
+	}
+	// The controller manager puts the rules back at its next look.
+	r.Resync = time.Nanosecond
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	r.Resync = 0
+	if back, err := memberID.RbacV1().ClusterRoles().Get(ctx, join.ImpersonatorName("member1"), metav1.GetOptions{}); err != nil ||
+		slices.ContainsFunc(back.Rules, func(p rbacv1.PolicyRule) bool { return slices.Contains(p.Resources, "*") && slices.Contains(p.APIGroups, "*") }) {
+		t.Errorf("the widened impersonator role was not put back (%v): %v", err, back)
+	}
 
 	// An earlier version's member: a wide impersonator, a member identity
 	// without the narrowing rule.
 	admin := kubernetes.NewForConfigOrDie(member.Config)
-	imp, err := admin.RbacV1().ClusterRoles().Get(ctx, join.ImpersonatorName("member1"), metav1.GetOptions{})
+	imp, err = admin.RbacV1().ClusterRoles().Get(ctx, join.ImpersonatorName("member1"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
