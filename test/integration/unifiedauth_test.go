@@ -152,7 +152,9 @@ func TestImpersonatorNarrowedToProxySubjects(t *testing.T) {
 	}
 	r.Resync = 0
 	if back, err := memberID.RbacV1().ClusterRoles().Get(ctx, join.ImpersonatorName("member1"), metav1.GetOptions{}); err != nil ||
-		slices.ContainsFunc(back.Rules, func(p rbacv1.PolicyRule) bool { return slices.Contains(p.Resources, "*") && slices.Contains(p.APIGroups, "*") }) {
+		slices.ContainsFunc(back.Rules, func(p rbacv1.PolicyRule) bool {
+			return slices.Contains(p.Resources, "*") && slices.Contains(p.APIGroups, "*")
+		}) {
 		t.Errorf("the widened impersonator role was not put back (%v): %v", err, back)
 	}
 
