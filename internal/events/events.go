@@ -101,6 +101,14 @@ const (
 	PreemptPolicySucceed     = "PreemptPolicySucceed"
 )
 
+// Reasons recorded on FederatedResourceQuotas (Karmada's; the sync and
+// status controllers record SyncWorkSucceed/Failed and
+// AggregateStatusSucceed/Failed on the quota).
+const (
+	CollectOverallStatusSucceed = "CollectOverallStatusSucceed"
+	CollectOverallStatusFailed  = "CollectOverallStatusFailed"
+)
+
 // The messages of WorkDispatching.
 const (
 	MessageDispatching          = "Work is being dispatched to the member cluster"

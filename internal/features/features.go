@@ -22,7 +22,7 @@ const GracefulEviction featuregate.Feature = "GracefulEviction"
 
 // FederatedQuotaEnforcement enforces FederatedResourceQuotas' overall
 // limits: karmada-webhook refuses a binding's placement that would take its
-// namespace past one (the scheduler reports QuotaExceeded). Alpha, off by
+// namespace past one (the scheduler reports SchedulerError with the denial). Alpha, off by
 // default, as in Karmada.
 const FederatedQuotaEnforcement featuregate.Feature = "FederatedQuotaEnforcement"
 

@@ -827,7 +827,9 @@ func (f *fleet) karmadaSteps(c *cluster, api string) []*Step {
 		// Failover on: the default ClusterTaintPolicy taints a failed cluster
 		// NoExecute, and the taint manager evicts what does not tolerate it
 		// (policies tolerate it 300 s by default).
-		s.Args = append(s.Args, "--feature-gates=Failover=true", "--enable-no-execute-taint-eviction")
+		// FederatedResourceQuotas' overall usage counted from the bindings,
+		// as karmada-webhook enforces it.
+		s.Args = append(s.Args, "--feature-gates=Failover=true,FederatedQuotaEnforcement=true", "--enable-no-execute-taint-eviction")
 		// Room for K = 10,000 templates over 3 members (a live heap of about
 		// 300 MB) on a machine the members share (docs/performance.md).
 		s.Args = append(s.Args, "--memory-limit="+controllerManagerMemoryLimit)

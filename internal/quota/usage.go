@@ -107,6 +107,24 @@ func Requested(name corev1.ResourceName) corev1.ResourceName {
 	return name
 }
 
+// UsedUnder is used under the names of the overall limit (requests.cpu
+// reports cpu requests), keeping only what is requested, as Karmada does;
+// nil when nothing is.
+func UsedUnder(used, overall corev1.ResourceList) corev1.ResourceList {
+	var out corev1.ResourceList
+	for n := range overall {
+		u, ok := used[Requested(n)]
+		if !ok || u.Sign() <= 0 {
+			continue
+		}
+		if out == nil {
+			out = corev1.ResourceList{}
+		}
+		out[n] = u.DeepCopy()
+	}
+	return out
+}
+
 // Increases says whether delta asks for more of anything.
 func Increases(delta corev1.ResourceList) bool {
 	for _, q := range delta {
@@ -125,9 +143,11 @@ type ExceededError struct {
 	Used, Requested, Limit resource.Quantity
 }
 
+// Error is Karmada's message: the sum the namespace would request.
 func (e *ExceededError) Error() string {
-	return fmt.Sprintf("FederatedResourceQuota(%s) exceeded for resource %s: requested %s more on top of %s used, limit %s",
-		e.Quota, e.Resource, e.Requested.String(), e.Used.String(), e.Limit.String())
+	sum := Add(corev1.ResourceList{e.Resource: e.Used}, corev1.ResourceList{e.Resource: e.Requested})[e.Resource]
+	return fmt.Sprintf("FederatedResourceQuota(%s) exceeded for resource %s: requested sum %s, limit %s.",
+		e.Quota, e.Resource, sum.String(), e.Limit.String())
 }
 
 // Check says whether a placement asking delta more fits a quota whose
@@ -162,9 +182,6 @@ func IsExceeded(err error) bool {
 
 // Reasons and markers.
 const (
-	// ReasonQuotaExceeded is the Scheduled condition's reason when a
-	// placement would exceed a FederatedResourceQuota (Karmada's).
-	ReasonQuotaExceeded = "QuotaExceeded"
 	// WorkNamespaceLabel and WorkNameLabel mark the Works of a quota's
 	// static assignments.
 	WorkNamespaceLabel = "federatedresourcequota.karmada.io/namespace"

@@ -42,7 +42,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("exactly at the limit: %v", err)
 	}
 	err := Check(q, used, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")})
-	if err == nil || !strings.Contains(err.Error(), "FederatedResourceQuota(ns/q) exceeded for resource requests.cpu: requested 1500m more on top of 3 used, limit 4") || !IsExceeded(err) {
+	if err == nil || !strings.Contains(err.Error(), "FederatedResourceQuota(ns/q) exceeded for resource requests.cpu: requested sum 4500m, limit 4.") || !IsExceeded(err) {
 		t.Errorf("over: %v", err)
 	}
 	if err := Check(q, used, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Gi")}); err != nil {

@@ -312,10 +312,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 			if quota.IsExceeded(err) {
 				// karmada-webhook refused it: a FederatedResourceQuota of
 				// the namespace would be exceeded. The binding keeps its
-				// placement, says why, and is tried again with backoff (a
+				// placement, says why (SchedulerError and the API
+				// server's words, as Karmada's scheduler reports a
+				// refused write), and is tried again with backoff (a
 				// freed quota or a raised limit lets it through).
 				if cerr := s.setCondition(ctx, obj, status, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
-					Reason: quota.ReasonQuotaExceeded, Message: err.Error(), ObservedGeneration: obj.GetGeneration()}); cerr != nil {
+					Reason: ReasonSchedulerError, Message: err.Error(), ObservedGeneration: obj.GetGeneration()}); cerr != nil {
 					return 0, cerr
 				}
 				events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", err)

@@ -8,6 +8,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -356,6 +357,10 @@ func (v *validating[T]) Handle(ctx context.Context, req admission.Request) admis
 	errs := v.validate(obj, old)
 	if v.authorize != nil {
 		more, err := v.authorize(ctx, req.UserInfo, obj, old)
+		var denied *denial
+		if errors.As(err, &denied) {
+			return admission.Denied(denied.message)
+		}
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
@@ -368,3 +373,10 @@ func (v *validating[T]) Handle(ctx context.Context, req admission.Request) admis
 	status := apierrors.NewInvalid(gk, obj.GetName(), errs).Status()
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }
+
+// denial is a refusal answered with its message alone (Forbidden), not as
+// field errors: Karmada's words where tools match them (a
+// FederatedResourceQuota exceeded).
+type denial struct{ message string }
+
+func (d *denial) Error() string { return d.message }

@@ -58,7 +58,10 @@ func Configurations(scheme *runtime.Scheme, baseURL string, caBundle []byte) (*a
 		for _, op := range ops {
 			rule.Operations = append(rule.Operations, admissionregistrationv1.OperationType(op))
 		}
-		name := strings.ToLower(e.Kind) + "." + e.GVR.Group
+		// Karmada's names: the kind and karmada.io (resourcebinding.karmada.io),
+		// which API servers print in a denial ("admission webhook
+		// \"resourcebinding.karmada.io\" denied the request: ...").
+		name := strings.ToLower(e.Kind) + ".karmada.io"
 		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + e.Path), CABundle: caBundle}
 		// Equivalent: a write through another version of the resource (a
 		// v1alpha1 binding) is converted and admitted as this one.

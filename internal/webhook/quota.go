@@ -50,10 +50,12 @@ func validateFederatedResourceQuota(q *policyv1alpha1.FederatedResourceQuota) fi
 }
 
 // quotaCheck refuses a binding's placement that would take its namespace
-// past a FederatedResourceQuota's overall limit, and records what an
-// admitted one adds in each quota's status.overallUsed (an optimistic
-// update: two placements admitted at once cannot both count the same
-// room; the status controller recounts from the bindings afterwards).
+// past a FederatedResourceQuota's overall limit (a plain denial in
+// Karmada's words), and records what an admitted one adds or gives back in
+// each quota's status.overallUsed, as Karmada's webhook does (an
+// optimistic update: two placements admitted at once cannot both count
+// the same room; the enforcement controller recounts from the bindings
+// when one is deleted and periodically).
 func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *workv1alpha2.ResourceBindingSpec) (field.ErrorList, error) {
 	if o.Quotas == nil {
 		return nil, nil
@@ -63,7 +65,7 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 		before = old
 	}
 	delta := quota.Sub(quota.Usage(spec), quota.Usage(before))
-	if !quota.Increases(delta) {
+	if !changes(delta) {
 		return nil, nil
 	}
 	list := &policyv1alpha1.FederatedResourceQuotaList{}
@@ -76,6 +78,9 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 	}
 	for i := range list.Items {
 		q := &list.Items[i]
+		if !changes(quota.UsedUnder(delta, q.Spec.Overall)) && !changes(negated(delta, q.Spec.Overall)) {
+			continue
+		}
 		for attempt := 0; ; attempt++ {
 			used := corev1.ResourceList{}
 			for n, v := range q.Status.OverallUsed {
@@ -83,16 +88,10 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 			}
 			var exceeded *quota.ExceededError
 			if err := quota.Check(q, used, delta); errors.As(err, &exceeded) {
-				return field.ErrorList{field.Forbidden(field.NewPath("spec", "clusters"), err.Error())}, nil
+				return nil, &denial{message: err.Error()}
 			}
 			q.Status.Overall = q.Spec.Overall
-			next := corev1.ResourceList{}
-			for n := range q.Spec.Overall {
-				u := used[quota.Requested(n)]
-				d := delta[quota.Requested(n)]
-				next = quota.Add(next, quota.Add(corev1.ResourceList{n: u}, corev1.ResourceList{n: d}))
-			}
-			q.Status.OverallUsed = next
+			q.Status.OverallUsed = quota.UsedUnder(quota.Add(used, delta), q.Spec.Overall)
 			err := o.Quotas.Status().Update(ctx, q)
 			if err == nil {
 				break
@@ -106,4 +105,28 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 		}
 	}
 	return nil, nil
+}
+
+// changes says whether a delta changes anything.
+func changes(delta corev1.ResourceList) bool {
+	for _, q := range delta {
+		if !q.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// negated is what delta gives back of the resources overall limits, as
+// positive quantities.
+func negated(delta, overall corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for n := range overall {
+		if d, ok := delta[quota.Requested(n)]; ok && d.Sign() < 0 {
+			d = d.DeepCopy()
+			d.Neg()
+			out[n] = d
+		}
+	}
+	return out
 }

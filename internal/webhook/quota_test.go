@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -62,9 +63,10 @@ func TestQuotaCheck(t *testing.T) {
 	if u := got.Status.OverallUsed["requests.memory"]; u.String() != "3Gi" {
 		t.Fatalf("overallUsed requests.memory = %s, want 3Gi", u.String())
 	}
+	// Refused as Karmada refuses it: a plain denial with its words.
 	errs, err := o.quotaCheck(ctx, "shop", placement("1", 3, 2), nil)
-	if err != nil || len(errs) != 1 || !strings.Contains(errs[0].Error(), "FederatedResourceQuota(shop/team) exceeded for resource cpu: requested 5 more on top of 6 used, limit 10") ||
-		errs[0].Field != "spec.clusters" {
+	var denied *denial
+	if len(errs) != 0 || !errors.As(err, &denied) || denied.message != "FederatedResourceQuota(shop/team) exceeded for resource cpu: requested sum 11, limit 10." {
 		t.Fatalf("11 cpu of 10: %v %v", errs, err)
 	}
 	// An update is charged only what it adds.

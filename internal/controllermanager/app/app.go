@@ -92,10 +92,11 @@ type Options struct {
 	RemoveOrphans       bool
 
 	// Failover: the taint manager and graceful evictions.
-	EnableNoExecuteTaintEviction    bool
-	NoExecuteTaintEvictionPurgeMode string
-	ResourceEvictionRate            float32
-	GracefulEvictionTimeout         time.Duration
+	EnableNoExecuteTaintEviction     bool
+	NoExecuteTaintEvictionPurgeMode  string
+	ResourceEvictionRate             float32
+	GracefulEvictionTimeout          time.Duration
+	FederatedResourceQuotaSyncPeriod time.Duration
 
 	// GCPercent is the garbage collector's target (as GOGC); applied
 	// unless GOGC is set and the flag is not given.
@@ -132,6 +133,7 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.EnableNoExecuteTaintEviction, "enable-no-execute-taint-eviction", false, "evict workloads from clusters with NoExecute taints they do not tolerate (after their tolerationSeconds); needs --feature-gates=Failover=true")
 	f.StringVar(&o.NoExecuteTaintEvictionPurgeMode, "no-execute-taint-eviction-purge-mode", string(taintmanager.DefaultPurgeMode), "how an evicted cluster's copy is removed when the policy's failover.cluster sets no purgeMode: Gracefully (once the workload is healthy elsewhere, or the grace period is over) or Directly (at once)")
 	f.Float32Var(&o.ResourceEvictionRate, "resource-eviction-rate", taintmanager.DefaultEvictionRate, "evictions per second across the fleet, by the taint manager")
+	f.DurationVar(&o.FederatedResourceQuotaSyncPeriod, "federated-resource-quota-sync-period", quotacontroller.EnforcementResync, "how often FederatedResourceQuotas' overallUsed is recounted from the bindings (with --feature-gates=FederatedQuotaEnforcement=true), besides when a quota's overall changes or a binding is deleted: karmada-webhook records each admitted placement, and a recount corrects what was admitted but never written")
 	f.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", gracefuleviction.DefaultTimeout, "how long an evicted copy may wait for the workload to be healthy elsewhere before it is removed (when the eviction sets no gracePeriodSeconds); never removed while it is the last healthy copy or nothing can replace it")
 	f.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "how far the heap may grow over live data before a garbage collection, in percent (Go's GOGC; GOGC in the environment wins unless this flag is given): lower holds less memory for more CPU")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "0", "soft limit on the memory the process holds, as a quantity (512Mi, 1Gi); near it the garbage collector runs more often and returns freed memory to the system sooner, for more CPU; 0 sets none (Go's GOMEMLIMIT, which wins when set in the environment and the flag is not given). Set it under the memory the process may use, with room over its live heap")
@@ -222,6 +224,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--no-execute-taint-eviction-purge-mode=%q: must be Gracefully or Directly", o.NoExecuteTaintEvictionPurgeMode)
 	case o.ResourceEvictionRate <= 0:
 		return fmt.Errorf("--resource-eviction-rate=%v: must be positive", o.ResourceEvictionRate)
+	case o.FederatedResourceQuotaSyncPeriod <= 0:
+		return fmt.Errorf("--federated-resource-quota-sync-period=%s: must be positive", o.FederatedResourceQuotaSyncPeriod)
 	case o.GracefulEvictionTimeout <= 0:
 		return fmt.Errorf("--graceful-eviction-timeout=%s: must be positive", o.GracefulEvictionTimeout)
 	case o.ClusterAPIQPS <= 0 || o.ClusterAPIBurst <= 0:
@@ -294,10 +298,19 @@ var controllers = map[string]func(c setupContext) error{
 		}).SetupWithManager(c.mgr)
 	},
 	quotacontroller.SyncControllerName: func(c setupContext) error {
-		return (&quotacontroller.Sync{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+		return (&quotacontroller.Sync{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(quotacontroller.SyncSource),
+			Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	quotacontroller.StatusControllerName: func(c setupContext) error {
-		return (&quotacontroller.Status{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+		return (&quotacontroller.Status{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(quotacontroller.StatusSource),
+			Enforcement: features.Gate.Enabled(features.FederatedQuotaEnforcement), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
+	},
+	quotacontroller.EnforcementControllerName: func(c setupContext) error {
+		if !features.Gate.Enabled(features.FederatedQuotaEnforcement) {
+			return nil
+		}
+		return (&quotacontroller.Enforcement{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(quotacontroller.EnforcementSource),
+			Resync: c.opts.FederatedResourceQuotaSyncPeriod, Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	namespace.ControllerName: func(c setupContext) error {
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)

@@ -18,9 +18,9 @@ func TestEnabledControllers(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{spec: []string{"*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,namespace,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
-		{spec: []string{"*", "-namespace"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
-		{spec: []string{"-namespace", "*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,namespace,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"*", "-namespace"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"-namespace", "*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
 		{spec: []string{"cluster", "clusterStatus"}, want: "cluster,clusterStatus"},
 		{spec: []string{"cluster", "-cluster"}, want: ""},
 		{spec: []string{"*", "bogus"}, wantErr: `unknown controller "bogus"`},
@@ -106,7 +106,7 @@ func TestMemoryLimit(t *testing.T) {
 	for _, bad := range []string{"lots", "-1Gi", "1.5"} {
 		o := &Options{Controllers: []string{"*"}, GCPercent: 50, MemoryLimit: bad, ClusterStatusUpdateFrequency: time.Second,
 			ClusterMonitorPeriod: time.Second, ClusterMonitorGracePeriod: time.Second, ClusterStartupGracePeriod: time.Second, ManagerOptions: cli.ManagerOptions{KubeAPIQPS: 1, KubeAPIBurst: 1}, ClusterAPIQPS: 1, ClusterAPIBurst: 1,
-			NoExecuteTaintEvictionPurgeMode: "Gracefully", ResourceEvictionRate: 1, GracefulEvictionTimeout: time.Second, AgentCertificateMaxLifetime: time.Hour}
+			NoExecuteTaintEvictionPurgeMode: "Gracefully", ResourceEvictionRate: 1, GracefulEvictionTimeout: time.Second, FederatedResourceQuotaSyncPeriod: time.Minute, AgentCertificateMaxLifetime: time.Hour}
 		err := o.Validate()
 		if err == nil || !strings.Contains(err.Error(), "--memory-limit") || !strings.Contains(err.Error(), bad) {
 			t.Errorf("--memory-limit=%s: %v, want an error naming the flag and the value", bad, err)

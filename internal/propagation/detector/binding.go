@@ -51,14 +51,14 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	}
 	op, err := d.writeBinding(ctx, obj, c, replicas, requirements, components)
 	if err != nil {
-		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Failed to apply policy %s: %v", c.Key(), err)
+		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Apply %s failed: %v", policyWords(c), err)
 		return err
 	}
 	if op == controllerutil.OperationResultNone {
 		return nil
 	}
 	klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KRef(obj.GetNamespace(), names.BindingName(obj.GetKind(), obj.GetName())), "policy", c.Key(), "operation", op)
-	events.Normal(d.Recorder, obj, events.ApplyPolicySucceed, "Applied policy %s", c.Key())
+	events.Normal(d.Recorder, obj, events.ApplyPolicySucceed, "Apply %s succeed", policyWords(c))
 	if len(components) > 0 {
 		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d components of the template", len(components))
 	} else if interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
@@ -187,4 +187,13 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// policyWords names a policy as Karmada's ApplyPolicy events do:
+// "policy(ns/name)" or "cluster policy(name)".
+func policyWords(c policymatch.Candidate) string {
+	if c.Namespaced {
+		return "policy(" + c.Key() + ")"
+	}
+	return "cluster policy(" + c.Key() + ")"
 }

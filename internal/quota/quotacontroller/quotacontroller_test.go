@@ -56,10 +56,17 @@ func TestSyncAndStatus(t *testing.T) {
 		// The member reports its quota.
 		status, _ := json.Marshal(corev1.ResourceQuotaStatus{Hard: rq.Spec.Hard, Used: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}})
 		w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{Status: &runtime.RawExtension{Raw: status}}}
+		if w.Namespace == "karmada-es-member1" {
+			// Applied: member1 counts; member2's Work, not applied yet,
+			// is left out as Karmada leaves it.
+			w.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", LastTransitionTime: metav1.Now()}}
+		}
 		if err := c.Status().Update(ctx, &w); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// Without FederatedQuotaEnforcement: overallUsed is what the members'
+	// quotas use.
 	if _, err := (&Status{Client: c}).Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +75,32 @@ func TestSyncAndStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := got.Status
-	if u, m := st.OverallUsed[corev1.ResourceCPU], st.OverallUsed["requests.memory"]; u.String() != "2500m" || m.String() != "5Gi" {
-		t.Errorf("overallUsed %v, want cpu 2500m and requests.memory 5Gi (this namespace's binding only)", st.OverallUsed)
+	if u := st.OverallUsed[corev1.ResourceCPU]; u.String() != "1" || len(st.OverallUsed) != 1 {
+		t.Errorf("overallUsed %v, want cpu 1 (member1's quota's, the one applied)", st.OverallUsed)
 	}
-	if o := st.Overall[corev1.ResourceCPU]; o.String() != "10" || len(st.AggregatedStatus) != 2 || st.AggregatedStatus[0].ClusterName != "member1" {
+	if o := st.Overall[corev1.ResourceCPU]; o.String() != "10" || len(st.AggregatedStatus) != 1 || st.AggregatedStatus[0].ClusterName != "member1" {
 		t.Errorf("status %+v", st)
 	} else if u := st.AggregatedStatus[0].Used[corev1.ResourceCPU]; u.String() != "1" {
 		t.Errorf("member1 used %s, want 1", u.String())
+	}
+	// With it: the enforcement controller counts the placements of this
+	// namespace's bindings, under the overall's names; the status
+	// controller keeps to aggregatedStatus.
+	if res, err := (&Enforcement{Client: c}).Reconcile(ctx, req); err != nil || res.RequeueAfter != EnforcementResync {
+		t.Fatalf("%+v %v: want a resync after %s", res, err, EnforcementResync)
+	}
+	if _, err := (&Status{Client: c, Enforcement: true}).Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	st = got.Status
+	if u, m := st.OverallUsed[corev1.ResourceCPU], st.OverallUsed["requests.memory"]; u.String() != "2500m" || m.String() != "5Gi" || len(st.OverallUsed) != 2 {
+		t.Errorf("overallUsed %v, want cpu 2500m and requests.memory 5Gi (this namespace's binding only)", st.OverallUsed)
+	}
+	if len(st.AggregatedStatus) != 1 {
+		t.Errorf("aggregatedStatus %+v", st.AggregatedStatus)
 	}
 
 	// One assignment dropped: its Work goes; the quota deleted: all go.
