@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/dump"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -97,6 +99,25 @@ func WorkName(kind, name, namespace string) string {
 	h.Write([]byte(id))
 	suffix := rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
 	if n := maxNameLength - len(suffix) - 1; len(prefix) > n {
+		prefix = strings.TrimRight(prefix[:n], "-.")
+	}
+	return prefix + "-" + suffix
+}
+
+// PolicyName is the name Karmada gives the policy it makes for one
+// object (karmadactl promote, and the policy of a FederatedHPA's target):
+// the object's name lower-cased with ':' replaced by '.', "-", and
+// rand.SafeEncodeString of the decimal FNV-32a hash of the object's
+// namespace followed by its GroupVersionKind in Go's form ("apps/v1,
+// Kind=Deployment"), written as apimachinery's dump.ForHash writes it (as
+// Kubernetes' DeepHashObject hashes).
+func PolicyName(namespace, name string, gvk schema.GroupVersionKind) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%v", dump.ForHash(namespace+gvk.String()))
+	prefix := strings.ToLower(strings.ReplaceAll(name, ":", "."))
+	suffix := strings.ToLower(rand.SafeEncodeString(fmt.Sprint(h.Sum32())))
+	if n := maxNameLength - len(suffix) - 1; len(prefix) > n {
+		// Karmada cannot create a policy of such a name at all.
 		prefix = strings.TrimRight(prefix[:n], "-.")
 	}
 	return prefix + "-" + suffix

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -147,5 +148,33 @@ func TestLongNames(t *testing.T) {
 	}
 	if v := LabelValue("_" + strings.Repeat("x", 70)); len(validation.IsValidLabelValue(v)) > 0 {
 		t.Fatalf("label value %q is invalid", v)
+	}
+}
+
+// Karmada's policy names: the name ('.' for ':'), "-", and
+// rand.SafeEncodeString of the decimal FNV-32a of what Kubernetes'
+// DeepHashObject writes for the string namespace+GVK:
+// "(string)<namespace><group>/<version>, Kind=<kind>".
+func TestPolicyName(t *testing.T) {
+	for _, c := range []struct {
+		namespace, name string
+		gvk             schema.GroupVersionKind
+		hashed          string
+	}{
+		{"default", "nginx", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "(string)defaultapps/v1, Kind=Deployment"},
+		{"", "system:reader", schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, "(string)rbac.authorization.k8s.io/v1, Kind=ClusterRole"},
+		{"shop", "Web", schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "(string)shop/v1, Kind=ConfigMap"},
+	} {
+		h := fnv.New32a()
+		h.Write([]byte(c.hashed))
+		want := strings.ToLower(strings.ReplaceAll(c.name, ":", ".") + "-" + rand.SafeEncodeString(fmt.Sprint(h.Sum32())))
+		if got := PolicyName(c.namespace, c.name, c.gvk); got != want {
+			t.Errorf("PolicyName(%q, %q, %v) = %q, want %q", c.namespace, c.name, c.gvk, got, want)
+		}
+	}
+	// Another namespace or kind: another name.
+	a := PolicyName("a", "x", schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	if a == PolicyName("b", "x", schema.GroupVersionKind{Version: "v1", Kind: "Secret"}) || a == PolicyName("a", "x", schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}) {
+		t.Errorf("policy names collide: %s", a)
 	}
 }

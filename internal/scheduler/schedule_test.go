@@ -83,7 +83,7 @@ func TestSchedule(t *testing.T) {
 			{AffinityName: "a", ClusterAffinity: *names("m1")}, {AffinityName: "b", ClusterAffinity: *names("m9")}}}), "", "", "clusterAffinities[a]"},
 		{"two regions", spec(4, &policyv1alpha1.Placement{ReplicaScheduling: dynamic, SpreadConstraints: []policyv1alpha1.SpreadConstraint{
 			{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 2, MaxGroups: 2}}}), "m2=1,m3=3", "", ""},
-		{"more than the fleet can hold", spec(31, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "", "", "can take only 30"},
+		{"more than the fleet can hold", spec(31, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "", "", "Clusters available replicas 30 are not enough to schedule."},
 	}
 	for _, c := range cases {
 		r := Schedule(context.Background(), fw, c.spec, fleet)
@@ -395,7 +395,7 @@ func TestOverflowAffinities(t *testing.T) {
 		{"the primary holds it", "idc=8", "", spec(8, tiered("idc", dynamic))},
 		{"full primary: the rest overflows to the next group", "cloud-a=3,cloud-b=2,idc=10", "", spec(15, tiered("idc", dynamic))},
 		{"two groups full: the last resort", "cloud-a=20,cloud-b=20,idc=10,spare=5", "", spec(55, tiered("idc", dynamic))},
-		{"past every group", "", "can take only 100", spec(101, tiered("idc", dynamic))},
+		{"past every group", "", "Clusters available replicas 100 are not enough to schedule.", spec(101, tiered("idc", dynamic))},
 		{"a cordoned primary: the overflow group takes all", "cloud-a=3,cloud-b=3", "", spec(6, tiered("broken", dynamic))},
 		{"aggregated within each group", "cloud-a=5,idc=10", "", spec(15, tiered("idc", aggregated))},
 		{"scale up keeps what runs and fills the primary first",

@@ -42,6 +42,7 @@ import (
 	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/requeue"
+	"github.com/karmada-go/karmada/internal/scheduler/core"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
 
@@ -50,8 +51,11 @@ const DefaultSchedulerName = "default-scheduler"
 
 // Reasons of the Scheduled condition.
 const (
-	ReasonSuccess        = "Success"
-	ReasonNoClusterFit   = "NoClusterFit"
+	ReasonSuccess      = "Success"
+	ReasonNoClusterFit = "NoClusterFit"
+	// ReasonUnschedulable: the feasible clusters cannot hold the replicas
+	// (Karmada's).
+	ReasonUnschedulable  = "Unschedulable"
 	ReasonSchedulerError = "SchedulerError"
 )
 
@@ -295,6 +299,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, Message: "Binding has been scheduled successfully."}
 	if res.Err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, res.Err.Error()
+		var unschedulable *core.UnschedulableError
+		if errors.As(res.Err, &unschedulable) {
+			cond.Reason = ReasonUnschedulable
+		}
 		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "reason", res.Err.Error())
 	} else if !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
 		// A merge patch of spec.clusters only, on the binding it was

@@ -930,7 +930,7 @@ func TestTenantCannotPromoteWithoutAdopt(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-own"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a template was created for the refused promote: %v", err)
 	}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-own-configmap"}, &policyv1alpha1.PropagationPolicy{}); !apierrors.IsNotFound(err) {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.PolicyName(ns, "member-own", corev1.SchemeGroupVersion.WithKind("ConfigMap"))}, &policyv1alpha1.PropagationPolicy{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a policy was created for the refused promote: %v", err)
 	}
 	got, err := m1.CoreV1().ConfigMaps(ns).Get(ctx, "member-own", metav1.GetOptions{})

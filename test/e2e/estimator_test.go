@@ -134,7 +134,7 @@ func TestNoOvercommitWhenManyBindingsAreScheduledAtOnce(t *testing.T) {
 			case cond == nil:
 			case cond.Status == metav1.ConditionTrue:
 				placedThere += int(placed(&rb)["member2"])
-			case cond.Reason == scheduler.ReasonNoClusterFit:
+			case cond.Reason == scheduler.ReasonNoClusterFit || cond.Reason == scheduler.ReasonUnschedulable:
 				refused++
 			}
 		}

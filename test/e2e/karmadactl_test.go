@@ -28,6 +28,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -277,21 +278,23 @@ func TestKarmadactlLogsExecDescribe(t *testing.T) {
 }
 
 // karmadactl promote takes a Deployment created directly in member1 (and
-// the ConfigMap it reads) under Karmada's control: the template and a
-// policy are created, and the member's Deployment keeps its UID and its
-// pods; a second promote is refused.
+// the ConfigMap and Secret it reads) under Karmada's control: the template
+// and a policy named as Karmada names it are created, the member's
+// Deployment keeps its UID and its pods, the template shows its status
+// (2 ready replicas) as Karmada aggregates it; a second promote is refused.
 func TestKarmadactlPromote(t *testing.T) {
 	ctx := context.Background()
 	m1 := kube(t, "member1")
 	c := karmadaClient(t)
 	ns := "e2e-promote-" + utilrand.String(5)
+	policyName := names.PolicyName(ns, "legacy", appsv1.SchemeGroupVersion.WithKind("Deployment"))
 	if _, err := m1.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		// The template and policy first: the control plane then
 		// releases member1's objects.
-		_ = c.Delete(context.Background(), &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy-deployment"}})
+		_ = c.Delete(context.Background(), &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: policyName}})
 		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 		_ = m1.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})
@@ -299,8 +302,15 @@ func TestKarmadactlPromote(t *testing.T) {
 	if _, err := m1.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy-secret"}, StringData: map[string]string{"token": "t"}}
+	if _, err := m1.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	dep := kctlDeployment(ns, "legacy", 2)
-	dep.Spec.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}
+	dep.Spec.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}},
+		{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret.Name}}},
+	}
 	created, err := m1.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -342,6 +352,21 @@ func TestKarmadactlPromote(t *testing.T) {
 		if cm.Labels[workv1alpha1.ManagedLabel] != "true" {
 			return fmt.Errorf("member1's ConfigMap not managed: %v", cm.Labels)
 		}
+		s, err := m1.CoreV1().Secrets(ns).Get(ctx, "legacy-secret", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s.Labels[workv1alpha1.ManagedLabel] != "true" || string(s.Data["token"]) != "t" {
+			return fmt.Errorf("member1's Secret not migrated: %v", s.Labels)
+		}
+		// The template shows what runs, as Karmada aggregates it.
+		tmpl := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "legacy"}, tmpl); err != nil {
+			return err
+		}
+		if tmpl.Status.ReadyReplicas != 2 || tmpl.Status.AvailableReplicas != 2 || tmpl.Status.Replicas != 2 {
+			return fmt.Errorf("the template's status %+v, want 2 ready of 2", tmpl.Status)
+		}
 		return nil
 	})
 	// Nothing restarted: the same pods, still available.
@@ -352,8 +377,8 @@ func TestKarmadactlPromote(t *testing.T) {
 		return available(ctx, m1, ns, "legacy", 2)
 	})
 	pp := &policyv1alpha1.PropagationPolicy{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "legacy-deployment"}, pp); err != nil {
-		t.Fatal(err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: policyName}, pp); err != nil {
+		t.Fatalf("the policy, named as Karmada names it (%s): %v", policyName, err)
 	}
 	if pp.Spec.ConflictResolution != policyv1alpha1.ConflictOverwrite || !pp.Spec.PropagateDeps || !slices.Equal(pp.Spec.Placement.ClusterAffinity.ClusterNames, []string{"member1"}) {
 		t.Errorf("the policy: %+v", pp.Spec)
@@ -408,5 +433,24 @@ func TestKarmadactlApply(t *testing.T) {
 	}
 	if _, errOut, err := kctl(t, "apply", "-f", file, "-C", "member1", "--all-clusters"); err == nil || !strings.Contains(errOut, "exclude each other") {
 		t.Errorf("--all-clusters with -C: %v %q", err, errOut)
+	}
+}
+
+// Karmada's answers where karmadactl is given something wrong: options
+// lists the global flags and refuses an unknown one (exit 1); logs in a
+// cluster that is not joined fails with the API server's NotFound for the
+// Cluster (exit 1), as Karmada's factory reports it.
+func TestKarmadactlOptionsAndUnknownCluster(t *testing.T) {
+	out, errOut, err := kctl(t, "options")
+	if err != nil || !strings.Contains(out, "The following options can be passed to any command:") || !strings.Contains(out, "--kubeconfig") {
+		t.Errorf("options: %v\n%s%s", err, out, errOut)
+	}
+	_, errOut, err = kctl(t, "options", "--no-such-flag")
+	if exitCode(err) != 1 || !strings.Contains(errOut, "unknown flag: --no-such-flag") {
+		t.Errorf("options --no-such-flag: exit %d, %q", exitCode(err), errOut)
+	}
+	_, errOut, err = kctl(t, "logs", "-C", "no-such-member", "pod/x", "-n", "default")
+	if exitCode(err) != 1 || !strings.Contains(errOut, `clusters.cluster.karmada.io "no-such-member" not found`) {
+		t.Errorf("logs -C no-such-member: exit %d, %q", exitCode(err), errOut)
 	}
 }

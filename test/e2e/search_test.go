@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -261,4 +264,82 @@ func BenchmarkSearchList(b *testing.B) {
 	}
 	b.Run("member1-direct-150", func(b *testing.B) { get(b, kube("member1"), "/apis/apps/v1/namespaces/"+ns+"/deployments") })
 	b.Run("search-cache-300", func(b *testing.B) { get(b, admin, path) })
+}
+
+// A ResourceRegistry whose clusters are chosen by label follows the
+// clusters' labels, as Karmada's: member1 labelled, its Deployments are in
+// the cache (read cluster-wide, as Karmada's client reads them); member2
+// labelled too, both; member1's label removed, only member2's.
+func TestSearchRegistryFollowsClusterLabels(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-search-labels-" + utilrand.String(5)
+	createUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	dep := kctlDeployment(ns, "labelled", 1)
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "labelled"}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}},
+		}}
+	createUntilCleanup(ctx, t, c, pp, dep)
+	key := "e2e-search-" + utilrand.String(5)
+	rr := &searchv1alpha1.ResourceRegistry{ObjectMeta: metav1.ObjectMeta{Name: key},
+		Spec: searchv1alpha1.ResourceRegistrySpec{
+			TargetCluster:     policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{key: "yes"}}},
+			ResourceSelectors: []searchv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+		}}
+	createUntilCleanup(ctx, t, c, rr)
+	label := func(cluster string, on bool) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, key)
+		if on {
+			patch = fmt.Sprintf(`{"metadata":{"labels":{%q:"yes"}}}`, key)
+		}
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}
+		if err := c.Patch(ctx, cl, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, m := range []string{"member1", "member2"} {
+			_ = c.Patch(context.Background(), &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: m}},
+				client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, key))))
+		}
+	})
+	admin := kube(t, "karmada-apiserver")
+	cachedFrom := func(want ...string) {
+		t.Helper()
+		testenv.Eventually(t, 60*time.Second, fmt.Sprintf("labelled cached from %v", want), func(ctx context.Context) error {
+			raw, err := admin.Discovery().RESTClient().Get().AbsPath(searchCache + "/apis/apps/v1/deployments").DoRaw(ctx)
+			if err != nil {
+				return err
+			}
+			var list struct {
+				Items []struct {
+					Metadata metav1.ObjectMeta `json:"metadata"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return err
+			}
+			var got []string
+			for _, it := range list.Items {
+				if it.Metadata.Namespace == ns && it.Metadata.Name == "labelled" {
+					got = append(got, it.Metadata.Annotations[searchv1alpha1.CachedFromClusterAnnotation])
+				}
+			}
+			sort.Strings(got)
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("cached from %v", got)
+			}
+			return nil
+		})
+	}
+	cachedFrom()
+	label("member1", true)
+	cachedFrom("member1")
+	label("member2", true)
+	cachedFrom("member1", "member2")
+	label("member1", false)
+	cachedFrom("member2")
 }

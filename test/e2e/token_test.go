@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -62,8 +64,16 @@ func TestBootstrapTokenLifecycle(t *testing.T) {
 		t.Errorf("a bootstrap token listing member credentials: want Forbidden, got %v", err)
 	}
 
+	// Karmada's refusals: the secret half alone, exit code 1.
+	secretHalf := strings.SplitN(tok, ".", 2)[1]
+	if out, err := karmadactl("token", "delete", secretHalf); exitCode(err) != 1 || !strings.Contains(out, "given token didn't match pattern") {
+		t.Errorf("token delete of the secret half: exit %d, %q; want 1 and Karmada's message", exitCode(err), out)
+	}
 	if out, err := karmadactl("token", "delete", tok); err != nil || !strings.Contains(out, fmt.Sprintf("bootstrap token %q deleted", id)) {
 		t.Fatalf("token delete: %v\n%s", err, out)
+	}
+	if out, err := karmadactl("token", "delete", id); exitCode(err) != 1 || !strings.Contains(out, fmt.Sprintf(`failed to delete bootstrap token %q, err: secrets "bootstrap-token-%s" not found`, id, id)) {
+		t.Errorf("token delete again: exit %d, %q; want 1 and Karmada's message", exitCode(err), out)
 	}
 	// The API server caches a successful token authentication for 10 s.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -82,4 +92,17 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// exitCode is a command's exit code (0 when it succeeded, -1 when it did
+// not run).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if err == nil {
+		return 0
+	}
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	kubectloptions "k8s.io/kubectl/pkg/cmd/options"
 
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/karmadactl/apply"
@@ -69,6 +70,11 @@ func NewCommand(name string) *cobra.Command {
 	)
 	cmd.AddCommand(kubectlcmds.NewCommands(g, parent)...)
 	cmd.AddCommand(get.NewCommand(g, parent), promote.NewCommand(g, parent), apply.NewCommand(g, parent))
+	// kubectl's options: the flags every command inherits (Karmada's
+	// karmadactl has it too).
+	opts := kubectloptions.NewCmdOptions(os.Stdout)
+	opts.Example = "  # Print flags inherited by all commands\n  " + parent + " options"
+	cmd.AddCommand(opts)
 	return cmd
 }
 

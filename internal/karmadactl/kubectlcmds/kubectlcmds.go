@@ -67,6 +67,11 @@ func checkFirst(flags *target.Flags, cmd *cobra.Command, parent string) {
 		if err := flags.Validate(); err != nil {
 			return err
 		}
+		// A member that is not joined is named as the API server names
+		// it (Karmada's: clusters.cluster.karmada.io "x" not found).
+		if err := flags.CheckCluster(c.Context()); err != nil {
+			return err
+		}
 		if runE != nil {
 			return runE(c, args)
 		}

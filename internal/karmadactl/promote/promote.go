@@ -115,7 +115,7 @@ administrators hold it).`,
 	f.StringVar(&o.ClusterContext, "cluster-context", "", "context of --cluster-kubeconfig (default: its current context)")
 	f.BoolVarP(&o.Dependencies, "dependencies", "d", false, "promote the ConfigMaps, Secrets, ServiceAccounts and PersistentVolumeClaims the workload uses too")
 	f.BoolVar(&o.AutoCreatePolicy, "auto-create-policy", true, "create the policy that places the template on the member (false: write your own)")
-	f.StringVar(&o.PolicyName, "policy-name", "", "name of the policy (default: <name>-<kind>)")
+	f.StringVar(&o.PolicyName, "policy-name", "", "name of the policy (default: <name>-<hash of its namespace and kind>, as Karmada names it)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "create nothing; print what would be created")
 	f.StringVarP(&o.Output, "output", "o", "", "with --dry-run: print the objects as yaml or json")
 	return cmd
@@ -264,8 +264,9 @@ func get(g genericclioptions.RESTClientGetter, ns, arg string) (*resource.Info, 
 func (o *Options) policy(obj *unstructured.Unstructured, namespaced bool) client.Object {
 	name := o.PolicyName
 	if name == "" {
-		// Named as Karmada names the binding it makes.
-		name = names.BindingName(obj.GetKind(), obj.GetName())
+		// Named as Karmada's promote names it: the object's name and a
+		// hash of its namespace and kind.
+		name = names.PolicyName(obj.GetNamespace(), obj.GetName(), obj.GroupVersionKind())
 	}
 	spec := policyv1alpha1.PropagationSpec{
 		ResourceSelectors:  []policyv1alpha1.ResourceSelector{{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), Namespace: obj.GetNamespace()}},

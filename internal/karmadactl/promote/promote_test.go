@@ -1,6 +1,8 @@
 package promote
 
 import (
+	"github.com/karmada-go/karmada/internal/names"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"strings"
 	"testing"
 
@@ -19,7 +21,7 @@ func TestPolicy(t *testing.T) {
 	if !ok {
 		t.Fatalf("a namespaced kind gets %T", o.policy(obj, true))
 	}
-	if p.Namespace != "shop" || p.Name != "web-deployment" || p.Spec.ConflictResolution != policyv1alpha1.ConflictOverwrite || !p.Spec.PropagateDeps ||
+	if p.Namespace != "shop" || p.Name != names.PolicyName("shop", "web", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}) || p.Spec.ConflictResolution != policyv1alpha1.ConflictOverwrite || !p.Spec.PropagateDeps ||
 		len(p.Spec.ResourceSelectors) != 1 || p.Spec.ResourceSelectors[0] != (policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}) ||
 		len(p.Spec.Placement.ClusterAffinity.ClusterNames) != 1 || p.Spec.Placement.ClusterAffinity.ClusterNames[0] != "member1" {
 		t.Errorf("policy %s/%s %+v", p.Namespace, p.Name, p.Spec)

@@ -7,6 +7,7 @@
 package target
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,8 +18,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	diskcached "k8s.io/client-go/discovery/cached/disk"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -121,6 +124,25 @@ func (f *Flags) Validate() error {
 		return fmt.Errorf("--cluster=%s goes with --operation-scope members", f.Cluster)
 	}
 	return ValidateClusterName(f.Cluster)
+}
+
+// CheckCluster reads the Cluster the flags name, when they name one, from
+// the control plane: a cluster that is not joined is refused with the API
+// server's NotFound before anything is sent through the proxy.
+func (f *Flags) CheckCluster(ctx context.Context) error {
+	if f.Scope != Members || f.Cluster == "" {
+		return nil
+	}
+	cfg, err := f.ForCluster("").ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = dc.Resource(clusterv1alpha1.SchemeGroupVersion.WithResource("clusters")).Get(ctx, f.Cluster, metav1.GetOptions{})
+	return err
 }
 
 var clusterName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

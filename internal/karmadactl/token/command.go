@@ -103,6 +103,10 @@ func newDeleteCommand(g *options.Global) *cobra.Command {
 		Long:  "Delete bootstrap tokens, given by id ([a-z0-9]{6}) or whole ([a-z0-9]{6}.[a-z0-9]{16}).",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A malformed argument is refused before anything is reached.
+			if _, err := tokens.TokenIDs(args); err != nil {
+				return err
+			}
 			_, kc, err := g.KarmadaClientset()
 			if err != nil {
 				return err

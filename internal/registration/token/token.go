@@ -166,24 +166,38 @@ func List(ctx context.Context, kc kubernetes.Interface) ([]Info, error) {
 
 // Delete removes bootstrap tokens given by id or as whole tokens.
 func Delete(ctx context.Context, kc kubernetes.Interface, tokens []string, out io.Writer) error {
-	for _, t := range tokens {
-		id := t
-		if bootstraputil.IsValidBootstrapToken(t) {
-			id, _, _ = strings.Cut(t, ".")
-		} else if !bootstraputil.IsValidBootstrapTokenID(t) {
-			return fmt.Errorf("%q is neither a bootstrap token ([a-z0-9]{6}.[a-z0-9]{16}) nor a token id ([a-z0-9]{6})", t)
-		}
+	ids, err := TokenIDs(tokens)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
 		name := bootstraputil.BootstrapTokenSecretName(id)
-		err := kc.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{})
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("bootstrap token %q not found", id)
-		}
-		if err != nil {
-			return fmt.Errorf("deleting bootstrap token %q: %w", id, err)
+		if err := kc.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			// Karmada's words: `failed to delete bootstrap token "abcdef",
+			// err: secrets "bootstrap-token-abcdef" not found`.
+			return fmt.Errorf("failed to delete bootstrap token %q, err: %w", id, err)
 		}
 		fmt.Fprintf(out, "bootstrap token %q deleted\n", id)
 	}
 	return nil
+}
+
+// TokenIDs is the id of each token given by id or whole; an argument that
+// is neither is refused in Karmada's (and kubeadm's) words.
+func TokenIDs(tokens []string) ([]string, error) {
+	ids := make([]string, 0, len(tokens))
+	for _, t := range tokens {
+		switch {
+		case bootstraputil.IsValidBootstrapTokenID(t):
+			ids = append(ids, t)
+		case bootstraputil.IsValidBootstrapToken(t):
+			id, _, _ := strings.Cut(t, ".")
+			ids = append(ids, id)
+		default:
+			return nil, fmt.Errorf("given token didn't match pattern %q or %q", bootstrapapi.BootstrapTokenPattern, bootstrapapi.BootstrapTokenIDPattern)
+		}
+	}
+	return ids, nil
 }
 
 // CACertHash is the hash register checks the control plane's CA against:

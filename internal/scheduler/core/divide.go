@@ -227,14 +227,21 @@ func merge(kept map[string]int32, extra []workv1alpha2.TargetCluster) []workv1al
 	return out
 }
 
-// capacityError says that the clusters cannot hold n more replicas.
+// capacityError says that the clusters cannot hold n more replicas:
+// Karmada's Unschedulable verdict and words.
 func capacityError(n int32, cands []Candidate) error {
 	var total int64
 	for _, c := range cands {
 		total += int64(c.Available)
 	}
-	return fmt.Errorf("%d replicas to place but the %d selected clusters can take only %d more (general estimator)", n, len(cands), total)
+	return &UnschedulableError{Message: fmt.Sprintf("Clusters available replicas %d are not enough to schedule.", total)}
 }
+
+// UnschedulableError is a placement the clusters' room cannot hold
+// (Karmada's Unschedulable reason); other errors are NoClusterFit.
+type UnschedulableError struct{ Message string }
+
+func (e *UnschedulableError) Error() string { return e.Message }
 
 // byAvailable divides n in proportion to each cluster's available replicas.
 func byAvailable(n int32, cands []Candidate, _ map[string]bool) ([]workv1alpha2.TargetCluster, error) {
