@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
+	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
 	"github.com/karmada-go/karmada/internal/interpreter/luavm"
 )
@@ -79,9 +80,13 @@ func validateCustomization(ric *configv1alpha1.ResourceInterpreterCustomization,
 			continue
 		}
 		for _, s := range customization.Scripts(&other.Spec.Customizations) {
+			// Dependencies add up across customizations (Karmada's rule).
+			if s.Operation == interpreter.OpInterpretDependency {
+				continue
+			}
 			if f, ok := mine[string(s.Operation)]; ok {
-				errs = append(errs, field.Duplicate(rules.Child(f), fmt.Sprintf("ResourceInterpreterCustomization %s already defines %s for %s %s; one customization per kind and operation",
-					other.Name, s.Operation, ric.Spec.Target.APIVersion, ric.Spec.Target.Kind)))
+				errs = append(errs, field.Duplicate(rules.Child(f), fmt.Sprintf("conflicting with InterpreterOperation(%s) of existing ResourceInterpreterCustomization(%s): one customization per kind (%s %s) and operation, but for InterpretDependency",
+					s.Operation, other.Name, ric.Spec.Target.APIVersion, ric.Spec.Target.Kind)))
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func TestOneCustomizationPerKindAndOperation(t *testing.T) {
 		}
 	}
 	got := denials(t, e.Handler().Handle(context.Background(), request(t, e, validRIC(), nil)))
-	want := []string{`spec.customizations.healthInterpretation: Duplicate value: "ResourceInterpreterCustomization cloneset-health already defines InterpretHealth for apps.kruise.io/v1alpha1 CloneSet; one customization per kind and operation"`}
+	want := []string{`spec.customizations.healthInterpretation: Duplicate value: "conflicting with InterpreterOperation(InterpretHealth) of existing ResourceInterpreterCustomization(cloneset-health): one customization per kind (apps.kruise.io/v1alpha1 CloneSet) and operation, but for InterpretDependency"`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("causes (-want +got):\n%s", diff)
 	}
@@ -83,6 +83,23 @@ func TestOneCustomizationPerKindAndOperation(t *testing.T) {
 	other.Spec.Customizations.HealthInterpretation = nil
 	if resp := e.Handler().Handle(context.Background(), request(t, e, other, nil)); !resp.Allowed {
 		t.Errorf("a customization adding another operation was denied: %+v", resp.Result)
+	}
+	// Dependencies add up: two customizations may both interpret them
+	// (Karmada allows it).
+	deps := validRIC()
+	deps.Name = "cloneset-deps-a"
+	deps.Spec.Customizations = configv1alpha1.CustomizationRules{DependencyInterpretation: &configv1alpha1.DependencyInterpretation{
+		LuaScript: `function GetDependencies(desiredObj) return {} end`}}
+	reader = fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(existing, deps).Build()
+	for _, x := range EndpointsWith(scheme.Scheme, Options{Clusters: reader}) {
+		if x.Path == "/validate-resourceinterpretercustomization" {
+			e = x
+		}
+	}
+	second := deps.DeepCopy()
+	second.Name = "cloneset-deps-b"
+	if resp := e.Handler().Handle(context.Background(), request(t, e, second, nil)); !resp.Allowed {
+		t.Errorf("a second dependency customization of the kind was denied: %+v", resp.Result)
 	}
 	// Its own, unchanged, is fine.
 	if resp := e.Handler().Handle(context.Background(), request(t, e, existing, nil)); !resp.Allowed {

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -116,7 +118,9 @@ func (c *Compiler) Compile(s Script) (*luavm.Script, error) {
 
 // Build compiles customizations into a registry. Several customizations may
 // target one kind with different operations; were two to define the same
-// operation (the webhook refuses it), the first by name wins. A script that
+// operation (the webhook refuses it), the first by name wins, but for
+// dependencies, which every customization of the kind adds to (as in
+// Karmada). A script that
 // does not compile is left out (its operation falls to the next layer) and
 // reported in the error.
 func (c *Compiler) Build(items []configv1alpha1.ResourceInterpreterCustomization) (interpreter.Registry, error) {
@@ -140,7 +144,10 @@ func (c *Compiler) Build(items []configv1alpha1.ResourceInterpreterCustomization
 		source := "ResourceInterpreterCustomization/" + ric.Name
 		for _, s := range Scripts(&ric.Spec.Customizations) {
 			keep[sha256.Sum256([]byte(s.Function+"\x00"+s.Source))] = true
-			if k.Defines(s.Operation) {
+			// Dependencies may come from several customizations of one
+			// kind (Karmada allows it): each one's are added, in name
+			// order.
+			if k.Defines(s.Operation) && s.Operation != interpreter.OpInterpretDependency {
 				continue
 			}
 			compiled, err := c.Compile(s)
@@ -148,7 +155,11 @@ func (c *Compiler) Build(items []configv1alpha1.ResourceInterpreterCustomization
 				errs = append(errs, fmt.Errorf("%s: spec.customizations.%s: %w", source, s.Field, err))
 				continue
 			}
+			before := k.Dependencies
 			bind(k, c.VM, compiled, s.Operation, source)
+			if s.Operation == interpreter.OpInterpretDependency && before != nil {
+				k.Dependencies = both(before, k.Dependencies)
+			}
 		}
 	}
 	c.mu.Lock()
@@ -162,6 +173,29 @@ func (c *Compiler) Build(items []configv1alpha1.ResourceInterpreterCustomization
 		return reg, fmt.Errorf("%v", errs)
 	}
 	return reg, nil
+}
+
+// both is the dependencies of first, then of second (Karmada's order: the
+// customizations' in turn); one named by both is kept once, where it first
+// appears.
+func both(first, second func(*unstructured.Unstructured) ([]interpreter.DependentObject, error)) func(*unstructured.Unstructured) ([]interpreter.DependentObject, error) {
+	return func(obj *unstructured.Unstructured) ([]interpreter.DependentObject, error) {
+		a, err := first(obj)
+		if err != nil {
+			return nil, err
+		}
+		b, err := second(obj)
+		if err != nil {
+			return nil, err
+		}
+		out := append([]interpreter.DependentObject(nil), a...)
+		for _, d := range b {
+			if !slices.ContainsFunc(out, func(o interpreter.DependentObject) bool { return equality.Semantic.DeepEqual(o, d) }) {
+				out = append(out, d)
+			}
+		}
+		return out, nil
+	}
 }
 
 // bind sets k's function for op to run s.

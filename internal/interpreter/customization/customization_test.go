@@ -283,3 +283,44 @@ func TestBuildReportsBadScripts(t *testing.T) {
 		t.Fatalf("kind %+v: want only ReviseReplica", k)
 	}
 }
+
+// Two customizations of one kind may both interpret dependencies (Karmada
+// allows it): the kind's dependencies are the first's, then the second's
+// (customizations in name order), each once; any other operation is the
+// first one's.
+func TestDependenciesAddUpAcrossCustomizations(t *testing.T) {
+	ric := func(name, deps, health string) configv1alpha1.ResourceInterpreterCustomization {
+		r := configv1alpha1.ResourceInterpreterCustomization{}
+		r.Name = name
+		r.Spec.Target = configv1alpha1.CustomizationTarget{APIVersion: "apps/v1", Kind: "Deployment"}
+		r.Spec.Customizations.DependencyInterpretation = &configv1alpha1.DependencyInterpretation{LuaScript: deps}
+		r.Spec.Customizations.HealthInterpretation = &configv1alpha1.HealthInterpretation{LuaScript: health}
+		return r
+	}
+	b := ric("b-deps", `function GetDependencies(obj)
+  return {{apiVersion = "v1", kind = "Secret", namespace = obj.metadata.namespace, name = "tls"},
+          {apiVersion = "v1", kind = "ConfigMap", namespace = obj.metadata.namespace, name = "from-b"}}
+end`, `function InterpretHealth(obj) return false end`)
+	a := ric("a-deps", `function GetDependencies(obj)
+  return {{apiVersion = "v1", kind = "Secret", namespace = obj.metadata.namespace, name = "tls"}}
+end`, `function InterpretHealth(obj) return true end`)
+	reg, err := NewCompiler(luavm.Default).Build([]configv1alpha1.ResourceInterpreterCustomization{b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := reg[schema.GroupKind{Group: "apps", Kind: "Deployment"}]
+	got, err := k.Dependencies(parse(t, deployment))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []interpreter.DependentObject{
+		{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "tls"},
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "from-b"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dependencies (-want +got):\n%s", diff)
+	}
+	if h, err := k.Health(parse(t, deployment)); err != nil || h != workv1alpha1.ResourceHealthy {
+		t.Errorf("health %v %v: want a-deps' (first by name)", h, err)
+	}
+}
