@@ -80,10 +80,14 @@ const (
 
 // Reasons recorded on templates.
 const (
-	ApplyPolicySucceed         = "ApplyPolicySucceed"
-	ApplyPolicyFailed          = "ApplyPolicyFailed"
-	GetReplicasSucceed         = "GetReplicasSucceed"
-	GetReplicasFailed          = "GetReplicasFailed"
+	ApplyPolicySucceed = "ApplyPolicySucceed"
+	ApplyPolicyFailed  = "ApplyPolicyFailed"
+	GetReplicasSucceed = "GetReplicasSucceed"
+	GetReplicasFailed  = "GetReplicasFailed"
+	// GetComponentsSucceed / GetComponentsFailed: a multi-component
+	// workload's components read by the interpreter (Karmada's).
+	GetComponentsSucceed       = "GetComponentsSucceed"
+	GetComponentsFailed        = "GetComponentsFailed"
 	ApplyOverridePolicySucceed = "ApplyOverridePolicySucceed"
 	ApplyOverridePolicyFailed  = "ApplyOverridePolicyFailed"
 	GetDependenciesSucceed     = "GetDependenciesSucceed"
@@ -111,8 +115,8 @@ const (
 
 // The messages of WorkDispatching.
 const (
-	MessageDispatching          = "Work is being dispatched to the member cluster"
-	MessageDispatchingSuspended = "Work dispatching is suspended: the member cluster is not updated"
+	MessageDispatching          = "Work is being dispatched to member clusters."
+	MessageDispatchingSuspended = "Work dispatching is in a suspended state."
 )
 
 // Event sources, shown as "From" by kubectl describe.

@@ -43,6 +43,7 @@ import (
 	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/core"
+	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
 
@@ -304,6 +305,19 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 			cond.Reason = ReasonUnschedulable
 		}
 		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "reason", res.Err.Error())
+		if allDeselected(spec, res) {
+			// Every cluster it is placed on left the user's selection
+			// (their labels or names no longer match): an explicit change
+			// of what was selected, not a failure, so the placement is
+			// cleared and the copies removed, as Karmada does, even with
+			// no cluster to go to.
+			before := obj.DeepCopyObject().(client.Object)
+			spec.Clusters = nil
+			if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+				return 0, fmt.Errorf("clearing the placement: %w", err)
+			}
+			log.Info("Placement cleared: no placed cluster is selected any more", "binding", klog.KObj(obj))
+		}
 	} else if !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
 		// A merge patch of spec.clusters only, on the binding it was
 		// computed from: the taint manager and application failover remove
@@ -355,7 +369,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 	if res.Err != nil {
 		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", res.Err)
 	} else {
-		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled to %s", strings.Join(targetNames(res.Targets), ", "))
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled successfully. Result: {%s}", targetWords(res.Targets))
 	}
 	if res.Err != nil {
 		// Unschedulable: cluster changes re-queue it at once; meanwhile it
@@ -596,4 +610,38 @@ func (s *Scheduler) unscheduledBindings(k bindings.Kind) handler.MapFunc {
 		incomingClusterChanged.Add(float64(len(out)))
 		return out
 	}
+}
+
+// targetWords is a placement as Karmada's ScheduleBindingSucceed message
+// writes it: "member1:1, member2:2".
+func targetWords(targets []workv1alpha2.TargetCluster) string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = fmt.Sprintf("%s:%d", t.Name, t.Replicas)
+	}
+	return strings.Join(out, ", ")
+}
+
+// allDeselected says whether a binding that fits no cluster is placed only on
+// clusters its single cluster affinity no longer selects (the ClusterAffinity
+// filter ruled each out). With clusterAffinities terms, or a cluster ruled
+// out for another reason (taints, health, capacity), the placement stays.
+func allDeselected(spec *workv1alpha2.ResourceBindingSpec, res Result) bool {
+	if len(spec.Clusters) == 0 || res.Explanation == nil || (spec.Placement != nil && len(spec.Placement.ClusterAffinities) > 0) {
+		return false
+	}
+	var unschedulable *core.UnschedulableError
+	if errors.As(res.Err, &unschedulable) {
+		return false
+	}
+	byAffinity := map[string]bool{}
+	for _, c := range res.Explanation.Clusters {
+		byAffinity[c.Name] = !c.Feasible && c.Plugin == plugins.ClusterAffinityName
+	}
+	for _, t := range spec.Clusters {
+		if !byAffinity[t.Name] {
+			return false
+		}
+	}
+	return true
 }

@@ -37,6 +37,7 @@ func TestCustomizationsApplyWithinSeconds(t *testing.T) {
 			Target: configv1alpha1.CustomizationTarget{APIVersion: "apps/v1", Kind: "Deployment"},
 			Customizations: configv1alpha1.CustomizationRules{
 				ReplicaResource: &configv1alpha1.ReplicaResourceRequirement{LuaScript: `
+local kube = require("kube")
 function GetReplicas(obj)
   local r = obj.spec.replicas
   if obj.metadata.labels ~= nil and obj.metadata.labels["e2e-ric"] == "yes" then r = r + 1 end
@@ -92,9 +93,12 @@ function GetDependencies(desiredObj) return {} end`}},
 		}
 		t.Logf("%s after %.1fs", what, time.Since(from).Seconds())
 	}
-	within15("the binding's replicas from GetReplicas (3)", func() (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, within, true, func(context.Context) (bool, error) {
 		return c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "e2e-ric-deployment"}, rb) == nil && rb.Spec.Replicas == 3, nil
-	})
+	}); err != nil {
+		ev, _ := eventReasons(ctx, kube(t, "karmada-apiserver"), "Deployment", "default", "e2e-ric")
+		t.Fatalf("the binding's replicas from GetReplicas: %d, not 3 within %s; conditions %+v; template events %v", rb.Spec.Replicas, within, rb.Status.Conditions, ev)
+	}
 	t.Logf("created to interpreted: %.1fs", time.Since(start).Seconds())
 	waitMemberDeployment(ctx, t, "member1", "e2e-ric", 2)
 

@@ -317,7 +317,8 @@ func TestLongPolicyNamePropagates(t *testing.T) {
 
 // A cluster whose labels stop matching a Duplicated policy's affinity loses
 // the workload, and gets it back when they match again, for a
-// PropagationPolicy and a ClusterPropagationPolicy alike.
+// PropagationPolicy and a ClusterPropagationPolicy alike; so do the last
+// ones selected, with no cluster left to go to.
 func TestClusterNoLongerSelectedIsLeft(t *testing.T) {
 	ctx := context.Background()
 	c := karmadaClient(t)
@@ -355,6 +356,14 @@ func TestClusterNoLongerSelectedIsLeft(t *testing.T) {
 	both([]string{"member1"}, true)
 	setClusterLabel(ctx, t, c, "member2", key, "ok")
 	both([]string{"member1", "member2"}, true)
+	// Neither selected any more: the workload leaves both, as in Karmada
+	// (a change of the selection, not a failure: the last copy is not
+	// kept), and comes back when one matches again.
+	setClusterLabel(ctx, t, c, "member1", key, "not-ok")
+	setClusterLabel(ctx, t, c, "member2", key, "not-ok")
+	both([]string{"member1", "member2"}, false)
+	setClusterLabel(ctx, t, c, "member1", key, "ok")
+	both([]string{"member1"}, true)
 }
 
 // Spread by cluster (exactly one) and by region (exactly two) places a

@@ -292,7 +292,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			}); err != nil {
 				err = fmt.Errorf("writing work %s/%s: %w", work.Namespace, work.Name, err)
 				if !apierrors.IsConflict(err) {
-					events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.SyncWorkFailed, "Failed to sync works: %v", err)
+					events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.SyncWorkFailed, "%v", err)
 				}
 				return err
 			}
@@ -315,7 +315,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		}
 	}
 	if len(synced) > 0 {
-		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Synced the works of %s", strings.Join(synced, ", "))
+		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Sync work of %s successful.", bindingWords(obj))
 	}
 	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
 		return err
@@ -623,4 +623,13 @@ func (r *Reconciler) templates() templatecache.Reader {
 		return r.Templates
 	}
 	return r.Client
+}
+
+// bindingWords names a binding as Karmada's events do:
+// "ResourceBinding(ns/name)" or "ClusterResourceBinding(name)".
+func bindingWords(obj client.Object) string {
+	if obj.GetNamespace() == "" {
+		return "ClusterResourceBinding(" + obj.GetName() + ")"
+	}
+	return "ResourceBinding(" + obj.GetNamespace() + "/" + obj.GetName() + ")"
 }

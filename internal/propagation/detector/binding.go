@@ -39,7 +39,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		// whole.
 		if components, err = interpreter.Components(obj); err != nil {
 			metrics.InterpreterErrors.WithLabelValues("InterpretComponent").Inc()
-			events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the components of the template: %v", err)
+			events.Warning(d.Recorder, obj, events.GetComponentsFailed, "Failed to get the components of the template: %v", err)
 			d.interpretFailed(ctx, obj, err)
 			return fmt.Errorf("reading components of %s: %w", obj.GetName(), err)
 		}
@@ -60,7 +60,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	klog.FromContext(ctx).V(2).Info("Synced binding", "binding", klog.KRef(obj.GetNamespace(), names.BindingName(obj.GetKind(), obj.GetName())), "policy", c.Key(), "operation", op)
 	events.Normal(d.Recorder, obj, events.ApplyPolicySucceed, "Apply %s succeed", policyWords(c))
 	if len(components) > 0 {
-		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d components of the template", len(components))
+		events.Normal(d.Recorder, obj, events.GetComponentsSucceed, "Got %d components of the template", len(components))
 	} else if interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
 		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d replicas of the template", replicas)
 	}

@@ -169,9 +169,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	sent, applyErr := r.apply(ctx, member, work)
 	metrics.WorkSyncWorkloadDuration.WithLabelValues(metrics.ResultOf(applyErr)).Observe(metrics.Since(start))
 	if applyErr != nil {
-		events.Warning(r.Recorder, work, events.SyncFailed, "Failed to sync the work to cluster %s: %v", cluster.Name, applyErr)
+		events.Warning(r.Recorder, work, events.SyncFailed, "Failed to sync work(%s/%s) to cluster(%s), err: %v", work.Namespace, work.Name, cluster.Name, applyErr)
 	} else if sent > 0 {
-		events.Normal(r.Recorder, work, events.SyncSucceed, "Synced %d manifests to cluster %s", sent, cluster.Name)
+		events.Normal(r.Recorder, work, events.SyncSucceed, "Sync work(%s/%s) to cluster(%s) successful.", work.Namespace, work.Name, cluster.Name)
 	}
 	if applyErr == nil || !soonResolved(applyErr) {
 		r.waiting.clear(req.NamespacedName)

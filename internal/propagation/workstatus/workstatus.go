@@ -275,7 +275,15 @@ func (r *Reconciler) observe(work *workv1alpha1.Work, member *clusterclient.Memb
 						op = "InterpretHealth"
 					}
 					metrics.InterpreterErrors.WithLabelValues(op).Inc()
-					events.Warning(r.Recorder, work, events.ReflectStatusFailed, "Failed to reflect the status of %s %s: %v", gvk.Kind, live.GetName(), ierr)
+					// Karmada's reasons: a failing health interpretation is
+					// InterpretHealthFailed, a failing reflection
+					// ReflectStatusFailed.
+					if herr != nil {
+						events.Warning(r.Recorder, work, events.InterpretHealthFailed, "Failed to interpret the health of %s %s: %v", gvk.Kind, live.GetName(), herr)
+					}
+					if serr != nil {
+						events.Warning(r.Recorder, work, events.ReflectStatusFailed, "Failed to reflect the status of %s %s: %v", gvk.Kind, live.GetName(), serr)
+					}
 					var custom *interpreter.Error
 					if !errors.As(ierr, &custom) {
 						return nil, nil, 0, ierr
