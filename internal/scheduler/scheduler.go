@@ -43,8 +43,8 @@ import (
 	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/core"
-	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
+	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 )
 
 // DefaultSchedulerName is the scheduler of bindings that name none.
