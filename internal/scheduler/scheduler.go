@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -313,6 +314,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 			// no cluster to go to.
 			before := obj.DeepCopyObject().(client.Object)
 			spec.Clusters = nil
+			// Copies kept by an earlier narrowing go too: nothing will
+			// replace them.
+			spec.GracefulEvictionTasks = slices.DeleteFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
+				return t.Producer == eviction.ProducerScheduler && t.Reason == eviction.ReasonPlacementNarrowed
+			})
 			if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 				return 0, fmt.Errorf("clearing the placement: %w", err)
 			}

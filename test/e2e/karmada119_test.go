@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -643,6 +645,28 @@ func TestStatusCollectionAsKarmada(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("DaemonSet desired/current/updated %d/%d/%d, want %d (a pod per node of every member)",
 				d.Status.DesiredNumberScheduled, d.Status.CurrentNumberScheduled, d.Status.UpdatedNumberScheduled, nodes))
 		}
+		// Every field Karmada aggregates is the members' sum, and
+		// observedGeneration the template's generation.
+		var sum appsv1.DaemonSetStatus
+		for _, m := range allMembers {
+			md, err := kube(t, m).AppsV1().DaemonSets("default").Get(ctx, ds.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			sum.CurrentNumberScheduled += md.Status.CurrentNumberScheduled
+			sum.DesiredNumberScheduled += md.Status.DesiredNumberScheduled
+			sum.NumberAvailable += md.Status.NumberAvailable
+			sum.NumberMisscheduled += md.Status.NumberMisscheduled
+			sum.NumberReady += md.Status.NumberReady
+			sum.UpdatedNumberScheduled += md.Status.UpdatedNumberScheduled
+			sum.NumberUnavailable += md.Status.NumberUnavailable
+		}
+		sum.ObservedGeneration = d.Generation
+		got := d.Status
+		got.Conditions, got.CollisionCount = nil, nil
+		if !equality.Semantic.DeepEqual(got, sum) {
+			problems = append(problems, fmt.Sprintf("DaemonSet status %+v, want the members' sum %+v", got, sum))
+		}
 		p := &policyv1.PodDisruptionBudget{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pdb), p); err != nil {
 			return err
@@ -652,6 +676,102 @@ func TestStatusCollectionAsKarmada(t *testing.T) {
 		}
 		if len(problems) > 0 {
 			return fmt.Errorf("%s", strings.Join(problems, "; "))
+		}
+		return nil
+	})
+}
+
+// A ClusterOverridePolicy's labelsOverrider selecting a Namespace reaches
+// that namespace's copy in the member its rule targets (as Karmada's
+// namespace sync applies overrides), and only there.
+func TestClusterOverridePolicyOnNamespace(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-cop-ns-" + rand.String(5)
+	cop := &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace", Name: ns}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+				Overriders: policyv1alpha1.Overriders{LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{
+					Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"e2e-cop": "yes"}}}},
+			}},
+		}}
+	createUntilCleanup(ctx, t, c, cop, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	testenv.Eventually(t, 60*time.Second, "member1's namespace labelled, member2's not", func(ctx context.Context) error {
+		n1, err := kube(t, "member1").CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n2, err := kube(t, "member2").CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if n1.Labels["e2e-cop"] != "yes" || n2.Labels["e2e-cop"] != "" {
+			return fmt.Errorf("member1 labels %v, member2 labels %v", n1.Labels, n2.Labels)
+		}
+		return nil
+	})
+}
+
+// Failover across clusterAffinities, as Karmada: a workload on its first
+// term's cluster (member2) is evicted when that cluster gets a NoExecute
+// taint it does not tolerate, and the scheduler moves it to the next term
+// (member3); it stays there once the taint is gone (Karmada keeps a
+// binding on the term it fell through to).
+func TestFailoverAcrossClusterAffinities(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	d := deploymentNamed("affinities-"+rand.String(5), 1)
+	placement := policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+		{AffinityName: "primary", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}},
+		{AffinityName: "backup", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}}},
+	}}
+	createUntilCleanup(ctx, t, c, placementPolicy(d.Name, placement), d)
+	on := func(member string) {
+		t.Helper()
+		inMembers(t, "the Deployment", []string{member}, true, func(ctx context.Context, kc kubernetes.Interface) error {
+			_, err := kc.AppsV1().Deployments("default").Get(ctx, d.Name, metav1.GetOptions{})
+			return err
+		})
+	}
+	on("member2")
+	key := "e2e-affinities-" + rand.String(5)
+	taint := func(add bool) {
+		t.Helper()
+		testenv.Eventually(t, 30*time.Second, "tainting member2", func(ctx context.Context) error {
+			cl := &clusterv1alpha1.Cluster{}
+			if err := c.Get(ctx, client.ObjectKey{Name: "member2"}, cl); err != nil {
+				return err
+			}
+			cl.Spec.Taints = slices.DeleteFunc(cl.Spec.Taints, func(t corev1.Taint) bool { return t.Key == key })
+			if add {
+				cl.Spec.Taints = append(cl.Spec.Taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute})
+			}
+			return c.Update(ctx, cl)
+		})
+	}
+	t.Cleanup(func() { taint(false) })
+	taint(true)
+	on("member3")
+	inMembers(t, "the Deployment", []string{"member2"}, false, func(ctx context.Context, kc kubernetes.Interface) error {
+		_, err := kc.AppsV1().Deployments("default").Get(ctx, d.Name, metav1.GetOptions{})
+		return err
+	})
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: d.Name + "-deployment"}, rb); err != nil {
+		t.Fatal(err)
+	}
+	if rb.Status.SchedulerObservingAffinityName != "backup" {
+		t.Errorf("schedulerObservingAffinityName %q, want backup", rb.Status.SchedulerObservingAffinityName)
+	}
+	taint(false)
+	testenv.Consistently(t, 5*time.Second, "the workload stays on the backup term", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+			return err
+		}
+		if got := placed(rb); len(got) != 1 || got["member3"] == 0 {
+			return fmt.Errorf("placement %v", got)
 		}
 		return nil
 	})

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +27,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/propagation/overridemanager"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -60,6 +62,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces), builder.WithPredicates(clusterready.Changed)).
 		// A Work changed or deleted behind our back is put right.
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(namespaceOfWork)).
+		// A ClusterOverridePolicy may select namespaces.
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
@@ -87,9 +91,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, existing, client.MatchingLabels{workv1alpha1.NamespaceWorkLabel: ns.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
+	// ClusterOverridePolicies selecting the namespace apply to its copies,
+	// cluster by cluster, as Karmada's namespace sync applies them.
+	cops := &policyv1alpha1.ClusterOverridePolicyList{}
+	if err := r.Client.List(ctx, cops); err != nil {
+		return ctrl.Result{}, err
+	}
+	plain := &unstructured.Unstructured{}
+	if err := plain.UnmarshalJSON(manifest); err != nil {
+		return ctrl.Result{}, err
+	}
+	policies := overridemanager.Matching(plain, nil, cops.Items)
 	for _, c := range clusters.Items {
 		if !c.DeletionTimestamp.IsZero() {
 			continue
+		}
+		manifest, applied := manifest, ""
+		if len(policies) > 0 {
+			obj := plain.DeepCopy()
+			clusterApplied, _, err := overridemanager.Apply(obj, &c, policies)
+			if err != nil {
+				// The copy keeps what it had; the next change of a policy
+				// brings the namespace back.
+				ctrl.LoggerFrom(ctx).Error(err, "Override of a namespace not applied", "namespace", ns.Name, "cluster", c.Name)
+				continue
+			}
+			if manifest, err = obj.MarshalJSON(); err != nil {
+				return ctrl.Result{}, err
+			}
+			if applied, err = overridemanager.AnnotationValue(clusterApplied); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(c.Name), Name: names.KeptWorkName(existing.Items, workv1alpha1.ExecutionNamespace(c.Name), names.NamespaceWorkName(ns.Name))}}
 		op, err := controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
@@ -97,6 +129,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				work.Labels = map[string]string{}
 			}
 			work.Labels[workv1alpha1.NamespaceWorkLabel] = ns.Name
+			if applied != "" {
+				if work.Annotations == nil {
+					work.Annotations = map[string]string{}
+				}
+				work.Annotations[policyv1alpha1.AppliedClusterOverridesAnnotation] = applied
+			} else {
+				delete(work.Annotations, policyv1alpha1.AppliedClusterOverridesAnnotation)
+			}
 			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: manifest}}}
 			return nil
 		})
