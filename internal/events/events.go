@@ -73,6 +73,9 @@ const (
 	// not answer in time; the binding was placed by the general estimator
 	// for that cluster.
 	EstimatorFallback = "EstimatorFallback"
+	// CleanupWorkFailed (on the binding): a Work of a cluster the binding
+	// left could not be deleted.
+	CleanupWorkFailed = "CleanupWorkFailed"
 	// karmada-descheduler's.
 	DescheduleBindingSucceed = "DescheduleBindingSucceed"
 	DescheduleBindingFailed  = "DescheduleBindingFailed"

@@ -336,7 +336,11 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			}
 		}
 	}
-	_, err = r.deleteWorks(ctx, works, keep)
+	if _, err = r.deleteWorks(ctx, works, keep); err != nil && !apierrors.IsConflict(err) {
+		// Karmada's reason for Works of clusters left that could not be
+		// removed.
+		events.Warning(r.Recorder, obj, events.CleanupWorkFailed, "%v", err)
+	}
 	return err
 }
 
