@@ -10,6 +10,7 @@ package events
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
@@ -188,3 +189,12 @@ const (
 	GracefulEvictionCompleted       = "GracefulEvictionCompleted"
 	EvictionBlocked                 = "EvictionBlocked"
 )
+
+// BindingWords names a binding as Karmada's event messages do:
+// "ResourceBinding(ns/name)" or "ClusterResourceBinding(name)".
+func BindingWords(obj metav1.Object) string {
+	if obj.GetNamespace() == "" {
+		return "ClusterResourceBinding(" + obj.GetName() + ")"
+	}
+	return "ResourceBinding(" + obj.GetNamespace() + "/" + obj.GetName() + ")"
+}

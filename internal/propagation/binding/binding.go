@@ -315,7 +315,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		}
 	}
 	if len(synced) > 0 {
-		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Sync work of %s successful.", bindingWords(obj))
+		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Sync work of %s successful.", events.BindingWords(obj))
 	}
 	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
 		return err
@@ -627,13 +627,4 @@ func (r *Reconciler) templates() templatecache.Reader {
 		return r.Templates
 	}
 	return r.Client
-}
-
-// bindingWords names a binding as Karmada's events do:
-// "ResourceBinding(ns/name)" or "ClusterResourceBinding(name)".
-func bindingWords(obj client.Object) string {
-	if obj.GetNamespace() == "" {
-		return "ClusterResourceBinding(" + obj.GetName() + ")"
-	}
-	return "ResourceBinding(" + obj.GetNamespace() + "/" + obj.GetName() + ")"
 }

@@ -228,7 +228,7 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 			// A final aggregate ends the wait.
 			r.progress.Forget(key)
 		}
-		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.AggregateStatusSucceed, "Update %s with AggregatedStatus successfully.", bindingWords(obj))
+		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.AggregateStatusSucceed, "Update %s with AggregatedStatus successfully.", events.BindingWords(obj))
 	}
 	err = r.updateTemplate(ctx, spec.Resource, items)
 	var ierr *interpreter.Error
@@ -411,12 +411,4 @@ func (r *Reconciler) templates() templatecache.Reader {
 		return r.Templates
 	}
 	return r.Client
-}
-
-// bindingWords names a binding as Karmada's events do.
-func bindingWords(obj client.Object) string {
-	if obj.GetNamespace() == "" {
-		return "ClusterResourceBinding(" + obj.GetName() + ")"
-	}
-	return "ResourceBinding(" + obj.GetNamespace() + "/" + obj.GetName() + ")"
 }
