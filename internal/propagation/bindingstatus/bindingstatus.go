@@ -197,7 +197,9 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 		meta.SetStatusCondition(&next.Conditions, cond)
 	}
 	if !equality.Semantic.DeepEqual(next, status) {
-		busy := inProgress(spec.Clusters, works)
+		// A copy that was healthy and is not any more is news, written at
+		// once (Karmada's timing); progress towards healthy is paced.
+		busy := inProgress(spec.Clusters, works) && !healthLost(status.AggregatedStatus, items)
 		if busy {
 			// Each Work reporting on its own would cost two writes:
 			// progress is written at most once per settle period.
@@ -294,6 +296,21 @@ func keptTargets(spec *workv1alpha2.ResourceBindingSpec, budgeted bool) []workv1
 		}
 	}
 	return out
+}
+
+// healthLost reports whether a cluster whose copy was last written as
+// healthy now reports it unhealthy.
+func healthLost(before, now []workv1alpha2.AggregatedStatusItem) bool {
+	healthy := map[string]bool{}
+	for _, it := range before {
+		healthy[it.ClusterName] = it.Health == workv1alpha1.ResourceHealthy
+	}
+	for _, it := range now {
+		if healthy[it.ClusterName] && it.Health == workv1alpha1.ResourceUnhealthy {
+			return true
+		}
+	}
+	return false
 }
 
 // inProgress reports whether the aggregate of the Works is still on its

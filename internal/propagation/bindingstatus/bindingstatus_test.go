@@ -74,3 +74,25 @@ func TestCopyFailures(t *testing.T) {
 		t.Errorf("no failure: %q, want nil", got)
 	}
 }
+
+// A copy turning unhealthy is written at once; one that was never healthy
+// (a rollout under way) is paced.
+func TestHealthLost(t *testing.T) {
+	item := func(cluster string, h workv1alpha1.ResourceHealth) workv1alpha2.AggregatedStatusItem {
+		return workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: h}
+	}
+	for _, c := range []struct {
+		name        string
+		before, now []workv1alpha2.AggregatedStatusItem
+		want        bool
+	}{
+		{"healthy to unhealthy", []workv1alpha2.AggregatedStatusItem{item("m1", workv1alpha1.ResourceHealthy)}, []workv1alpha2.AggregatedStatusItem{item("m1", workv1alpha1.ResourceUnhealthy)}, true},
+		{"never healthy", []workv1alpha2.AggregatedStatusItem{item("m1", workv1alpha1.ResourceUnknownHealth)}, []workv1alpha2.AggregatedStatusItem{item("m1", workv1alpha1.ResourceUnhealthy)}, false},
+		{"first report", nil, []workv1alpha2.AggregatedStatusItem{item("m1", workv1alpha1.ResourceUnhealthy)}, false},
+		{"another cluster", []workv1alpha2.AggregatedStatusItem{item("m1", workv1alpha1.ResourceHealthy)}, []workv1alpha2.AggregatedStatusItem{item("m1", workv1alpha1.ResourceHealthy), item("m2", workv1alpha1.ResourceUnhealthy)}, false},
+	} {
+		if got := healthLost(c.before, c.now); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
