@@ -78,7 +78,7 @@ func (o Options) quotaCheck(ctx context.Context, namespace string, spec, old *wo
 	}
 	for i := range list.Items {
 		q := &list.Items[i]
-		if !changes(quota.UsedUnder(delta, q.Spec.Overall)) && !changes(negated(delta, q.Spec.Overall)) {
+		if !touches(delta, q.Spec.Overall) {
 			continue
 		}
 		for attempt := 0; ; attempt++ {
@@ -117,16 +117,12 @@ func changes(delta corev1.ResourceList) bool {
 	return false
 }
 
-// negated is what delta gives back of the resources overall limits, as
-// positive quantities.
-func negated(delta, overall corev1.ResourceList) corev1.ResourceList {
-	out := corev1.ResourceList{}
+// touches says whether delta changes a resource overall limits.
+func touches(delta, overall corev1.ResourceList) bool {
 	for n := range overall {
-		if d, ok := delta[quota.Requested(n)]; ok && d.Sign() < 0 {
-			d = d.DeepCopy()
-			d.Neg()
-			out[n] = d
+		if d, ok := delta[quota.Requested(n)]; ok && !d.IsZero() {
+			return true
 		}
 	}
-	return out
+	return false
 }
