@@ -111,14 +111,19 @@ function GetDependencies(desiredObj) return {} end`}},
 	if _, err := m1.AppsV1().Deployments("default").Update(ctx, md, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(d), tmpl); err != nil {
-		t.Fatal(err)
+	// label sets a label on the template.
+	label := func(key, value string) {
+		t.Helper()
+		tmpl := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(d), tmpl); err != nil {
+			t.Fatal(err)
+		}
+		tmpl.Labels[key] = value
+		if err := c.Update(ctx, tmpl); err != nil {
+			t.Fatal(err)
+		}
 	}
-	tmpl.Labels["e2e-touched"] = "1"
-	if err := c.Update(ctx, tmpl); err != nil {
-		t.Fatal(err)
-	}
+	label("e2e-touched", "1")
 	within15("member1's copy updated with its paused kept", func() (bool, error) {
 		got, err := m1.AppsV1().Deployments("default").Get(ctx, "e2e-ric", metav1.GetOptions{})
 		return err == nil && got.Labels["e2e-touched"] == "1" && got.Spec.Paused, nil
@@ -140,13 +145,7 @@ function GetDependencies(desiredObj) return {} end`}},
 	})
 
 	// InterpretHealth: the label makes member1's copy unhealthy.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(d), tmpl); err != nil {
-		t.Fatal(err)
-	}
-	tmpl.Labels["e2e-unhealthy"] = "yes"
-	if err := c.Update(ctx, tmpl); err != nil {
-		t.Fatal(err)
-	}
+	label("e2e-unhealthy", "yes")
 	within15("the binding's health from InterpretHealth", func() (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
 			return false, nil
