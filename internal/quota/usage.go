@@ -125,16 +125,6 @@ func UsedUnder(used, overall corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// Increases says whether delta asks for more of anything.
-func Increases(delta corev1.ResourceList) bool {
-	for _, q := range delta {
-		if q.Sign() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // ExceededError is a placement that would take a namespace past a
 // FederatedResourceQuota's overall limit.
 type ExceededError struct {

@@ -325,16 +325,15 @@ func (e *Enforcement) quotasOfNamespace(ctx context.Context, obj client.Object) 
 	return out
 }
 
-// NamespaceUsage is what the placements of a namespace's bindings request,
-// but for the binding named except.
-func NamespaceUsage(ctx context.Context, c client.Reader, namespace, except string) (corev1.ResourceList, error) {
+// NamespaceUsage is what the placements of a namespace's bindings request.
+func NamespaceUsage(ctx context.Context, c client.Reader, namespace string) (corev1.ResourceList, error) {
 	rbs := &workv1alpha2.ResourceBindingList{}
 	if err := c.List(ctx, rbs, client.InNamespace(namespace)); err != nil {
 		return nil, err
 	}
 	used := corev1.ResourceList{}
 	for i := range rbs.Items {
-		if rbs.Items[i].Name == except || !rbs.Items[i].DeletionTimestamp.IsZero() {
+		if !rbs.Items[i].DeletionTimestamp.IsZero() {
 			continue
 		}
 		used = quota.Add(used, quota.Usage(&rbs.Items[i].Spec))
@@ -356,7 +355,7 @@ func (e *Enforcement) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	if !q.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	used, err := NamespaceUsage(ctx, e.Client, q.Namespace, "")
+	used, err := NamespaceUsage(ctx, e.Client, q.Namespace)
 	if err == nil {
 		st := *q.Status.DeepCopy()
 		st.Overall, st.OverallUsed = q.Spec.Overall, quota.UsedUnder(used, q.Spec.Overall)
