@@ -26,6 +26,7 @@ import (
 
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -353,6 +354,43 @@ func TestMultiComponentWorkloadScheduled(t *testing.T) {
 			t.Errorf("the FlinkDeployment in %s: present should be %v", m, want)
 		}
 	}
+	if t.Failed() {
+		reportFlink(ctx, t, c)
+	}
+}
+
+// reportFlink logs, for a failure in CI, where the FlinkDeployment's way
+// to its member stopped: the binding's placement and conditions, each
+// member's Work and its conditions, and the controller manager's lines
+// about it.
+func reportFlink(ctx context.Context, t *testing.T, c client.Client) {
+	t.Helper()
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "e2e-wordcount-flinkdeployment"}, rb); err == nil {
+		t.Logf("binding: generation %d, clusters %+v, conditions %+v", rb.Generation, rb.Spec.Clusters, rb.Status.Conditions)
+	} else {
+		t.Logf("binding: %v", err)
+	}
+	works := &workv1alpha1.WorkList{}
+	if err := c.List(ctx, works); err == nil {
+		for _, w := range works.Items {
+			if strings.Contains(w.Name, "wordcount") {
+				t.Logf("work %s/%s: generation %d, conditions %+v", w.Namespace, w.Name, w.Generation, w.Status.Conditions)
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(fleet.stateDir, "logs", "karmada", "karmada-controller-manager.log"))
+	if err != nil {
+		t.Logf("controller manager log: %v", err)
+		return
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "wordcount") || strings.Contains(l, "flink") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("the controller manager's lines about it:\n%s", tail(strings.Join(lines, "\n"), 40))
 }
 
 // TestPropagateDepsFollowTheDeployment: with propagateDeps, the ConfigMap
