@@ -4,10 +4,12 @@ package internal_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -176,5 +178,151 @@ func TestLibrariesDoNotImportCLI(t *testing.T) {
 	sort.Strings(offenders)
 	if len(offenders) > 0 {
 		t.Errorf("libraries import internal/cli: %v", offenders)
+	}
+}
+
+// area is the folder a package belongs to: internal/<area> for the packages
+// under internal/, the package itself elsewhere.
+func area(rel string) string {
+	parts := strings.Split(rel, "/")
+	if parts[0] == "internal" && len(parts) > 1 {
+		return parts[0] + "/" + parts[1]
+	}
+	return rel
+}
+
+// TestNoFolderLoop fails when the folders under internal/ depend on one
+// another in a circle (internal/a imports internal/b, which imports
+// internal/a, directly or through others), even when no package cycle
+// exists: what two areas share lives in a neutral package below both.
+func TestNoFolderLoop(t *testing.T) {
+	type edge struct{ from, to string }
+	why := map[edge][]string{}
+	graph := map[string][]string{}
+	for _, p := range list(t) {
+		from := area(p.rel())
+		if !strings.HasPrefix(from, "internal/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			rel, ok := strings.CutPrefix(imp, module)
+			if !ok || !strings.HasPrefix(rel, "internal/") {
+				continue
+			}
+			to := area(rel)
+			if to == from {
+				continue
+			}
+			e := edge{from, to}
+			if why[e] == nil {
+				graph[from] = append(graph[from], to)
+			}
+			why[e] = append(why[e], p.rel()+" -> "+rel)
+		}
+	}
+	for _, loop := range stronglyConnected(graph) {
+		var lines []string
+		in := map[string]bool{}
+		for _, a := range loop {
+			in[a] = true
+		}
+		for e, w := range why {
+			if in[e.from] && in[e.to] {
+				lines = append(lines, w...)
+			}
+		}
+		sort.Strings(lines)
+		t.Errorf("folders %v depend on one another in a circle:\n  %s", loop, strings.Join(lines, "\n  "))
+	}
+}
+
+// stronglyConnected returns the groups of more than one node that reach one
+// another (Tarjan's algorithm), each sorted.
+func stronglyConnected(graph map[string][]string) [][]string {
+	index, low := map[string]int{}, map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var out [][]string
+	next := 0
+	var visit func(v string)
+	visit = func(v string) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range graph[v] {
+			if _, seen := index[w]; !seen {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] != index[v] {
+			return
+		}
+		var group []string
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			onStack[w] = false
+			group = append(group, w)
+			if w == v {
+				break
+			}
+		}
+		if len(group) > 1 {
+			sort.Strings(group)
+			out = append(out, group)
+		}
+	}
+	nodes := make([]string, 0, len(graph))
+	for v := range graph {
+		nodes = append(nodes, v)
+	}
+	sort.Strings(nodes)
+	for _, v := range nodes {
+		if _, seen := index[v]; !seen {
+			visit(v)
+		}
+	}
+	return out
+}
+
+func TestStronglyConnected(t *testing.T) {
+	got := stronglyConnected(map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a"}})
+	want := "[[a b c] [d e]]"
+	sort.Slice(got, func(i, j int) bool { return got[i][0] < got[j][0] })
+	if s := fmt.Sprint(got); s != want {
+		t.Errorf("stronglyConnected: %s, want %s", s, want)
+	}
+}
+
+// linkedControllers: the controllers each lean binary may link. karmadactl
+// runs none (its dry runs use the pure scheduling cycle); the agent runs
+// the member side (see internal/agent's list of what it runs).
+var linkedControllers = map[string][]string{
+	"karmadactl":    nil,
+	"karmada-agent": {"internal/clusters/clusterstatus", "internal/propagation/execution", "internal/propagation/workstatus"},
+}
+
+// TestLeanBinariesLinkOnlyTheirControllers fails when karmadactl or the
+// agent links a controller package (directly or not) it does not run: a
+// constant or a pure function it needs lives outside the controller.
+func TestLeanBinariesLinkOnlyTheirControllers(t *testing.T) {
+	ctrls := controllers(t, list(t))
+	for binary, allowed := range linkedControllers {
+		cmd := exec.Command("go", "list", "-deps", "./cmd/"+binary)
+		cmd.Dir = ".."
+		deps, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./cmd/%s: %v", binary, err)
+		}
+		for _, d := range strings.Fields(string(deps)) {
+			rel := strings.TrimPrefix(d, module)
+			if ctrls[d] && !slices.Contains(allowed, rel) {
+				t.Errorf("%s links controller %s", binary, rel)
+			}
+		}
 	}
 }

@@ -22,7 +22,6 @@ import (
 
 	"github.com/karmada-go/karmada/internal/atomicfile"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
-	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 )
 
 var certExpiry = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -210,7 +209,7 @@ func (c *Credentials) renewOnce(ctx context.Context, karmada *rest.Config, membe
 		// As long as the one it replaces, within what the control plane
 		// approves by default (a certificate of an earlier version may
 		// have lived a year).
-		exp = int32(min(max(leaf.NotAfter.Sub(leaf.NotBefore), 10*time.Minute), agentcsr.DefaultMaxLifetime) / time.Second)
+		exp = int32(min(max(leaf.NotAfter.Sub(leaf.NotBefore), 10*time.Minute), agentcert.DefaultMaxLifetime) / time.Second)
 	}
 	// Within the registration it belongs to ("" for a certificate of an
 	// earlier version: the renewal starts one).

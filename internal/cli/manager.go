@@ -24,16 +24,15 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/cache/intern"
 	"github.com/karmada-go/karmada/internal/cache/pagedlist"
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/leaderfence"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -147,12 +146,16 @@ func shareRaw(o any) {
 		for i := range o.Status.ManifestStatuses {
 			shareStatus(o.Status.ManifestStatuses[i].Status)
 		}
-	case client.Object:
-		if b, err := bindings.Of(o); err == nil {
-			for i := range b.Status.AggregatedStatus {
-				shareStatus(b.Status.AggregatedStatus[i].Status)
-			}
-		}
+	case *workv1alpha2.ResourceBinding:
+		shareAggregated(o.Status.AggregatedStatus)
+	case *workv1alpha2.ClusterResourceBinding:
+		shareAggregated(o.Status.AggregatedStatus)
+	}
+}
+
+func shareAggregated(items []workv1alpha2.AggregatedStatusItem) {
+	for i := range items {
+		shareStatus(items[i].Status)
 	}
 }
 

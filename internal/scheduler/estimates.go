@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -68,7 +70,7 @@ func (e *Estimates) Estimate(ctx context.Context, spec *workv1alpha2.ResourceBin
 	cy := cycleOf(ctx)
 	out := make([]framework.Estimate, len(clusters))
 	for i, c := range clusters {
-		out[i] = framework.Estimate{Replicas: GeneralEstimate(e.Assumed.Deduct(c, cy.binding), spec), By: EstimatorStep}
+		out[i] = framework.Estimate{Replicas: algorithm.GeneralEstimate(e.Assumed.Deduct(c, cy.binding), spec), By: algorithm.EstimatorStep}
 	}
 	// The accurate answer stands when it is not above the general one (a
 	// tie is named by the estimator that looked at the nodes: the general

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
+
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +57,7 @@ func BenchmarkScheduleWithEstimators(b *testing.B) {
 				fleet := make([]clusterv1alpha1.Cluster, members)
 				addrs := map[string]string{}
 				for i := range fleet {
-					fleet[i] = member(fmt.Sprintf("member%d", i+1), "east", 800)
+					fleet[i] = schedulertest.Member(fmt.Sprintf("member%d", i+1), "east", 800)
 					if accurate {
 						addrs[fleet[i].Name] = estimatorFor(b, fleet[i].Name)
 					}
@@ -72,7 +76,7 @@ func BenchmarkScheduleWithEstimators(b *testing.B) {
 					b.Fatal(err)
 				}
 				fw.Estimator = est
-				s := spec(10, dynamicPlacement())
+				s := schedulertest.Spec(10, dynamicPlacement())
 				s.ReplicaRequirements.ResourceRequest = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 				b.ResetTimer()
 				start := time.Now()
@@ -81,7 +85,7 @@ func BenchmarkScheduleWithEstimators(b *testing.B) {
 						est.Assumed = &Assumptions{}
 					}
 					key := fmt.Sprintf("default/b-%d", i)
-					res := Schedule(WithCycle(context.Background(), key, nil), fw, s, fleet)
+					res := algorithm.Schedule(WithCycle(context.Background(), key, nil), fw, s, fleet)
 					if res.Err != nil {
 						b.Fatal(res.Err)
 					}

@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
+
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -34,7 +38,7 @@ func dynamicPlacement() *policyv1alpha1.Placement {
 // without assumptions each sees the same free room and the fleet is
 // overcommitted; with them, no cluster is given more than it holds.
 func TestBackToBackBindingsDoNotOvercommit(t *testing.T) {
-	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 30), member("m2", "east", 20)}
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "east", 30), schedulertest.Member("m2", "east", 20)}
 	run := func(est *Estimates) (map[string]int32, int) {
 		fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
 		if err != nil {
@@ -45,8 +49,8 @@ func TestBackToBackBindingsDoNotOvercommit(t *testing.T) {
 		unplaced := 0
 		for i := 0; i < 100; i++ {
 			key := fmt.Sprintf("default/web-%d", i)
-			s := spec(1, dynamicPlacement())
-			res := Schedule(WithCycle(context.Background(), key, nil), fw, s, fleet)
+			s := schedulertest.Spec(1, dynamicPlacement())
+			res := algorithm.Schedule(WithCycle(context.Background(), key, nil), fw, s, fleet)
 			if res.Err != nil {
 				unplaced++
 				continue
@@ -73,17 +77,17 @@ func TestBackToBackBindingsDoNotOvercommit(t *testing.T) {
 func TestAssumptionsRelease(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	a := &Assumptions{Now: func() time.Time { return now }, TTL: time.Minute}
-	s := spec(5, dynamicPlacement())
+	s := schedulertest.Spec(5, dynamicPlacement())
 	a.Assume("b", s, nil, []workv1alpha2.TargetCluster{{Name: "m1", Replicas: 3}, {Name: "m2", Replicas: 2}}, nil)
 	if a.Count("m1") != 3 || a.Count("m2") != 2 {
 		t.Fatalf("assumed m1=%d m2=%d, want 3 and 2", a.Count("m1"), a.Count("m2"))
 	}
 	// The binding's own assumptions are not deducted from its estimates.
-	m1 := member("m1", "east", 10)
-	if got := GeneralEstimate(a.Deduct(&m1, "b"), s); got != 10 {
+	m1 := schedulertest.Member("m1", "east", 10)
+	if got := algorithm.GeneralEstimate(a.Deduct(&m1, "b"), s); got != 10 {
 		t.Errorf("own estimate = %d, want 10", got)
 	}
-	if got := GeneralEstimate(a.Deduct(&m1, "other"), s); got != 7 {
+	if got := algorithm.GeneralEstimate(a.Deduct(&m1, "other"), s); got != 7 {
 		t.Errorf("another binding's estimate = %d, want 7", got)
 	}
 	// Scale from 3 to 5 in m1 adds 2; leaving m2 forgets it.
@@ -164,13 +168,13 @@ func TestAccurateEstimatesAreTheMinimumAndFallBack(t *testing.T) {
 	}
 	defer pool.Close()
 	est := &Estimates{Pool: pool, Assumed: &Assumptions{}}
-	est.Assumed.Assume("other", spec(4, nil), nil, []workv1alpha2.TargetCluster{{Name: "m1", Replicas: 4}}, nil)
+	est.Assumed.Assume("other", schedulertest.Spec(4, nil), nil, []workv1alpha2.TargetCluster{{Name: "m1", Replicas: 4}}, nil)
 	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fw.Estimator = est
-	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10), member("m2", "east", 10), member("m3", "west", 10)}
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "east", 10), schedulertest.Member("m2", "east", 10), schedulertest.Member("m3", "west", 10)}
 	var fallbacks []string
 	ctx := WithCycle(context.Background(), "default/web", func(cluster, reason string, _ error) { fallbacks = append(fallbacks, cluster+":"+reason) })
 	before := testutil.ToFloat64(metrics.EstimatorFallbacks.WithLabelValues("m2", estimatorclient.ReasonUnavailable)) +
@@ -181,7 +185,7 @@ func TestAccurateEstimatesAreTheMinimumAndFallBack(t *testing.T) {
 		{AffinityName: "small", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1"}}},
 		{AffinityName: "all", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1", "m2", "m3"}}},
 	}
-	res := ScheduleFrom(ctx, fw, spec(12, p), fleet, "")
+	res := algorithm.ScheduleFrom(ctx, fw, schedulertest.Spec(12, p), fleet, "")
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -204,7 +208,7 @@ func TestAccurateEstimatesAreTheMinimumAndFallBack(t *testing.T) {
 		}
 	}
 	if res.AffinityName != "all" || total != 12 {
-		t.Errorf("placement %s by %q, want 12 replicas by the term \"all\"", targets(res.Targets), res.AffinityName)
+		t.Errorf("placement %s by %q, want 12 replicas by the term \"all\"", schedulertest.Targets(res.Targets), res.AffinityName)
 	}
 	if n := m1.calls.Load(); n != 1 {
 		t.Errorf("m1's estimator was asked %d times in one cycle, want 1", n)

@@ -8,10 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -35,12 +36,11 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/metrics"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/core"
@@ -119,7 +119,7 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 	s.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute)
 	s.countPending()
 	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1), NewQueue: s.newQueue}
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-"+strings.ToLower(k.Name)).
 			For(k.New().Object, builder.WithPredicates(countIncoming)).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(k)), builder.WithPredicates(placementRelevant)).
@@ -189,7 +189,7 @@ var (
 	incomingClusterChanged = metrics.QueueIncomingBindings.WithLabelValues("ClusterChanged")
 )
 
-func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
+func (s *Scheduler) reconcilerFor(k anybinding.Kind) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		b, err := k.Get(ctx, s.Client, req.NamespacedName)
 		if err != nil {
@@ -212,7 +212,7 @@ func (s *Scheduler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 
 // scheduleOne schedules a binding whose spec changed since it was last
 // scheduled, or that did not fit last time.
-func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after time.Duration, err error) {
+func (s *Scheduler) scheduleOne(ctx context.Context, b anybinding.Binding) (after time.Duration, err error) {
 	start := time.Now()
 	log := klog.FromContext(ctx)
 	obj, spec, status := b.Object, b.Spec, b.Status
@@ -250,13 +250,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 	// times have whole seconds: a trigger in the second of the last
 	// scheduling counts, and costs at most one more, identical, pass.)
 	fresh := spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || !spec.RescheduleTriggeredAt.Before(status.LastScheduledTime))
-	effective := EffectiveSpec(spec, status.SchedulerObservingAffinityName)
+	effective := algorithm.EffectiveSpec(spec, status.SchedulerObservingAffinityName)
 	var tiers []policyv1alpha1.ClusterAffinityTerm
-	if term := affinityTerm(spec, status.SchedulerObservingAffinityName); term != nil {
-		tiers = overflowTiers(spec, term)
+	if term := algorithm.AffinityTerm(spec, status.SchedulerObservingAffinityName); term != nil {
+		tiers = algorithm.OverflowTiers(spec, term)
 	}
 	if !fresh && status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
-		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, effective, clusters.Items) && len(Deselected(effective, clusters.Items, tiers)) == 0 {
+		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, effective, clusters.Items) && len(algorithm.Deselected(effective, clusters.Items, tiers)) == 0 {
 		return 0, nil
 	}
 	in, from := spec, status.SchedulerObservingAffinityName
@@ -278,7 +278,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 	if consumes {
 		s.capacityMu.Lock()
 	}
-	res := ScheduleFrom(ctx, s.Framework, in, clusters.Items, from)
+	res := algorithm.ScheduleFrom(ctx, s.Framework, in, clusters.Items, from)
 	undo := func() {}
 	if consumes {
 		if res.Err == nil && !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
@@ -287,7 +287,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 		s.capacityMu.Unlock()
 	}
 	defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()
-	var pluginErr *PluginError
+	var pluginErr *algorithm.PluginError
 	if errors.As(res.Err, &pluginErr) {
 		// No verdict: the placement stays as it is, the condition says why,
 		// and the binding is retried with backoff.
@@ -375,7 +375,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b bindings.Binding) (after 
 	if res.Err != nil {
 		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", res.Err)
 	} else {
-		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled successfully. Result: {%s}", targetWords(res.Targets))
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled successfully. algorithm.Result: {%s}", targetWords(res.Targets))
 	}
 	if res.Err != nil {
 		// Unschedulable: cluster changes re-queue it at once; meanwhile it
@@ -397,7 +397,7 @@ func (s *Scheduler) recordAttempt(obj client.Object, key string, start time.Time
 	result := metrics.ResultOf(errors.Join(fit, write))
 	metrics.ScheduleAttempts.WithLabelValues(result, kind).Inc()
 	metrics.E2ESchedulingDuration.WithLabelValues(result, kind).Observe(metrics.Since(start))
-	var pluginErr *PluginError
+	var pluginErr *algorithm.PluginError
 	switch {
 	case write != nil || errors.As(fit, &pluginErr):
 		s.waiting.Store(key, metrics.QueueBackoff)
@@ -469,35 +469,6 @@ var placementRelevant = predicate.Funcs{
 	},
 }
 
-// EffectiveSpec is the binding spec as scheduled under the named
-// clusterAffinities term: the term's affinity in place of clusterAffinity.
-// Without terms (or with an unknown name: the first term) it is spec.
-func EffectiveSpec(spec *workv1alpha2.ResourceBindingSpec, affinityName string) *workv1alpha2.ResourceBindingSpec {
-	term := affinityTerm(spec, affinityName)
-	if term == nil {
-		return spec
-	}
-	cp := *spec
-	placement := *spec.Placement
-	placement.ClusterAffinity = &term.ClusterAffinity
-	cp.Placement = &placement
-	return &cp
-}
-
-// affinityTerm is the clusterAffinities term of that name (the first for
-// an unknown name), or nil without terms.
-func affinityTerm(spec *workv1alpha2.ResourceBindingSpec, affinityName string) *policyv1alpha1.ClusterAffinityTerm {
-	if spec.Placement == nil || len(spec.Placement.ClusterAffinities) == 0 {
-		return nil
-	}
-	for i := range spec.Placement.ClusterAffinities {
-		if spec.Placement.ClusterAffinities[i].AffinityName == affinityName {
-			return &spec.Placement.ClusterAffinities[i]
-		}
-	}
-	return &spec.Placement.ClusterAffinities[0]
-}
-
 // newlyFeasible reports whether a duplicated binding now fits a cluster it is
 // not placed on (one that joined, or gained the API, or lost a taint).
 // Divided bindings are not re-divided on every cluster change.
@@ -519,38 +490,6 @@ func (s *Scheduler) newlyFeasible(ctx context.Context, spec *workv1alpha2.Resour
 	return false
 }
 
-// Deselected names the clusters the binding is placed on that its cluster
-// affinity no longer selects (their labels or topology changed): the user's
-// selection changed, which is not an eviction, so the binding is scheduled
-// again and leaves them, as in Karmada. Taints, readiness and capacity are
-// not looked at: those never move a placed workload by themselves. With
-// overflow groups (tiers, overflowTiers), a cluster any group selects is
-// still selected.
-func Deselected(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster, tiers []policyv1alpha1.ClusterAffinityTerm) []string {
-	if spec.Placement == nil || spec.Placement.ClusterAffinity == nil || len(spec.Clusters) == 0 {
-		return nil
-	}
-	byName := make(map[string]*clusterv1alpha1.Cluster, len(clusters))
-	for i := range clusters {
-		byName[clusters[i].Name] = &clusters[i]
-	}
-	var out []string
-	for _, t := range spec.Clusters {
-		c, ok := byName[t.Name]
-		if !ok || !c.DeletionTimestamp.IsZero() {
-			continue
-		}
-		selected := clusteraffinity.Matches(spec.Placement.ClusterAffinity, c)
-		for i := range tiers {
-			selected = selected || clusteraffinity.Matches(&tiers[i].ClusterAffinity, c)
-		}
-		if !selected {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
 // placedOnLeavingCluster reports whether the binding is placed on a cluster
 // that is gone or being removed.
 func placedOnLeavingCluster(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster) bool {
@@ -566,29 +505,6 @@ func placedOnLeavingCluster(spec *workv1alpha2.ResourceBindingSpec, clusters []c
 	return false
 }
 
-// summarize groups clusters by reason: "2 clusters: reason; 1 cluster: ...".
-func summarize(diagnosis map[string]string) string {
-	if len(diagnosis) == 0 {
-		return "there are no clusters"
-	}
-	byReason := map[string][]string{}
-	for c, r := range diagnosis {
-		byReason[r] = append(byReason[r], c)
-	}
-	reasons := make([]string, 0, len(byReason))
-	for r := range byReason {
-		reasons = append(reasons, r)
-	}
-	sort.Strings(reasons)
-	parts := make([]string, 0, len(reasons))
-	for _, r := range reasons {
-		names := byReason[r]
-		sort.Strings(names)
-		parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(names, ", "), r))
-	}
-	return strings.Join(parts, "; ")
-}
-
 func targetNames(ts []workv1alpha2.TargetCluster) []string {
 	out := make([]string, 0, len(ts))
 	for _, t := range ts {
@@ -602,7 +518,7 @@ func targetNames(ts []workv1alpha2.TargetCluster) []string {
 // now), and to the bindings placed on it (it may be leaving, or no longer
 // selected by their affinity). The binding's own reconcile decides cheaply
 // whether anything changes.
-func (s *Scheduler) unscheduledBindings(k bindings.Kind) handler.MapFunc {
+func (s *Scheduler) unscheduledBindings(k anybinding.Kind) handler.MapFunc {
 	return func(ctx context.Context, cl client.Object) []reconcile.Request {
 		list, err := k.List(ctx, s.Client)
 		if err != nil {
@@ -632,7 +548,7 @@ func targetWords(targets []workv1alpha2.TargetCluster) string {
 // clusters its single cluster affinity no longer selects (the ClusterAffinity
 // filter ruled each out). With clusterAffinities terms, or a cluster ruled
 // out for another reason (taints, health, capacity), the placement stays.
-func allDeselected(spec *workv1alpha2.ResourceBindingSpec, res Result) bool {
+func allDeselected(spec *workv1alpha2.ResourceBindingSpec, res algorithm.Result) bool {
 	if len(spec.Clusters) == 0 || res.Explanation == nil || (spec.Placement != nil && len(spec.Placement.ClusterAffinities) > 0) {
 		return false
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -16,7 +18,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 	"github.com/karmada-go/karmada/internal/scheme"
@@ -31,10 +33,10 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1, m2 := member("member1", "r1", 10), member("member2", "r1", 10)
+	m1, m2 := schedulertest.Member("member1", "r1", 10), schedulertest.Member("member2", "r1", 10)
 	rb := &workv1alpha2.ResourceBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-deployment", UID: "uid-1", Generation: 1},
-		Spec:       *spec(1, &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}),
+		Spec:       *schedulertest.Spec(1, &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}),
 	}
 	var writes atomic.Int32
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).
@@ -52,7 +54,7 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 	s := &Scheduler{Client: c, Framework: fw, Clock: clock.RealClock{},
 		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)}
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rb)}
-	if _, err := s.reconcilerFor(bindings.Kinds[0]).Reconcile(ctx, req); err != nil {
+	if _, err := s.reconcilerFor(anybinding.Kinds[0]).Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	if n := writes.Load(); n != 2 {
@@ -70,7 +72,7 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 	stale := got.DeepCopy()
 	stale.Status = workv1alpha2.ResourceBindingStatus{}
 	writes.Store(0)
-	if _, err := s.scheduleOne(ctx, bindings.Binding{Object: stale, Spec: &stale.Spec, Status: &stale.Status}); err != nil {
+	if _, err := s.scheduleOne(ctx, anybinding.Binding{Object: stale, Spec: &stale.Spec, Status: &stale.Status}); err != nil {
 		t.Fatal(err)
 	}
 	if n := writes.Load(); n != 0 {
@@ -79,7 +81,7 @@ func TestScheduleOneSkipsItsOwnPendingWrite(t *testing.T) {
 
 	// A newer generation (the spec changed since) is scheduled.
 	stale.Generation = got.Generation + 1
-	if _, err := s.scheduleOne(ctx, bindings.Binding{Object: stale, Spec: &stale.Spec, Status: &stale.Status}); err != nil {
+	if _, err := s.scheduleOne(ctx, anybinding.Binding{Object: stale, Spec: &stale.Spec, Status: &stale.Status}); err != nil {
 		t.Fatal(err)
 	}
 	if n := writes.Load(); n == 0 {
@@ -96,7 +98,7 @@ func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1, m2 := member("member1", "r1", 10), member("member2", "r1", 10)
+	m1, m2 := schedulertest.Member("member1", "r1", 10), schedulertest.Member("member2", "r1", 10)
 	placement := &policyv1alpha1.Placement{
 		ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
 		ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
@@ -106,7 +108,7 @@ func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
 	last := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
 	rb := &workv1alpha2.ResourceBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-deployment", UID: "uid-1", Generation: 1},
-		Spec:       *spec(6, placement),
+		Spec:       *schedulertest.Spec(6, placement),
 	}
 	// Placed all on member1 earlier (member2 joined since).
 	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 6}}
@@ -118,7 +120,7 @@ func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rb)}
 	schedule := func() *workv1alpha2.ResourceBinding {
 		t.Helper()
-		if _, err := s.reconcilerFor(bindings.Kinds[0]).Reconcile(ctx, req); err != nil {
+		if _, err := s.reconcilerFor(anybinding.Kinds[0]).Reconcile(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 		got := &workv1alpha2.ResourceBinding{}
@@ -127,8 +129,8 @@ func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
 		}
 		return got
 	}
-	if got := schedule(); targets(got.Spec.Clusters) != "member1=6" {
-		t.Fatalf("without a trigger the placement should stay: %s", targets(got.Spec.Clusters))
+	if got := schedule(); schedulertest.Targets(got.Spec.Clusters) != "member1=6" {
+		t.Fatalf("without a trigger the placement should stay: %s", schedulertest.Targets(got.Spec.Clusters))
 	}
 	// A trigger older than the last scheduling asks nothing.
 	got := schedule()
@@ -138,8 +140,8 @@ func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = schedule()
-	if targets(got.Spec.Clusters) == "member1=3,member2=3" {
-		t.Fatalf("an old trigger rescheduled afresh: %s", targets(got.Spec.Clusters))
+	if schedulertest.Targets(got.Spec.Clusters) == "member1=3,member2=3" {
+		t.Fatalf("an old trigger rescheduled afresh: %s", schedulertest.Targets(got.Spec.Clusters))
 	}
 	// A trigger after it: afresh, as a new binding would be placed.
 	trigger := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
@@ -148,8 +150,8 @@ func TestRescheduleTriggeredAtSchedulesAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = schedule()
-	if targets(got.Spec.Clusters) != "member1=3,member2=3" {
-		t.Errorf("after the trigger: %s, want member1=3,member2=3 (placed afresh by free capacity)", targets(got.Spec.Clusters))
+	if schedulertest.Targets(got.Spec.Clusters) != "member1=3,member2=3" {
+		t.Errorf("after the trigger: %s, want member1=3,member2=3 (placed afresh by free capacity)", schedulertest.Targets(got.Spec.Clusters))
 	}
 	if got.Status.LastScheduledTime == nil || !got.Status.LastScheduledTime.After(trigger.Time) && !got.Status.LastScheduledTime.Equal(&trigger) {
 		t.Errorf("lastScheduledTime %v not at or after the trigger %v", got.Status.LastScheduledTime, trigger)

@@ -34,11 +34,11 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/clusters/cluster"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
 	"github.com/karmada-go/karmada/internal/propagation/detector"
 	"github.com/karmada-go/karmada/internal/propagation/namespace"
@@ -707,7 +707,7 @@ func TestBindingStatusController(t *testing.T) {
 	env := testenv.Start(t)
 	c := env.Client
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		if err := anybinding.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
 		templates, err := templateStore(mgr)
@@ -726,7 +726,7 @@ func TestBindingStatusController(t *testing.T) {
 	if err := c.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
-	b, err := bindings.Of(rb)
+	b, err := anybinding.Of(rb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -790,7 +790,7 @@ func TestBindingKeepsExistingWorkName(t *testing.T) {
 	}
 	rb := webBinding(web, 2, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1}, workv1alpha2.TargetCluster{Name: "member2", Replicas: 1})
 	rb.Labels = map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}
-	b, err := bindings.Of(rb)
+	b, err := anybinding.Of(rb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -851,7 +851,7 @@ func templateStore(mgr manager.Manager) (*templatecache.Store, error) {
 func runBindingController(t *testing.T, env *testenv.Env) {
 	t.Helper()
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		if err := anybinding.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
 		templates, err := templateStore(mgr)
@@ -1112,7 +1112,7 @@ func TestBindingReadsTheTemplateTheCacheLacks(t *testing.T) {
 	env := testenv.Start(t)
 	c := env.Client
 	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
-		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		if err := anybinding.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return err
 		}
 		store, err := templateStore(mgr)
@@ -1141,7 +1141,7 @@ func TestBindingReadsTheTemplateTheCacheLacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hash, err := bindings.TemplateHash(u)
+		hash, err := anybinding.TemplateHash(u)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,8 +16,8 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -66,7 +66,7 @@ func TestUpgradeKeepsEarlierWorkNames(t *testing.T) {
 		if err := c.Create(ctx, tp.rb); err != nil {
 			t.Fatal(err)
 		}
-		b, err := bindings.Of(tp.rb)
+		b, err := anybinding.Of(tp.rb)
 		if err != nil {
 			t.Fatal(err)
 		}

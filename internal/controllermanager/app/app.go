@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusters/cluster"
@@ -43,7 +44,6 @@ import (
 	interpreterwebhook "github.com/karmada-go/karmada/internal/interpreter/webhook"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/binding"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/bindingstatus"
 	"github.com/karmada-go/karmada/internal/propagation/dependencies"
 	"github.com/karmada-go/karmada/internal/propagation/detector"
@@ -459,7 +459,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if slices.Contains(enabled, binding.ControllerName) || slices.Contains(enabled, bindingstatus.ControllerName) {
-		if err := bindings.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		if err := anybinding.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 			return fmt.Errorf("indexing works by binding: %w", err)
 		}
 	}

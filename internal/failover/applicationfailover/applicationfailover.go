@@ -37,9 +37,9 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/failover/eviction"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/eviction"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -64,7 +64,7 @@ type Reconciler struct {
 }
 
 func hasApplicationFailover(o client.Object) bool {
-	b, err := bindings.Of(o)
+	b, err := anybinding.Of(o)
 	return err == nil && b.Spec.Failover != nil && b.Spec.Failover.Application != nil
 }
 
@@ -75,7 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Clock = clock.RealClock{}
 	}
 	r.unhealthy = map[string]map[string]time.Time{}
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		name := "application-failover"
 		if k.ClusterScoped {
 			name = "cluster-application-failover"
@@ -89,7 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc: func(event.DeleteEvent) bool { return true },
 			})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
-			Complete(k.Reconciler(r.Client, func(ctx context.Context, req reconcile.Request, b bindings.Binding) (time.Duration, error) {
+			Complete(k.Reconciler(r.Client, func(ctx context.Context, req reconcile.Request, b anybinding.Binding) (time.Duration, error) {
 				return r.sync(ctx, k.Name+"/"+req.String(), b)
 			}, func(req reconcile.Request) { r.forget(k.Name+"/"+req.String(), nil) })); err != nil {
 			return err
@@ -127,7 +127,7 @@ func (r *Reconciler) since(key, cluster string, now time.Time) time.Time {
 	return now
 }
 
-func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (time.Duration, error) {
+func (r *Reconciler) sync(ctx context.Context, key string, b anybinding.Binding) (time.Duration, error) {
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() || spec.Failover == nil || spec.Failover.Application == nil {
 		r.forget(key, nil)

@@ -32,10 +32,10 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/failover/eviction"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/eviction"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -58,7 +58,7 @@ type Reconciler struct {
 // hasTasks passes bindings with eviction tasks, or the EvictionBlocked
 // condition to clear.
 func hasTasks(o client.Object) bool {
-	b, err := bindings.Of(o)
+	b, err := anybinding.Of(o)
 	if err != nil {
 		return false
 	}
@@ -74,7 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Timeout == 0 {
 		r.Timeout = DefaultTimeout
 	}
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		name := "graceful-eviction"
 		if k.ClusterScoped {
 			name = "cluster-graceful-eviction"
@@ -101,7 +101,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // evicting maps a Cluster change to the bindings with eviction tasks.
-func (r *Reconciler) evicting(k bindings.Kind) handler.MapFunc {
+func (r *Reconciler) evicting(k anybinding.Kind) handler.MapFunc {
 	return func(ctx context.Context, _ client.Object) []reconcile.Request {
 		list, err := k.List(ctx, r.Client)
 		if err != nil {
@@ -120,7 +120,7 @@ func (r *Reconciler) evicting(k bindings.Kind) handler.MapFunc {
 
 // sync assesses the binding's tasks and writes what changed: the tasks,
 // then the EvictionBlocked condition.
-func (r *Reconciler) sync(ctx context.Context, _ reconcile.Request, b bindings.Binding) (time.Duration, error) {
+func (r *Reconciler) sync(ctx context.Context, _ reconcile.Request, b anybinding.Binding) (time.Duration, error) {
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return 0, nil
@@ -206,7 +206,7 @@ func (r *Reconciler) sync(ctx context.Context, _ reconcile.Request, b bindings.B
 
 // markEvicted sets eviction.EvictedAnnotation on the binding's Works in
 // cluster's execution namespace.
-func (r *Reconciler) markEvicted(ctx context.Context, b bindings.Binding, cluster string) error {
+func (r *Reconciler) markEvicted(ctx context.Context, b anybinding.Binding, cluster string) error {
 	works := &workv1alpha1.WorkList{}
 	if err := r.Client.List(ctx, works, client.InNamespace(workv1alpha1.ExecutionNamespace(cluster)), client.MatchingLabels(b.WorkLabels())); err != nil {
 		return err

@@ -35,11 +35,11 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/metrics"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
 // Defaults of the flags, as Karmada's.
@@ -126,7 +126,7 @@ func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
 	if m.Rate > 0 {
 		m.limiter = rate.NewLimiter(rate.Limit(m.Rate), 1)
 	}
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		name := "taint-manager"
 		if k.ClusterScoped {
 			name = "cluster-taint-manager"
@@ -160,7 +160,7 @@ func noExecute(taints []corev1.Taint) []corev1.Taint {
 
 // placedOn maps a Cluster whose NoExecute taints changed to the bindings
 // placed on it.
-func (m *Manager) placedOn(k bindings.Kind) handler.MapFunc {
+func (m *Manager) placedOn(k anybinding.Kind) handler.MapFunc {
 	return func(ctx context.Context, cl client.Object) []reconcile.Request {
 		if len(noExecute(cl.(*clusterv1alpha1.Cluster).Spec.Taints)) == 0 {
 			return nil
@@ -185,7 +185,7 @@ func (m *Manager) placedOn(k bindings.Kind) handler.MapFunc {
 
 // sync evicts the binding from the clusters whose time is up, and returns
 // when to look again for the others.
-func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b bindings.Binding) (time.Duration, error) {
+func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b anybinding.Binding) (time.Duration, error) {
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() || len(spec.Clusters) == 0 {
 		m.queue(client.ObjectKeyFromObject(obj).String(), "", nil)

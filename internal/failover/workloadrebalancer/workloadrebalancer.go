@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/karmada-go/karmada/api/apps/v1alpha1"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -131,7 +131,7 @@ func (r *Reconciler) trigger(ctx context.Context, w appsv1alpha1.ObjectReference
 		return apierrors.NewNotFound(schema.GroupResource{}, w.Name)
 	}
 	name := names.BindingName(w.Kind, w.Name)
-	binding, err := bindings.KindFor(w.Namespace).Get(ctx, r.Client, client.ObjectKey{Namespace: w.Namespace, Name: name})
+	binding, err := anybinding.KindFor(w.Namespace).Get(ctx, r.Client, client.ObjectKey{Namespace: w.Namespace, Name: name})
 	if err != nil {
 		return err
 	}

@@ -21,12 +21,12 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
-	"github.com/karmada-go/karmada/internal/scheduler"
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 )
@@ -68,12 +68,12 @@ replicas it was given.`,
 // Explain prints the explanation recorded on one binding.
 func Explain(ctx context.Context, c client.Client, w io.Writer, kind, namespace, name string) error {
 	var status *workv1alpha2.ResourceBindingStatus
-	var k bindings.Kind
+	var k anybinding.Kind
 	switch strings.ToLower(kind) {
 	case "rb", "resourcebinding", "resourcebindings":
-		k = bindings.Kinds[0]
+		k = anybinding.Kinds[0]
 	case "crb", "clusterresourcebinding", "clusterresourcebindings":
-		k, namespace = bindings.Kinds[1], ""
+		k, namespace = anybinding.Kinds[1], ""
 	default:
 		return fmt.Errorf("unknown binding kind %q: use rb (ResourceBinding) or crb (ClusterResourceBinding)", kind)
 	}
@@ -239,7 +239,7 @@ func Plan(ctx context.Context, c client.Client, fw *framework.Framework, w io.Wr
 			if err != nil {
 				return fmt.Errorf("%s: %w", heading, err)
 			}
-			res := scheduler.Schedule(ctx, fw, bspec, clusters.Items)
+			res := algorithm.Schedule(ctx, fw, bspec, clusters.Items)
 			if err := Render(w, heading, res.Targets, res.Explanation); err != nil {
 				return err
 			}
@@ -280,7 +280,7 @@ func bindingSpec(ctx context.Context, c client.Client, t *unstructured.Unstructu
 	}
 	policymatch.ApplyToBinding(out, spec)
 	name := names.BindingName(t.GetKind(), t.GetName())
-	current, err := bindings.KindFor(t.GetNamespace()).Get(ctx, c, client.ObjectKey{Namespace: t.GetNamespace(), Name: name})
+	current, err := anybinding.KindFor(t.GetNamespace()).Get(ctx, c, client.ObjectKey{Namespace: t.GetNamespace(), Name: name})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}

@@ -40,14 +40,14 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/overridemanager"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
@@ -103,7 +103,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.live = mgr.GetAPIReader()
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		b := ctrl.NewControllerManagedBy(mgr).Named(controllerName(k)).
 			For(k.New().Object, builder.WithPredicates(bindingChanged)).
 			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(k)), builder.WithPredicates(workTampered)).
@@ -127,14 +127,14 @@ var reviseOps = []string{string(interpreter.OpReviseReplica)}
 
 // controllerName keeps the names the controllers had (they name metrics and
 // log lines).
-func controllerName(k bindings.Kind) string {
+func controllerName(k anybinding.Kind) string {
 	if k.ClusterScoped {
 		return "cluster-resource-binding"
 	}
 	return ControllerName
 }
 
-func (r *Reconciler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
+func (r *Reconciler) reconcilerFor(k anybinding.Kind) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		b, err := k.Get(ctx, r.Client, req.NamespacedName)
 		if err != nil {
@@ -148,7 +148,7 @@ func (r *Reconciler) reconcilerFor(k bindings.Kind) reconcile.Reconciler {
 }
 
 // sync makes the Works of one binding match its scheduling result.
-func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
+func (r *Reconciler) sync(ctx context.Context, b anybinding.Binding) error {
 	log := klog.FromContext(ctx)
 	obj, spec, status, labels, annotations := b.Object, b.Spec, b.Status, b.WorkLabels(), b.WorkAnnotations()
 	if !obj.GetDeletionTimestamp().IsZero() {
@@ -180,7 +180,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 		}
 	}
 	// An object workloads depend on goes where they run, too.
-	targets := bindings.Targets(spec)
+	targets := anybinding.Targets(spec)
 	if !meta.IsStatusConditionTrue(status.Conditions, workv1alpha2.Scheduled) && len(targets) == 0 {
 		return nil
 	}
@@ -192,7 +192,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	if err != nil {
 		return err
 	}
-	if !bindings.MadeFrom(template, spec, obj.GetAnnotations()) && r.live != nil {
+	if !anybinding.MadeFrom(template, spec, obj.GetAnnotations()) && r.live != nil {
 		// The cache is behind the binding (after an outage its watch and
 		// the detector's resume apart), or the binding behind the
 		// template (the detector's next write brings it back): read the
@@ -247,7 +247,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 			// good manifest, the binding says which and why, and it is
 			// retried with backoff.
 			events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", ierr)
-			if cerr := bindings.SetInterpreted(ctx, r.Client, b, reviseOps, ierr); cerr != nil {
+			if cerr := anybinding.SetInterpreted(ctx, r.Client, b, reviseOps, ierr); cerr != nil {
 				return cerr
 			}
 			return err
@@ -320,7 +320,7 @@ func (r *Reconciler) sync(ctx context.Context, b bindings.Binding) error {
 	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
 		return err
 	}
-	if err := bindings.SetInterpreted(ctx, r.Client, b, reviseOps, nil); err != nil {
+	if err := anybinding.SetInterpreted(ctx, r.Client, b, reviseOps, nil); err != nil {
 		return err
 	}
 	// A cluster being evicted gracefully keeps its copy, as it is, until the
@@ -371,11 +371,11 @@ var errWorkTaken = errors.New("the Work's name is taken")
 
 // otherBinding names the binding an existing Work belongs to when that is
 // not b ("" when it is b's, new, or names no binding).
-func otherBinding(work *workv1alpha1.Work, b bindings.Binding) string {
+func otherBinding(work *workv1alpha1.Work, b anybinding.Binding) string {
 	if work.CreationTimestamp.IsZero() {
 		return ""
 	}
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		key, ok := k.OfWork(work)
 		if !ok {
 			continue
@@ -405,7 +405,7 @@ type WorkManifest struct {
 // replicas revised for that cluster, the override policies targeting the
 // cluster applied, marked with the template generation it was made from and
 // the binding's marks.
-func Manifest(template *unstructured.Unstructured, b bindings.Binding, target workv1alpha2.TargetCluster, cluster *clusterv1alpha1.Cluster, policies []overridemanager.Policy) (WorkManifest, error) {
+func Manifest(template *unstructured.Unstructured, b anybinding.Binding, target workv1alpha2.TargetCluster, cluster *clusterv1alpha1.Cluster, policies []overridemanager.Policy) (WorkManifest, error) {
 	spec := b.Spec
 	out := interpreter.Prune(template)
 	// As in Karmada, only a divided workload's copies are revised: a
@@ -594,7 +594,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, works []workv1alpha1.Work,
 // bindingsOf maps an override policy change to the bindings of kind k it
 // may concern: those of its namespace for an OverridePolicy, all of them for
 // a ClusterOverridePolicy. Each binding's sync works out what applies.
-func (r *Reconciler) bindingsOf(k bindings.Kind) handler.MapFunc {
+func (r *Reconciler) bindingsOf(k anybinding.Kind) handler.MapFunc {
 	return func(ctx context.Context, policy client.Object) []reconcile.Request {
 		var opts []client.ListOption
 		if ns := policy.GetNamespace(); ns != "" {
@@ -613,7 +613,7 @@ func (r *Reconciler) bindingsOf(k bindings.Kind) handler.MapFunc {
 	}
 }
 
-func bindingOfWork(k bindings.Kind) handler.MapFunc {
+func bindingOfWork(k anybinding.Kind) handler.MapFunc {
 	return func(_ context.Context, obj client.Object) []reconcile.Request {
 		if key, ok := k.OfWork(obj); ok {
 			return []reconcile.Request{{NamespacedName: key}}

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/scheduler/core"
+	"github.com/karmada-go/karmada/internal/division"
 )
 
 var jobKind = schema.GroupKind{Group: "batch", Kind: "Job"}
@@ -33,12 +33,12 @@ func divideCompletions(obj *unstructured.Unstructured, targets []workv1alpha2.Ta
 	if !ok || total < 0 || total > 1<<31-1 {
 		return nil, fmt.Errorf("spec.completions %v is not a count of completions", completions)
 	}
-	weights := make([]core.WeightedCluster, 0, len(targets))
+	weights := make([]division.WeightedCluster, 0, len(targets))
 	for _, t := range targets {
-		weights = append(weights, core.WeightedCluster{Name: t.Name, Weight: int64(t.Replicas)})
+		weights = append(weights, division.WeightedCluster{Name: t.Name, Weight: int64(t.Replicas)})
 	}
 	var share int64
-	for _, t := range core.DivideByWeight(int32(total), weights) {
+	for _, t := range division.DivideByWeight(int32(total), weights) {
 		if t.Name == cluster {
 			share = int64(t.Replicas)
 		}

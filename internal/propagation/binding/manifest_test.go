@@ -9,7 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/anybinding"
 )
 
 // Preserved state reaches only the copies the workload moved to, as labels,
@@ -27,7 +27,7 @@ func TestManifestInjectsPreservedState(t *testing.T) {
 			GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "m2", ClustersBeforeFailover: []string{"m1", "m2"},
 				PreservedLabelState: map[string]string{"example.io/checkpoint": "chk-9", workv1alpha2.ResourceBindingPermanentIDLabel: "forged"}}}},
 	}
-	b, err := bindings.Of(rb)
+	b, err := anybinding.Of(rb)
 	if err != nil {
 		t.Fatal(err)
 	}

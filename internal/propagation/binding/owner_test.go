@@ -9,13 +9,13 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
+	"github.com/karmada-go/karmada/internal/anybinding"
 )
 
 // A Work whose name two templates share is written only by the binding it
 // belongs to.
 func TestOtherBinding(t *testing.T) {
-	mine, err := bindings.Of(&workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a-deployment"}})
+	mine, err := anybinding.Of(&workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a-deployment"}})
 	if err != nil {
 		t.Fatal(err)
 	}

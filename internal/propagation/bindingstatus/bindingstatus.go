@@ -31,13 +31,13 @@ import (
 
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/jsonvalue"
 	"github.com/karmada-go/karmada/internal/metrics"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/settle"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
@@ -121,7 +121,7 @@ func delayed(window time.Duration, mapFn func(client.Object) *reconcile.Request)
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		name := ControllerName
 		if k.ClusterScoped {
 			name = "cluster-binding-status"
@@ -163,7 +163,7 @@ func (r *Reconciler) result(wait time.Duration, err error) (reconcile.Result, er
 
 // sync writes the binding's aggregated status, then the template's. It
 // returns how long to wait when an aggregate in progress is held back.
-func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (time.Duration, error) {
+func (r *Reconciler) sync(ctx context.Context, key string, b anybinding.Binding) (time.Duration, error) {
 	obj, spec, status := b.Object, b.Spec, b.Status
 	if !obj.GetDeletionTimestamp().IsZero() {
 		r.progress.Forget(key)
@@ -252,7 +252,7 @@ func (r *Reconciler) sync(ctx context.Context, key string, b bindings.Binding) (
 			events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", failure)
 		}
 	}
-	if err := bindings.SetInterpreted(ctx, r.Client, b, statusOps, failure); err != nil {
+	if err := anybinding.SetInterpreted(ctx, r.Client, b, statusOps, failure); err != nil {
 		return 0, err
 	}
 	if ierr != nil {

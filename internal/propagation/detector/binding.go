@@ -16,11 +16,11 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
 )
 
@@ -76,7 +76,7 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 	if obj.GetNamespace() == "" {
 		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
-	hash, err := bindings.TemplateHash(obj)
+	hash, err := anybinding.TemplateHash(obj)
 	if err != nil {
 		return controllerutil.OperationResultNone, err
 	}
@@ -136,8 +136,8 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		return op, err
 	}
 	// Interpreted again after a failure: the binding's condition says so.
-	if b, berr := bindings.Of(written); berr == nil {
-		if err := bindings.SetInterpreted(ctx, d.Client, b, replicaOps, nil); err != nil {
+	if b, berr := anybinding.Of(written); berr == nil {
+		if err := anybinding.SetInterpreted(ctx, d.Client, b, replicaOps, nil); err != nil {
 			return op, err
 		}
 	}
@@ -155,12 +155,12 @@ func (d *Detector) interpretFailed(ctx context.Context, obj *unstructured.Unstru
 	if !errors.As(err, &ierr) {
 		return
 	}
-	bo := bindings.KindFor(obj.GetNamespace()).New().Object
+	bo := anybinding.KindFor(obj.GetNamespace()).New().Object
 	if d.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: names.BindingName(obj.GetKind(), obj.GetName())}, bo) != nil {
 		return
 	}
-	if b, berr := bindings.Of(bo); berr == nil {
-		if err := bindings.SetInterpreted(ctx, d.Client, b, replicaOps, ierr); err != nil {
+	if b, berr := anybinding.Of(bo); berr == nil {
+		if err := anybinding.SetInterpreted(ctx, d.Client, b, replicaOps, ierr); err != nil {
 			klog.FromContext(ctx).V(2).Info("Could not set the binding's ResourceInterpreted condition", "err", err)
 		}
 	}

@@ -18,11 +18,11 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/cache/compactobj"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
 )
 
@@ -196,7 +196,7 @@ func claimPatch(obj metav1.Object, c *policymatch.Candidate) (string, bool) {
 // has one: the binding and what it propagated stay, as Karmada leaves them,
 // but no longer name a policy that does not select the template.
 func (d *Detector) releaseBinding(ctx context.Context, obj *unstructured.Unstructured) error {
-	b := bindings.KindFor(obj.GetNamespace()).New().Object
+	b := anybinding.KindFor(obj.GetNamespace()).New().Object
 	err := d.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: names.BindingName(obj.GetKind(), obj.GetName())}, b)
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
 func (d *Detector) bindingDeleted(o any) {
@@ -22,7 +22,7 @@ func (d *Detector) bindingDeleted(o any) {
 	if !ok {
 		return
 	}
-	b, err := bindings.Of(obj)
+	b, err := anybinding.Of(obj)
 	if err != nil {
 		return
 	}

@@ -32,15 +32,15 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/failover/eviction"
+	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
-	"github.com/karmada-go/karmada/internal/propagation/bindings"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -646,7 +646,7 @@ func (r *Reconciler) judgeForAgent(ctx context.Context, work *workv1alpha1.Work,
 // the clusters' readiness now), kept for the Work that replaces it when its
 // cluster is placed again, held otherwise (why says what is not healthy).
 func (r *Reconciler) evictedCopy(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (evictedVerdict, string, error) {
-	for _, k := range bindings.Kinds {
+	for _, k := range anybinding.Kinds {
 		key, ok := k.OfWork(work)
 		if !ok {
 			continue

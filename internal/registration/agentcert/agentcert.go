@@ -35,6 +35,11 @@ import (
 
 // Where the agent's kubeconfig is kept in the member, as Karmada keeps it,
 // and the labels that say register made it.
+// DefaultMaxLifetime is the longest lifetime an agent certificate is
+// approved for unless the approver is told otherwise: short, as the agent
+// renews it itself at 80% of it (and asks for no more than this).
+const DefaultMaxLifetime = 7 * 24 * time.Hour
+
 const (
 	Namespace   = "karmada-system"
 	SecretName  = "karmada-kubeconfig"

@@ -66,9 +66,8 @@ func recordedID(cl *clusterv1alpha1.Cluster) string {
 }
 
 // DefaultMaxLifetime is the longest lifetime an agent certificate is
-// approved for, unless --agent-certificate-max-lifetime says otherwise:
-// short, as the agent renews it itself at 80% of it.
-const DefaultMaxLifetime = 7 * 24 * time.Hour
+// approved for, unless --agent-certificate-max-lifetime says otherwise.
+const DefaultMaxLifetime = agentcert.DefaultMaxLifetime
 
 // The rules live with the agent certificate (agentcert), where
 // karmada-webhook reads them too.

@@ -3,23 +3,16 @@
 package core
 
 import (
-	"container/heap"
 	"fmt"
-	"math/big"
-	"math/bits"
 	"sort"
+
+	"github.com/karmada-go/karmada/internal/division"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
 )
-
-// WeightedCluster is a feasible cluster with its weight for division.
-type WeightedCluster struct {
-	Name   string
-	Weight int64
-}
 
 // Candidate is a cluster that passed the filters, with its total score and
 // the estimator's count of replicas it can still take.
@@ -77,7 +70,7 @@ func Assign(replicas int32, strategy *policyv1alpha1.ReplicaSchedulingStrategy, 
 	if len(weighted) == 0 {
 		return nil, fmt.Errorf("no feasible cluster has a static weight above zero")
 	}
-	return DivideByWeight(replicas, weighted), nil
+	return division.DivideByWeight(replicas, weighted), nil
 }
 
 // AssignTiers divides a dynamically divided workload (dynamicWeight or
@@ -109,11 +102,11 @@ func AssignTiers(replicas int32, strategy *policyv1alpha1.ReplicaSchedulingStrat
 	if have >= replicas {
 		excess := have - replicas
 		for tier := last; tier >= 0 && excess > 0; tier-- {
-			var weights []WeightedCluster
+			var weights []division.WeightedCluster
 			var total int32
 			for name, n := range kept {
 				if tierOf[name] == tier {
-					weights = append(weights, WeightedCluster{Name: name, Weight: int64(n)})
+					weights = append(weights, division.WeightedCluster{Name: name, Weight: int64(n)})
 					total += n
 				}
 			}
@@ -121,7 +114,7 @@ func AssignTiers(replicas int32, strategy *policyv1alpha1.ReplicaSchedulingStrat
 			for _, w := range weights {
 				delete(kept, w.Name)
 			}
-			for _, t := range DivideByWeight(total-take, weights) {
+			for _, t := range division.DivideByWeight(total-take, weights) {
 				kept[t.Name] = t.Replicas
 			}
 			excess -= take
@@ -173,19 +166,19 @@ func steady(replicas int32, cands []Candidate, previous []workv1alpha2.TargetClu
 	}
 	kept := map[string]int32{}
 	var have int32
-	var keptWeights []WeightedCluster
+	var keptWeights []division.WeightedCluster
 	for _, t := range previous {
 		if selected[t.Name] && t.Replicas > 0 {
 			kept[t.Name] += t.Replicas
 			have += t.Replicas
-			keptWeights = append(keptWeights, WeightedCluster{Name: t.Name, Weight: int64(t.Replicas)})
+			keptWeights = append(keptWeights, division.WeightedCluster{Name: t.Name, Weight: int64(t.Replicas)})
 		}
 	}
 	switch {
 	case have == replicas:
 		return merge(kept, nil), nil
 	case have > replicas:
-		return DivideByWeight(replicas, keptWeights), nil
+		return division.DivideByWeight(replicas, keptWeights), nil
 	}
 	// Candidates' available replicas count what the binding already runs
 	// there; the new replicas only get the rest.
@@ -246,17 +239,17 @@ func (e *UnschedulableError) Error() string { return e.Message }
 // byAvailable divides n in proportion to each cluster's available replicas.
 func byAvailable(n int32, cands []Candidate, _ map[string]bool) ([]workv1alpha2.TargetCluster, error) {
 	var total int64
-	weighted := make([]WeightedCluster, 0, len(cands))
+	weighted := make([]division.WeightedCluster, 0, len(cands))
 	for _, c := range cands {
 		if c.Available > 0 {
 			total += int64(c.Available)
-			weighted = append(weighted, WeightedCluster{Name: c.Name(), Weight: int64(c.Available)})
+			weighted = append(weighted, division.WeightedCluster{Name: c.Name(), Weight: int64(c.Available)})
 		}
 	}
 	if total < int64(n) {
 		return nil, capacityError(n, cands)
 	}
-	return DivideByWeight(n, weighted), nil
+	return division.DivideByWeight(n, weighted), nil
 }
 
 // aggregate places n on as few clusters as possible: clusters already
@@ -303,8 +296,8 @@ func sortTargets(ts []workv1alpha2.TargetCluster) {
 // StaticWeights gives each cluster the highest weight among the rules that
 // select it; clusters no rule selects get none. With no rules every cluster
 // weighs 1.
-func StaticWeights(rules []policyv1alpha1.StaticClusterWeight, clusters []*clusterv1alpha1.Cluster) []WeightedCluster {
-	out := make([]WeightedCluster, 0, len(clusters))
+func StaticWeights(rules []policyv1alpha1.StaticClusterWeight, clusters []*clusterv1alpha1.Cluster) []division.WeightedCluster {
+	out := make([]division.WeightedCluster, 0, len(clusters))
 	for _, c := range clusters {
 		var w int64
 		if len(rules) == 0 {
@@ -316,126 +309,8 @@ func StaticWeights(rules []policyv1alpha1.StaticClusterWeight, clusters []*clust
 			}
 		}
 		if w > 0 {
-			out = append(out, WeightedCluster{Name: c.Name, Weight: w})
+			out = append(out, division.WeightedCluster{Name: c.Name, Weight: w})
 		}
 	}
 	return out
-}
-
-// DivideByWeight splits replicas in proportion to weight by Webster's
-// (Sainte-Laguë) method, as Karmada since 1.16: replicas go one at a time to
-// the cluster whose weight / (2 × its replicas + 1) is highest; ties go to
-// the higher weight, then to the name that sorts first, so that the result
-// is the same every time. The method is house-monotone: dividing more
-// replicas over the same weights never gives a cluster fewer (the largest
-// remainder rule can), and no cluster's share is pulled towards the heavy
-// ones. Clusters of weight 0 or less and clusters that get nothing are left
-// out; the result is sorted by name.
-func DivideByWeight(replicas int32, clusters []WeightedCluster) []workv1alpha2.TargetCluster {
-	// The weights may be as large as int64 allows (static weights are the
-	// user's): the comparisons of priorities and the quotas are exact.
-	q := &websterQueue{}
-	for _, c := range clusters {
-		if c.Weight > 0 {
-			q.parties = append(q.parties, party{name: c.Name, votes: uint64(c.Weight)})
-		}
-	}
-	if len(q.parties) == 0 || replicas <= 0 {
-		return nil
-	}
-	// A head start: Webster's result gives each of n clusters at least its
-	// quota of replicas-n/2, whole. Starting every cluster there and handing
-	// out the rest one by one ends where starting from zero does, in at most
-	// 3n/2 steps however many replicas there are.
-	left := replicas
-	if n := int64(len(q.parties)); 2*int64(replicas) > n {
-		share := shares(2*int64(replicas)-n, clusters) // quotas of 2×(replicas-n/2)
-		for i := range q.parties {
-			p := &q.parties[i]
-			p.seats = int32(share(int64(p.votes)) / 2)
-			left -= p.seats
-		}
-	}
-	heap.Init(q)
-	for ; left > 0; left-- {
-		q.parties[0].seats++
-		heap.Fix(q, 0)
-	}
-	out := make([]workv1alpha2.TargetCluster, 0, len(q.parties))
-	for _, p := range q.parties {
-		if p.seats > 0 {
-			out = append(out, workv1alpha2.TargetCluster{Name: p.name, Replicas: p.seats})
-		}
-	}
-	sortTargets(out)
-	return out
-}
-
-// party is a cluster in Webster's method: its weight (votes) and the
-// replicas (seats) it has so far.
-type party struct {
-	name  string
-	votes uint64
-	seats int32
-}
-
-// websterQueue keeps the cluster due the next replica on top.
-type websterQueue struct{ parties []party }
-
-func (q *websterQueue) Len() int      { return len(q.parties) }
-func (q *websterQueue) Swap(i, j int) { q.parties[i], q.parties[j] = q.parties[j], q.parties[i] }
-func (q *websterQueue) Push(any)      { panic("the parties are fixed") }
-func (q *websterQueue) Pop() any      { panic("the parties are fixed") }
-
-// Less compares votes_a/(2 seats_a+1) with votes_b/(2 seats_b+1) without
-// division: votes_a × (2 seats_b+1) against votes_b × (2 seats_a+1), both
-// exact in 128 bits.
-func (q *websterQueue) Less(i, j int) bool {
-	a, b := &q.parties[i], &q.parties[j]
-	ahi, alo := bits.Mul64(a.votes, 2*uint64(b.seats)+1)
-	bhi, blo := bits.Mul64(b.votes, 2*uint64(a.seats)+1)
-	if ahi != bhi {
-		return ahi > bhi
-	}
-	if alo != blo {
-		return alo > blo
-	}
-	if a.votes != b.votes {
-		return a.votes > b.votes
-	}
-	if a.seats != b.seats {
-		return a.seats < b.seats
-	}
-	return a.name < b.name
-}
-
-// shares returns the function giving a weight its whole share of replicas,
-// floor(replicas × weight / sum of weights), exact for any int64 weights
-// (negative ones count as 0); nil when there is nothing to divide.
-func shares(replicas int64, clusters []WeightedCluster) func(weight int64) int64 {
-	var sumHi, sumLo uint64
-	for _, c := range clusters {
-		var carry uint64
-		sumLo, carry = bits.Add64(sumLo, uint64(max(c.Weight, 0)), 0)
-		sumHi += carry
-	}
-	if (sumHi == 0 && sumLo == 0) || replicas <= 0 {
-		return nil
-	}
-	if sumHi == 0 {
-		return func(weight int64) int64 {
-			// replicas × weight ≤ replicas × sum: the quotient fits, so
-			// Div64 cannot overflow.
-			hi, lo := bits.Mul64(uint64(replicas), uint64(max(weight, 0)))
-			q, _ := bits.Div64(hi, lo, sumLo)
-			return int64(q)
-		}
-	}
-	// More than 2^64 in all: rare enough for big integers.
-	sum := new(big.Int).Lsh(new(big.Int).SetUint64(sumHi), 64)
-	sum.Or(sum, new(big.Int).SetUint64(sumLo))
-	return func(weight int64) int64 {
-		n := new(big.Int).Mul(big.NewInt(replicas), big.NewInt(max(weight, 0)))
-		return n.Quo(n, sum).Int64()
-	}
 }

@@ -1,14 +1,16 @@
-package scheduler
+package algorithm
 
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -17,49 +19,13 @@ import (
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 )
 
-// member is a Ready cluster serving Deployments with cpu free for the given
-// number of 1-cpu replicas.
-func member(name, region string, freeCPU int, taints ...corev1.Taint) clusterv1alpha1.Cluster {
-	return clusterv1alpha1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       clusterv1alpha1.ClusterSpec{Region: region, Taints: taints},
-		Status: clusterv1alpha1.ClusterStatus{
-			APIEnablements: []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1", Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}},
-			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{
-				corev1.ResourceCPU: *resource.NewQuantity(int64(freeCPU), resource.DecimalSI), corev1.ResourcePods: resource.MustParse("100"),
-			}},
-		},
-	}
-}
-
-func spec(replicas int32, p *policyv1alpha1.Placement) *workv1alpha2.ResourceBindingSpec {
-	return &workv1alpha2.ResourceBindingSpec{
-		Resource:            workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web"},
-		Replicas:            replicas,
-		ReplicaRequirements: &workv1alpha2.ReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
-		Placement:           p,
-	}
-}
-
-func targets(ts []workv1alpha2.TargetCluster) string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Name+"="+itoa(t.Replicas))
-	}
-	return strings.Join(out, ",")
-}
-
-func itoa(n int32) string {
-	return strings.TrimSpace(resource.NewQuantity(int64(n), resource.DecimalSI).String())
-}
-
 func TestSchedule(t *testing.T) {
 	fw, err := framework.New(plugins.NewInTreeRegistry(), []string{"*"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cordoned := corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}
-	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10, cordoned), member("m2", "east", 10), member("m3", "west", 20), member("m4", "west", 0)}
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "east", 10, cordoned), schedulertest.Member("m2", "east", 10), schedulertest.Member("m3", "west", 20), schedulertest.Member("m4", "west", 0)}
 	dynamic := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
 		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
 		WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}}
@@ -73,17 +39,17 @@ func TestSchedule(t *testing.T) {
 		wantAffinity string
 		wantErr      string
 	}{
-		{"duplicated skips the cordoned cluster", spec(2, nil), "m2=2,m3=2,m4=2", "", ""},
-		{"dynamic weights follow free cpu; a full cluster is left out", spec(9, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "m2=3,m3=6", "", ""},
-		{"affinity groups fall through past a cordoned primary", spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+		{"duplicated skips the cordoned cluster", schedulertest.Spec(2, nil), "m2=2,m3=2,m4=2", "", ""},
+		{"dynamic weights follow free cpu; a full cluster is left out", schedulertest.Spec(9, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "m2=3,m3=6", "", ""},
+		{"affinity groups fall through past a cordoned primary", schedulertest.Spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
 			{AffinityName: "primary", ClusterAffinity: *names("m1")}, {AffinityName: "backup", ClusterAffinity: *names("m3")}}}), "m3=3", "backup", ""},
-		{"the first group that fits wins", spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+		{"the first group that fits wins", schedulertest.Spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
 			{AffinityName: "primary", ClusterAffinity: *names("m2")}, {AffinityName: "backup", ClusterAffinity: *names("m3")}}}), "m2=3", "primary", ""},
-		{"no group fits", spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+		{"no group fits", schedulertest.Spec(3, &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
 			{AffinityName: "a", ClusterAffinity: *names("m1")}, {AffinityName: "b", ClusterAffinity: *names("m9")}}}), "", "", "clusterAffinities[a]"},
-		{"two regions", spec(4, &policyv1alpha1.Placement{ReplicaScheduling: dynamic, SpreadConstraints: []policyv1alpha1.SpreadConstraint{
+		{"two regions", schedulertest.Spec(4, &policyv1alpha1.Placement{ReplicaScheduling: dynamic, SpreadConstraints: []policyv1alpha1.SpreadConstraint{
 			{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: 2, MaxGroups: 2}}}), "m2=1,m3=3", "", ""},
-		{"more than the fleet can hold", spec(31, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "", "", "Clusters available replicas 30 are not enough to schedule."},
+		{"more than the fleet can hold", schedulertest.Spec(31, &policyv1alpha1.Placement{ReplicaScheduling: dynamic}), "", "", "Clusters available replicas 30 are not enough to schedule."},
 	}
 	for _, c := range cases {
 		r := Schedule(context.Background(), fw, c.spec, fleet)
@@ -110,7 +76,7 @@ func check(t *testing.T, name string, r Result, want, wantAffinity, wantErr stri
 		t.Errorf("%s: %v", name, r.Err)
 		return
 	}
-	if got := targets(r.Targets); got != want || r.AffinityName != wantAffinity {
+	if got := schedulertest.Targets(r.Targets); got != want || r.AffinityName != wantAffinity {
 		t.Errorf("%s: %s (affinity %q), want %s (%q)", name, got, r.AffinityName, want, wantAffinity)
 	}
 }
@@ -123,7 +89,7 @@ func TestScheduleFromTheObservedTerm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10), member("m2", "east", 10), member("m3", "west", 10)}
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "east", 10), schedulertest.Member("m2", "east", 10), schedulertest.Member("m3", "west", 10)}
 	terms := &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
 		{AffinityName: "primary", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1"}}},
 		{AffinityName: "backup", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m2"}}},
@@ -135,11 +101,11 @@ func TestScheduleFromTheObservedTerm(t *testing.T) {
 		{"last", "m3=2", "last"},
 		{"gone", "m1=2", "primary"},
 	} {
-		check(t, "from "+c.from, ScheduleFrom(context.Background(), fw, spec(2, terms), fleet, c.from), c.want, c.wantAffinity, "")
+		check(t, "from "+c.from, ScheduleFrom(context.Background(), fw, schedulertest.Spec(2, terms), fleet, c.from), c.want, c.wantAffinity, "")
 	}
 	// The observed term fits no more: the next one.
-	down := []clusterv1alpha1.Cluster{member("m1", "east", 10), member("m3", "west", 10)}
-	check(t, "backup gone", ScheduleFrom(context.Background(), fw, spec(2, terms), down, "backup"), "m3=2", "last", "")
+	down := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "east", 10), schedulertest.Member("m3", "west", 10)}
+	check(t, "backup gone", ScheduleFrom(context.Background(), fw, schedulertest.Spec(2, terms), down, "backup"), "m3=2", "last", "")
 }
 
 // Spread constraints as Karmada's own checks use them: clusters of which
@@ -151,7 +117,7 @@ func TestScheduleSpreadByRegionAndCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := []clusterv1alpha1.Cluster{member("member1", "2", 10), member("member2", "1", 10), member("member3", "", 10)}
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("member1", "2", 10), schedulertest.Member("member2", "1", 10), schedulertest.Member("member3", "", 10)}
 	spread := func(clusters, regions int) *policyv1alpha1.Placement {
 		return &policyv1alpha1.Placement{
 			ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated},
@@ -160,12 +126,12 @@ func TestScheduleSpreadByRegionAndCluster(t *testing.T) {
 				{SpreadByField: policyv1alpha1.SpreadByFieldRegion, MinGroups: regions, MaxGroups: regions},
 			}}
 	}
-	check(t, "two regions, one cluster", Schedule(context.Background(), fw, spec(2, spread(1, 2)), fleet), "member1=2,member2=2", "", "")
-	r := Schedule(context.Background(), fw, spec(2, spread(1, 1)), fleet)
+	check(t, "two regions, one cluster", Schedule(context.Background(), fw, schedulertest.Spec(2, spread(1, 2)), fleet), "member1=2,member2=2", "", "")
+	r := Schedule(context.Background(), fw, schedulertest.Spec(2, spread(1, 1)), fleet)
 	if r.Err != nil || len(r.Targets) != 1 || r.Targets[0].Name == "member3" {
-		t.Errorf("one region, one cluster: %s (%v), want one cluster with a region", targets(r.Targets), r.Err)
+		t.Errorf("one region, one cluster: %s (%v), want one cluster with a region", schedulertest.Targets(r.Targets), r.Err)
 	}
-	check(t, "three regions", Schedule(context.Background(), fw, spec(2, spread(1, 3)), fleet), "", "", "at least 3 groups")
+	check(t, "three regions", Schedule(context.Background(), fw, schedulertest.Spec(2, spread(1, 3)), fleet), "", "", "at least 3 groups")
 }
 
 func TestScheduleExplains(t *testing.T) {
@@ -174,8 +140,8 @@ func TestScheduleExplains(t *testing.T) {
 		t.Fatal(err)
 	}
 	cordoned := corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}
-	fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10, cordoned), member("m2", "east", 10), member("m3", "west", 20)}
-	s := spec(2, &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{Exclude: []string{"m3"}}})
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "east", 10, cordoned), schedulertest.Member("m2", "east", 10), schedulertest.Member("m3", "west", 20)}
+	s := schedulertest.Spec(2, &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{Exclude: []string{"m3"}}})
 	s.Clusters = []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 2}}
 	r := Schedule(context.Background(), fw, s, fleet)
 	if r.Err != nil {
@@ -198,9 +164,9 @@ func TestScheduleExplains(t *testing.T) {
 	// Explanations are bounded.
 	var many []clusterv1alpha1.Cluster
 	for i := 0; i < MaxExplained+10; i++ {
-		many = append(many, member("c"+itoa(int32(i)), "east", 1))
+		many = append(many, schedulertest.Member("c"+strconv.Itoa(i), "east", 1))
 	}
-	r = Schedule(context.Background(), fw, spec(1, nil), many)
+	r = Schedule(context.Background(), fw, schedulertest.Spec(1, nil), many)
 	if len(r.Explanation.Clusters) != MaxExplained || r.Explanation.Omitted != 10 {
 		t.Errorf("%d explained, %d omitted; want %d and 10", len(r.Explanation.Clusters), r.Explanation.Omitted, MaxExplained)
 	}
@@ -224,7 +190,7 @@ func (v verdict) Filter(_ context.Context, _ *workv1alpha2.ResourceBindingSpec, 
 // A plugin's Error stops the cycle with a PluginError (retried, placement
 // kept); its Unschedulable only rules the cluster out.
 func TestScheduleHonoursStatusCodes(t *testing.T) {
-	clusters := []clusterv1alpha1.Cluster{member("m1", "r", 10), member("m2", "r", 10)}
+	clusters := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "r", 10), schedulertest.Member("m2", "r", 10)}
 	for _, c := range []struct {
 		code       framework.Code
 		wantPlugin bool
@@ -238,7 +204,7 @@ func TestScheduleHonoursStatusCodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := Schedule(context.Background(), fw, spec(1, &policyv1alpha1.Placement{}), clusters)
+		res := Schedule(context.Background(), fw, schedulertest.Spec(1, &policyv1alpha1.Placement{}), clusters)
 		var pe *PluginError
 		if got := errors.As(res.Err, &pe); got != c.wantPlugin {
 			t.Errorf("code %d: PluginError %v (%v), want %v", c.code, got, res.Err, c.wantPlugin)
@@ -247,7 +213,7 @@ func TestScheduleHonoursStatusCodes(t *testing.T) {
 		if pe != nil && (pe.Plugin != "Verdict" || !strings.Contains(pe.Message, "m2")) {
 			t.Errorf("code %d: %+v, want the plugin and its message", c.code, pe)
 		}
-		if got := targets(res.Targets); got != c.want {
+		if got := schedulertest.Targets(res.Targets); got != c.want {
 			t.Errorf("code %d: targets %q, want %q", c.code, got, c.want)
 		}
 	}
@@ -267,16 +233,16 @@ func TestTaintsMoveNothing(t *testing.T) {
 		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated}
 	oneCluster := []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1, MinGroups: 1}}
 	for _, taint := range []corev1.Taint{notReady, cordoned} {
-		fleet := []clusterv1alpha1.Cluster{member("m1", "east", 10), member("m2", "east", 10, taint), member("m3", "west", 20)}
+		fleet := []clusterv1alpha1.Cluster{schedulertest.Member("m1", "east", 10), schedulertest.Member("m2", "east", 10, taint), schedulertest.Member("m3", "west", 20)}
 		cases := []struct {
 			name   string
 			spec   *workv1alpha2.ResourceBindingSpec
 			placed string
 			want   string
 		}{
-			{"spread over one cluster", spec(2, &policyv1alpha1.Placement{SpreadConstraints: oneCluster}), "m2", "m2=2"},
-			{"duplicated", spec(2, nil), "m2", "m1=2,m2=2,m3=2"},
-			{"divided, aggregated", spec(4, &policyv1alpha1.Placement{ReplicaScheduling: divided}), "m2", "m2=4"},
+			{"spread over one cluster", schedulertest.Spec(2, &policyv1alpha1.Placement{SpreadConstraints: oneCluster}), "m2", "m2=2"},
+			{"duplicated", schedulertest.Spec(2, nil), "m2", "m1=2,m2=2,m3=2"},
+			{"divided, aggregated", schedulertest.Spec(4, &policyv1alpha1.Placement{ReplicaScheduling: divided}), "m2", "m2=4"},
 		}
 		for _, c := range cases {
 			c.spec.Clusters = []workv1alpha2.TargetCluster{{Name: c.placed, Replicas: c.spec.Replicas}}
@@ -285,14 +251,14 @@ func TestTaintsMoveNothing(t *testing.T) {
 				t.Errorf("%s, %s: %v", taint.Key, c.name, r.Err)
 				continue
 			}
-			if got := targets(r.Targets); got != c.want {
+			if got := schedulertest.Targets(r.Targets); got != c.want {
 				t.Errorf("%s, %s: %s, want %s", taint.Key, c.name, got, c.want)
 			}
 			// Placed afresh, the tainted cluster is avoided.
 			c.spec.Clusters = nil
 			r = Schedule(context.Background(), fw, c.spec, fleet)
-			if r.Err != nil || strings.Contains(targets(r.Targets), "m2") {
-				t.Errorf("%s, %s afresh: %s (%v), want no m2", taint.Key, c.name, targets(r.Targets), r.Err)
+			if r.Err != nil || strings.Contains(schedulertest.Targets(r.Targets), "m2") {
+				t.Errorf("%s, %s afresh: %s (%v), want no m2", taint.Key, c.name, schedulertest.Targets(r.Targets), r.Err)
 			}
 		}
 	}
@@ -309,11 +275,11 @@ func TestScheduleComponents(t *testing.T) {
 	one := func(cpu string) *workv1alpha2.ComponentReplicaRequirements {
 		return &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
 	}
-	s := spec(0, &policyv1alpha1.Placement{})
+	s := schedulertest.Spec(0, &policyv1alpha1.Placement{})
 	s.ReplicaRequirements = nil
 	// A set needs 1 + 3×2 = 7 cpu; member1 has 4 (each component alone fits), member2 8, member3 20.
 	s.Components = []workv1alpha2.Component{{Name: "jobmanager", Replicas: 1, ReplicaRequirements: one("1")}, {Name: "taskmanager", Replicas: 3, ReplicaRequirements: one("2")}}
-	fleet := []clusterv1alpha1.Cluster{member("member1", "", 4), member("member2", "", 8), member("member3", "", 20)}
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("member1", "", 4), schedulertest.Member("member2", "", 8), schedulertest.Member("member3", "", 20)}
 	r := Schedule(context.Background(), fw, s, fleet)
 	if r.Err != nil {
 		t.Fatal(r.Err)
@@ -366,8 +332,8 @@ func TestOverflowAffinities(t *testing.T) {
 		t.Fatal(err)
 	}
 	cordoned := corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule}
-	fleet := []clusterv1alpha1.Cluster{member("idc", "east", 10), member("cloud-a", "west", 20), member("cloud-b", "west", 20),
-		member("spare", "north", 50), member("broken", "east", 10, cordoned)}
+	fleet := []clusterv1alpha1.Cluster{schedulertest.Member("idc", "east", 10), schedulertest.Member("cloud-a", "west", 20), schedulertest.Member("cloud-b", "west", 20),
+		schedulertest.Member("spare", "north", 50), schedulertest.Member("broken", "east", 10, cordoned)}
 	dynamic := &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
 		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
 		WeightPreference:          &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}}
@@ -392,19 +358,19 @@ func TestOverflowAffinities(t *testing.T) {
 		name, want, wantErr string
 		spec                *workv1alpha2.ResourceBindingSpec
 	}{
-		{"the primary holds it", "idc=8", "", spec(8, tiered("idc", dynamic))},
-		{"full primary: the rest overflows to the next group", "cloud-a=3,cloud-b=2,idc=10", "", spec(15, tiered("idc", dynamic))},
-		{"two groups full: the last resort", "cloud-a=20,cloud-b=20,idc=10,spare=5", "", spec(55, tiered("idc", dynamic))},
-		{"past every group", "", "Clusters available replicas 100 are not enough to schedule.", spec(101, tiered("idc", dynamic))},
-		{"a cordoned primary: the overflow group takes all", "cloud-a=3,cloud-b=3", "", spec(6, tiered("broken", dynamic))},
-		{"aggregated within each group", "cloud-a=5,idc=10", "", spec(15, tiered("idc", aggregated))},
+		{"the primary holds it", "idc=8", "", schedulertest.Spec(8, tiered("idc", dynamic))},
+		{"full primary: the rest overflows to the next group", "cloud-a=3,cloud-b=2,idc=10", "", schedulertest.Spec(15, tiered("idc", dynamic))},
+		{"two groups full: the last resort", "cloud-a=20,cloud-b=20,idc=10,spare=5", "", schedulertest.Spec(55, tiered("idc", dynamic))},
+		{"past every group", "", "Clusters available replicas 100 are not enough to schedule.", schedulertest.Spec(101, tiered("idc", dynamic))},
+		{"a cordoned primary: the overflow group takes all", "cloud-a=3,cloud-b=3", "", schedulertest.Spec(6, tiered("broken", dynamic))},
+		{"aggregated within each group", "cloud-a=5,idc=10", "", schedulertest.Spec(15, tiered("idc", aggregated))},
 		{"scale up keeps what runs and fills the primary first",
-			"cloud-a=2,cloud-b=2,idc=10", "", placed(spec(14, tiered("idc", dynamic)), tc("idc", 6), tc("cloud-a", 2), tc("cloud-b", 2))},
+			"cloud-a=2,cloud-b=2,idc=10", "", placed(schedulertest.Spec(14, tiered("idc", dynamic)), tc("idc", 6), tc("cloud-a", 2), tc("cloud-b", 2))},
 		{"scale down empties the last group first",
-			"cloud-a=3,cloud-b=3,idc=10", "", placed(spec(16, tiered("idc", dynamic)), tc("idc", 10), tc("cloud-a", 5), tc("cloud-b", 5), tc("spare", 4))},
+			"cloud-a=3,cloud-b=3,idc=10", "", placed(schedulertest.Spec(16, tiered("idc", dynamic)), tc("idc", 10), tc("cloud-a", 5), tc("cloud-b", 5), tc("spare", 4))},
 		{"scale down into the primary",
-			"idc=7", "", placed(spec(7, tiered("idc", dynamic)), tc("idc", 10), tc("cloud-a", 5), tc("cloud-b", 5))},
-		{"duplicated: overflow groups do not apply", "idc=3", "", spec(3, tiered("idc", nil))},
+			"idc=7", "", placed(schedulertest.Spec(7, tiered("idc", dynamic)), tc("idc", 10), tc("cloud-a", 5), tc("cloud-b", 5))},
+		{"duplicated: overflow groups do not apply", "idc=3", "", schedulertest.Spec(3, tiered("idc", nil))},
 	}
 	for _, c := range cases {
 		r := Schedule(context.Background(), fw, c.spec, fleet)
@@ -412,7 +378,7 @@ func TestOverflowAffinities(t *testing.T) {
 	}
 
 	// The explanation says why an overflow group's clusters were not used.
-	r := Schedule(context.Background(), fw, spec(8, tiered("idc", dynamic)), fleet)
+	r := Schedule(context.Background(), fw, schedulertest.Spec(8, tiered("idc", dynamic)), fleet)
 	for _, e := range r.Explanation.Clusters {
 		if e.Name == "spare" && !strings.Contains(e.Reason, `overflow group "last-resort" not needed`) {
 			t.Errorf("spare's explanation: %+v", e)

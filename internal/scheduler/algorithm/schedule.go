@@ -1,4 +1,4 @@
-package scheduler
+package algorithm
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func ScheduleFrom(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	var failures []string
 	var last Result
 	for i := range terms {
-		r := scheduleTerm(ctx, fw, EffectiveSpec(spec, terms[i].AffinityName), clusters, overflowTiers(spec, &terms[i]))
+		r := scheduleTerm(ctx, fw, EffectiveSpec(spec, terms[i].AffinityName), clusters, OverflowTiers(spec, &terms[i]))
 		r.AffinityName = terms[i].AffinityName
 		r.Explanation.AffinityName = r.AffinityName
 		var pe *PluginError
@@ -106,13 +106,13 @@ func ScheduleFrom(ctx context.Context, fw *framework.Framework, spec *workv1alph
 	return last
 }
 
-// overflowTiers is the term's groups in the order they are filled (the
+// OverflowTiers is the term's groups in the order they are filled (the
 // primary group, then its overflowAffinities), or nil when the binding is
 // not placed by overflow. As in Karmada, overflow groups serve workloads
 // whose replicas are divided by what the clusters can take (dynamicWeight or
 // Aggregated; the webhook refuses them with other strategies): a workload
 // without replicas, or of several components, uses the primary group only.
-func overflowTiers(spec *workv1alpha2.ResourceBindingSpec, term *policyv1alpha1.ClusterAffinityTerm) []policyv1alpha1.ClusterAffinityTerm {
+func OverflowTiers(spec *workv1alpha2.ResourceBindingSpec, term *policyv1alpha1.ClusterAffinityTerm) []policyv1alpha1.ClusterAffinityTerm {
 	if len(term.OverflowAffinities) == 0 || spec.Replicas == 0 || spec.Placement == nil || !dynamicDivision(spec.Placement.ReplicaScheduling) {
 		return nil
 	}
@@ -131,7 +131,7 @@ func dynamicDivision(s *policyv1alpha1.ReplicaSchedulingStrategy) bool {
 }
 
 // scheduleTerm places the binding under one clusterAffinities term (or the
-// clusterAffinity). With tiers (overflowTiers), a cluster belongs to the
+// clusterAffinity). With tiers (OverflowTiers), a cluster belongs to the
 // first group that selects it and is filtered as that group's, and the
 // replicas fill the groups in order.
 func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster, tiers []policyv1alpha1.ClusterAffinityTerm) Result {

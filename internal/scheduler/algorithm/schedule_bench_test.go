@@ -1,9 +1,11 @@
-package scheduler
+package algorithm
 
 import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -21,7 +23,7 @@ func benchFleet(n int) []clusterv1alpha1.Cluster {
 		if i%10 == 9 {
 			taints = append(taints, corev1.Taint{Key: "cluster.karmada.io/unschedulable", Effect: corev1.TaintEffectNoSchedule})
 		}
-		out = append(out, member(fmt.Sprintf("member%04d", i), fmt.Sprintf("region-%d", i%10), 100+i%50, taints...))
+		out = append(out, schedulertest.Member(fmt.Sprintf("member%04d", i), fmt.Sprintf("region-%d", i%10), 100+i%50, taints...))
 	}
 	return out
 }
@@ -32,7 +34,7 @@ func benchSchedule(b *testing.B, clusters int, replicas int32, placement *policy
 		b.Fatal(err)
 	}
 	fleet := benchFleet(clusters)
-	s := spec(replicas, placement)
+	s := schedulertest.Spec(replicas, placement)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

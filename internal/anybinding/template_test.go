@@ -1,4 +1,4 @@
-package bindings
+package anybinding
 
 import (
 	"testing"

@@ -1,8 +1,8 @@
-// Package bindings lets controllers handle ResourceBindings and
+// Package anybinding lets controllers handle ResourceBindings and
 // ClusterResourceBindings as one shape (object, spec, status, the labels put
 // on their Works), and finds a binding's Works through an index of the
 // manager's cache.
-package bindings
+package anybinding
 
 import (
 	"context"
