@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/karmada-go/karmada/internal/interpreter"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -166,15 +167,21 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	workers := max(cfg.Workers, 1)
+	// The Works' copies are interpreted (status, health, retention) with
+	// the control plane's customizations and interpreter webhooks, loaded
+	// before the controllers start (below).
+	custom := customization.NewWatcher(nil)
+	hooks := &interpreterwebhook.Layer{}
+	in := interpreter.New(custom.Layer, hooks, thirdparty.Layer{})
 	if err := (&clusterstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: 1,
 		UpdateFrequency: cfg.StatusUpdateFrequency, FailureThreshold: orDefault(cfg.FailureThreshold, 30*time.Second), SuccessThreshold: orDefault(cfg.SuccessThreshold, 30*time.Second)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&execution.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: workers, StatusWritesApplied: true,
+	if err := (&execution.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers, StatusWritesApplied: true,
 		Recorder: recorders.RecorderFor(events.SourceExecution)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&workstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: workers,
+	if err := (&workstatus.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers,
 		Recorder: recorders.RecorderFor(events.SourceWorkStatus)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -188,13 +195,10 @@ func Run(ctx context.Context, cfg Config) error {
 	})); err != nil {
 		return err
 	}
-	// The Works' copies are interpreted (status, health, retention) with
-	// the control plane's customizations and interpreter webhooks.
-	hooks := &interpreterwebhook.Layer{}
 	if err := interpreterwebhook.Watch(ctx, mgr.GetAPIReader(), mgr.GetCache(), hooks); err != nil {
 		return err
 	}
-	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), nil, hooks, thirdparty.Layer{}); err != nil {
+	if err := custom.Install(ctx, mgr.GetAPIReader(), mgr.GetCache()); err != nil {
 		return err
 	}
 	log.Info("Starting karmada-agent")

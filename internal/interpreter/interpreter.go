@@ -12,7 +12,6 @@ package interpreter
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -167,24 +166,22 @@ func New(layers ...Layer) *Interpreter {
 	return &Interpreter{layers: append(append([]Layer(nil), layers...), builtin)}
 }
 
-// Default is the interpreter of the built-in registry alone.
+// Default is the interpreter of the built-in registry alone. A nil
+// *Interpreter answers as Default does: a reconciler built without one (in
+// a unit test, say) knows the built-in kinds.
 var Default = New()
 
-// active is what the package's functions answer from: Default until a
-// binary installs its own (with customizations and webhooks) with Use.
-var active atomic.Pointer[Interpreter]
-
-func init() { active.Store(Default) }
-
-// Use makes in the interpreter the package's functions answer from.
-func Use(in *Interpreter) { active.Store(in) }
-
-// Active returns the interpreter the package's functions answer from.
-func Active() *Interpreter { return active.Load() }
+// layersOf returns the layers in asks, Default's for a nil in.
+func (in *Interpreter) layersOf() []Layer {
+	if in == nil {
+		return Default.layers
+	}
+	return in.layers
+}
 
 // kind returns the entry that answers op for gk, or nil for the default.
 func (in *Interpreter) kind(gk schema.GroupKind, op Operation) *Kind {
-	for _, l := range in.layers {
+	for _, l := range in.layersOf() {
 		if k := l.Lookup(gk); k != nil && k.Defines(op) {
 			return k
 		}
@@ -195,7 +192,7 @@ func (in *Interpreter) kind(gk schema.GroupKind, op Operation) *Kind {
 // Answers reports which layer answers op for gk: its index among the layers
 // given to New, len(layers) for the built-in registry, -1 for the default.
 func (in *Interpreter) Answers(gk schema.GroupKind, op Operation) int {
-	for i, l := range in.layers {
+	for i, l := range in.layersOf() {
 		if k := l.Lookup(gk); k != nil && k.Defines(op) {
 			return i
 		}
@@ -308,7 +305,7 @@ func (in *Interpreter) Prune(obj *unstructured.Unstructured) *unstructured.Unstr
 func (in *Interpreter) Unobserved(obj *unstructured.Unstructured) bool {
 	observing := false
 	gk := groupKind(obj)
-	for _, l := range in.layers {
+	for _, l := range in.layersOf() {
 		if k := l.Lookup(gk); k != nil && k.ObservesGeneration {
 			observing = true
 			break
@@ -321,62 +318,6 @@ func (in *Interpreter) Unobserved(obj *unstructured.Unstructured) bool {
 	return observed < obj.GetGeneration()
 }
 
-// The package's functions answer from the active interpreter (Use).
-
-// HasReplicas is Active().HasReplicas.
-func HasReplicas(gk schema.GroupKind) bool { return Active().HasReplicas(gk) }
-
-// Replicas is Active().Replicas.
-func Replicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-	return Active().Replicas(obj)
-}
-
-// ReviseReplicas is Active().ReviseReplicas.
-func ReviseReplicas(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
-	return Active().ReviseReplicas(obj, replicas)
-}
-
-// AggregateStatus is Active().AggregateStatus.
-func AggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
-	return Active().AggregateStatus(template, items)
-}
-
-// ReflectStatus is Active().ReflectStatus.
-func ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
-	return Active().ReflectStatus(obj)
-}
-
-// Health is Active().Health.
-func Health(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
-	return Active().Health(obj)
-}
-
-// Dependencies is Active().Dependencies.
-func Dependencies(obj *unstructured.Unstructured) ([]DependentObject, error) {
-	return Active().Dependencies(obj)
-}
-
-// Prune is Active().Prune.
-func Prune(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	return Active().Prune(obj)
-}
-
-// Unobserved is Active().Unobserved.
-func Unobserved(obj *unstructured.Unstructured) bool { return Active().Unobserved(obj) }
-
-// HasComponents is Active().HasComponents.
-func HasComponents(gk schema.GroupKind) bool { return Active().HasComponents(gk) }
-
-// Components is Active().Components.
-func Components(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
-	return Active().Components(obj)
-}
-
-// Retain is Active().Retain.
-func Retain(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	return Active().Retain(desired, observed)
-}
-
 // HasRetain reports whether a layer in front of the built-in registry
 // defines Retain for the kind (built-in kinds need none: see Kind.Retain).
-func HasRetain(gk schema.GroupKind) bool { return Active().kind(gk, OpRetain) != nil }
+func (in *Interpreter) HasRetain(gk schema.GroupKind) bool { return in.kind(gk, OpRetain) != nil }

@@ -36,8 +36,8 @@ func TestBuiltinRegistry(t *testing.T) {
 		{schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, false},
 		{schema.GroupKind{Kind: "ConfigMap"}, false},
 	} {
-		if got := HasReplicas(c.gk); got != c.want {
-			t.Errorf("HasReplicas(%s) = %v, want %v", c.gk, got, c.want)
+		if got := Default.HasReplicas(c.gk); got != c.want {
+			t.Errorf("Default.HasReplicas(%s) = %v, want %v", c.gk, got, c.want)
 		}
 	}
 }
@@ -128,7 +128,7 @@ spec:
         envFrom: [{configMapRef: {name: cfg}}]
         env: [{name: K, valueFrom: {secretKeyRef: {name: key, key: k}}}, {name: P, value: plain}]
 `)
-	got, err := Dependencies(d)
+	got, err := Default.Dependencies(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ spec:
 		t.Errorf("dependencies (-want,+got):\n%s", diff)
 	}
 	plain := obj(t, `{apiVersion: v1, kind: Pod, metadata: {name: p, namespace: shop}, spec: {serviceAccountName: default, containers: [{name: c, image: x}]}}`)
-	if got, err := Dependencies(plain); err != nil || len(got) != 0 {
+	if got, err := Default.Dependencies(plain); err != nil || len(got) != 0 {
 		t.Errorf("a pod with nothing to depend on: %v (%v)", got, err)
 	}
 }

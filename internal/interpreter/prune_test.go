@@ -96,7 +96,7 @@ imagePullSecrets: [{name: reg}]
 	for _, c := range cases {
 		in := obj(t, c.in)
 		before := in.DeepCopy()
-		got := Prune(in)
+		got := Default.Prune(in)
 		if diff := cmp.Diff(obj(t, c.want).Object, got.Object); diff != "" {
 			t.Errorf("%s (-want,+got):\n%s", c.name, diff)
 		}
@@ -119,7 +119,7 @@ metadata:
   labels: {app: web, karmada.io/managed: "true", resourcebinding.karmada.io/permanent-id: x, propagationpolicy.karmada.io/permanent-id: p}
   annotations: {work.karmada.io/pre-adoption: H4sI, work.karmada.io/adopted-by: karmada-es-m1/other, work.karmada.io/name: other, resourcetemplate.karmada.io/generation: "9", propagationpolicy.karmada.io/name: pp, note: kept}
 `)
-	out := Prune(in)
+	out := Default.Prune(in)
 	if got := out.GetLabels(); len(got) != 2 || got["app"] != "web" || got["propagationpolicy.karmada.io/permanent-id"] != "p" {
 		t.Errorf("labels %v, want the template's own and the claim", got)
 	}

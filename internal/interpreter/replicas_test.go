@@ -115,7 +115,7 @@ data: {a: b}
 `, want: 0, noPodReq: true},
 	}
 	for _, c := range cases {
-		got, req, err := Replicas(obj(t, c.yaml))
+		got, req, err := Default.Replicas(obj(t, c.yaml))
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -150,7 +150,7 @@ func TestReviseReplicas(t *testing.T) {
 	for _, c := range cases {
 		in := obj(t, c.yaml)
 		before := in.DeepCopy()
-		out, err := ReviseReplicas(in, c.replicas)
+		out, err := Default.ReviseReplicas(in, c.replicas)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

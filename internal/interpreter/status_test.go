@@ -22,7 +22,7 @@ func raw(t *testing.T, v any) *runtime.RawExtension {
 }
 
 func TestReflectStatus(t *testing.T) {
-	got, err := ReflectStatus(obj(t, `
+	got, err := Default.ReflectStatus(obj(t, `
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d, generation: 4, annotations: {resourcetemplate.karmada.io/generation: "2"}}
@@ -41,11 +41,11 @@ status: {replicas: 3, readyReplicas: 3, availableReplicas: 3, updatedReplicas: 3
 		t.Errorf("deployment (-want,+got):\n%s", diff)
 	}
 
-	svc, err := ReflectStatus(obj(t, `{apiVersion: v1, kind: Service, metadata: {name: s}, status: {loadBalancer: {ingress: [{ip: 1.2.3.4}]}}}`))
+	svc, err := Default.ReflectStatus(obj(t, `{apiVersion: v1, kind: Service, metadata: {name: s}, status: {loadBalancer: {ingress: [{ip: 1.2.3.4}]}}}`))
 	if err != nil || string(svc.Raw) != `{"loadBalancer":{"ingress":[{"ip":"1.2.3.4"}]}}` {
 		t.Errorf("service status reflected as %s (%v), want the whole status", svc.Raw, err)
 	}
-	none, err := ReflectStatus(obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`))
+	none, err := Default.ReflectStatus(obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`))
 	if err != nil || none != nil {
 		t.Errorf("configmap reflected %v (%v), want nil", none, err)
 	}
@@ -77,7 +77,7 @@ status: {observedGeneration: 1}
 		for i, s := range c.items {
 			items = append(items, workv1alpha2.AggregatedStatusItem{ClusterName: string(rune('a' + i)), Status: raw(t, s)})
 		}
-		got, err := AggregateStatus(obj(t, tmpl), items)
+		got, err := Default.AggregateStatus(obj(t, tmpl), items)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestAggregateJobServicePod(t *testing.T) {
 		"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}
 	running := map[string]any{"active": 1, "startTime": "2026-01-01T00:00:01Z"}
 	job := `{apiVersion: batch/v1, kind: Job, metadata: {name: j}}`
-	got, err := AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, running)}})
+	got, err := Default.AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, running)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestAggregateJobServicePod(t *testing.T) {
 	if _, found := got.Object["status"].(map[string]any)["conditions"]; found {
 		t.Error("job marked with conditions while one cluster still runs it")
 	}
-	got, _ = AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, complete)}})
+	got, _ = Default.AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, complete)}})
 	conds, _ := got.Object["status"].(map[string]any)["conditions"].([]any)
 	if len(conds) != 2 || conds[0].(map[string]any)["type"] != "SuccessCriteriaMet" || conds[1].(map[string]any)["type"] != "Complete" {
 		t.Errorf("job complete everywhere: conditions %v, want SuccessCriteriaMet and Complete", conds)
@@ -126,29 +126,29 @@ func TestAggregateJobServicePod(t *testing.T) {
 	items := []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, lb("2.2.2.2"))}, {ClusterName: "b", Status: raw(t, lb("1.1.1.1"))}, {ClusterName: "c", Status: raw(t, lb("1.1.1.1"))}, {ClusterName: "d"}}
 	// Every cluster's ingress points, cluster by cluster, as Karmada lists them.
 	wantIngress := []any{map[string]any{"ip": "2.2.2.2"}, map[string]any{"ip": "1.1.1.1"}, map[string]any{"ip": "1.1.1.1"}}
-	got, _ = AggregateStatus(obj(t, svc), items)
+	got, _ = Default.AggregateStatus(obj(t, svc), items)
 	ing, _, _ := unstructured.NestedSlice(got.Object, "status", "loadBalancer", "ingress")
 	if d := cmp.Diff(wantIngress, ing); d != "" {
 		t.Errorf("service ingress (-want,+got):\n%s", d)
 	}
-	got, _ = AggregateStatus(obj(t, `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}}`), items)
+	got, _ = Default.AggregateStatus(obj(t, `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}}`), items)
 	ing, _, _ = unstructured.NestedSlice(got.Object, "status", "loadBalancer", "ingress")
 	if d := cmp.Diff(wantIngress, ing); d != "" {
 		t.Errorf("ingress's ingress (-want,+got):\n%s", d)
 	}
-	got, _ = AggregateStatus(obj(t, `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}}`), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a"}})
+	got, _ = Default.AggregateStatus(obj(t, `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}}`), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a"}})
 	if lb, found, _ := unstructured.NestedMap(got.Object, "status", "loadBalancer"); !found || len(lb) != 0 {
 		t.Errorf("ingress without points: status.loadBalancer %v (found %v), want {}", lb, found)
 	}
 
 	// A finished Job's status is final.
 	finished := `{apiVersion: batch/v1, kind: Job, metadata: {name: j}, status: {succeeded: 7, conditions: [{type: Complete, status: "True"}]}}`
-	got, _ = AggregateStatus(obj(t, finished), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, running)}})
+	got, _ = Default.AggregateStatus(obj(t, finished), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, running)}})
 	if s, _, _ := nestedInt(got.Object, "status", "succeeded"); s != 7 {
 		t.Errorf("finished job's succeeded = %d, want it left at 7", s)
 	}
 	failed := map[string]any{"failed": 1, "conditions": []any{map[string]any{"type": "Failed", "status": "True"}}}
-	got, _ = AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, failed)}})
+	got, _ = Default.AggregateStatus(obj(t, job), []workv1alpha2.AggregatedStatusItem{{ClusterName: "a", Status: raw(t, complete)}, {ClusterName: "b", Status: raw(t, failed)}})
 	conds, _ = got.Object["status"].(map[string]any)["conditions"].([]any)
 	if len(conds) != 2 || conds[0].(map[string]any)["type"] != "FailureTarget" || conds[1].(map[string]any)["type"] != "Failed" ||
 		conds[1].(map[string]any)["message"] != "Job executed failed in member clusters b" {
@@ -168,7 +168,7 @@ func TestAggregateJobServicePod(t *testing.T) {
 		for i, p := range c.phases {
 			items = append(items, workv1alpha2.AggregatedStatusItem{ClusterName: string(rune('a' + i)), Status: raw(t, map[string]any{"phase": p})})
 		}
-		got, _ := AggregateStatus(obj(t, `{apiVersion: v1, kind: Pod, metadata: {name: p}}`), items)
+		got, _ := Default.AggregateStatus(obj(t, `{apiVersion: v1, kind: Pod, metadata: {name: p}}`), items)
 		if phase := got.Object["status"].(map[string]any)["phase"]; phase != c.want {
 			t.Errorf("pod phases %v aggregate to %v, want %s", c.phases, phase, c.want)
 		}
@@ -196,7 +196,7 @@ func TestHealth(t *testing.T) {
 		{"configmap unknown", `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`, workv1alpha1.ResourceUnknownHealth},
 	}
 	for _, c := range cases {
-		if got, err := Health(obj(t, c.yaml)); err != nil || got != c.want {
+		if got, err := Default.Health(obj(t, c.yaml)); err != nil || got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -226,7 +226,7 @@ func TestUnobserved(t *testing.T) {
 		{"a ConfigMap has no status", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}, false},
 	}
 	for _, c := range cases {
-		if got := Unobserved(c.obj); got != c.want {
+		if got := Default.Unobserved(c.obj); got != c.want {
 			t.Errorf("%s: Unobserved = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -243,7 +243,7 @@ func TestAggregatePodDisruptionBudget(t *testing.T) {
 		}
 		return s
 	}
-	got, err := AggregateStatus(obj(t, pdb), []workv1alpha2.AggregatedStatusItem{
+	got, err := Default.AggregateStatus(obj(t, pdb), []workv1alpha2.AggregatedStatusItem{
 		{ClusterName: "m1", Status: raw(t, st(2, 1, 2, 1, map[string]any{"web-1": "2026-11-26T00:00:00Z"}))},
 		{ClusterName: "m2", Status: raw(t, st(2, 1, 2, 1, map[string]any{"web-1": "2026-11-26T00:00:01Z"}))},
 	})
@@ -265,7 +265,7 @@ func TestAggregatePodDisruptionBudget(t *testing.T) {
 	}{{st(2, 1, 2, 1, nil), workv1alpha1.ResourceHealthy}, {st(0, 1, 2, 0, nil), workv1alpha1.ResourceUnhealthy}} {
 		o := obj(t, pdb)
 		o.Object["status"] = c.status
-		if got, _ := Health(o); got != c.want {
+		if got, _ := Default.Health(o); got != c.want {
 			t.Errorf("health of %v = %s, want %s", c.status, got, c.want)
 		}
 	}

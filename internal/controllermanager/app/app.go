@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/karmada-go/karmada/internal/interpreter"
 	"math"
 	"os"
 	"runtime/debug"
@@ -248,6 +249,10 @@ type setupContext struct {
 	workStatus bool
 	// reinterpret are told the kinds whose customizations changed.
 	reinterpret *[]func([]schema.GroupKind)
+	// interpreter is every controller's: customizations, then interpreter
+	// webhooks, then the shipped third-party customizations, then the
+	// built-in knowledge.
+	interpreter *interpreter.Interpreter
 }
 
 // controllers registers every controller by its Karmada name.
@@ -316,21 +321,21 @@ var controllers = map[string]func(c setupContext) error{
 		return (&namespace.Reconciler{Client: c.mgr.GetClient(), Workers: c.opts.ConcurrentNamespaceSyncs}).SetupWithManager(c.mgr)
 	},
 	detector.ControllerName: func(c setupContext) error {
-		d := &detector.Detector{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs, Templates: c.templates}
+		d := &detector.Detector{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Recorder: c.events.RecorderFor(events.SourceDetector), Config: c.mgr.GetConfig(), Workers: c.opts.ConcurrentResourceTemplateSyncs, Templates: c.templates}
 		*c.reinterpret = append(*c.reinterpret, d.KindsReinterpreted)
 		return d.SetupWithManager(c.ctx, c.mgr)
 	},
 	binding.ControllerName: func(c setupContext) error {
-		return (&binding.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&binding.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	workstatus.ControllerName: func(c setupContext) error {
-		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Recorder: c.events.RecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
-		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
+		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	dependencies.ControllerName: func(c setupContext) error {
-		return (&dependencies.Reconciler{Client: c.mgr.GetClient(), Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceDependenciesDistributor),
+		return (&dependencies.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceDependenciesDistributor),
 			Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.ctx, c.mgr)
 	},
 	orphans.ControllerName: func(c setupContext) error {
@@ -367,7 +372,7 @@ var controllers = map[string]func(c setupContext) error{
 		return (&workloadrebalancer.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
 	},
 	execution.ControllerName: func(c setupContext) error {
-		return (&execution.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
+		return (&execution.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
 			PullReleaseGrace:    c.opts.PullWorkReleaseGrace,
 			StatusWritesApplied: c.workStatus}).SetupWithManager(c.mgr)
 	},
@@ -470,7 +475,17 @@ func Run(ctx context.Context, o *Options) error {
 	if err := mgr.Add(recorders); err != nil {
 		return err
 	}
-	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members, events: recorders, templates: templates, reinterpret: &[]func([]schema.GroupKind){}}
+	// Every controller interprets templates with the customizations in
+	// force, loaded before any starts (below).
+	reinterpret := &[]func([]schema.GroupKind){}
+	custom := customization.NewWatcher(func(kinds []schema.GroupKind) {
+		for _, f := range *reinterpret {
+			f(kinds)
+		}
+	})
+	hooks := &interpreterwebhook.Layer{}
+	sc := setupContext{ctx: ctx, mgr: mgr, opts: o, members: members, events: recorders, templates: templates, reinterpret: reinterpret,
+		interpreter: interpreter.New(custom.Layer, hooks, thirdparty.Layer{})}
 	if slices.Contains(enabled, workstatus.ControllerName) {
 		sc.workStatus = true
 	}
@@ -479,17 +494,10 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("setting up controller %s: %w", name, err)
 		}
 	}
-	// Every controller interprets templates with the customizations in
-	// force, loaded before any starts.
-	hooks := &interpreterwebhook.Layer{}
 	if err := interpreterwebhook.Watch(ctx, mgr.GetAPIReader(), mgr.GetCache(), hooks); err != nil {
 		return err
 	}
-	if _, err := customization.Install(ctx, mgr.GetAPIReader(), mgr.GetCache(), func(kinds []schema.GroupKind) {
-		for _, f := range *sc.reinterpret {
-			f(kinds)
-		}
-	}, hooks, thirdparty.Layer{}); err != nil {
+	if err := custom.Install(ctx, mgr.GetAPIReader(), mgr.GetCache()); err != nil {
 		return err
 	}
 	log.Info("Starting karmada-controller-manager", "controllers", enabled)

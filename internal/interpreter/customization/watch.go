@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
-	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/interpreter/luavm"
 )
 
@@ -118,26 +117,25 @@ func (w *Watcher) rebuild(ctx context.Context, items []configv1alpha1.ResourceIn
 	}
 }
 
-// Use installs an interpreter whose first layer is w's (and then layers,
-// then the built-in knowledge) as the one the process answers from.
-func (w *Watcher) Use(layers ...interpreter.Layer) {
-	interpreter.Use(interpreter.New(append([]interpreter.Layer{w.Layer}, layers...)...))
+// NewWatcher returns a watcher of an empty layer (Install fills it) that
+// compiles with Karmada's Lua VM and tells changed of the kinds whose
+// customizations change. Put its Layer in front of the other layers of the
+// binary's interpreter.
+func NewWatcher(changed func(kinds []schema.GroupKind)) *Watcher {
+	return &Watcher{Compiler: NewCompiler(luavm.Default), Layer: &Layer{}, Changed: changed}
 }
 
-// Install builds the layer from reader, installs the process's interpreter
-// (customizations first, then layers, then the built-in knowledge) and
-// keeps the layer in step through informers. An identity that may not read
-// customizations (an agent registered by an older version) gets the
-// built-in knowledge and layers, and a log line saying so.
-func Install(ctx context.Context, reader client.Reader, informers cache.Cache, changed func([]schema.GroupKind), layers ...interpreter.Layer) (*Watcher, error) {
-	w := &Watcher{Compiler: NewCompiler(luavm.Default), Layer: &Layer{}, Changed: changed}
-	w.Use(layers...)
+// Install builds the layer from reader and keeps it in step through
+// informers. An identity that may not read customizations (an agent
+// registered by an older version) gets an empty layer (the interpreter's
+// other layers answer), and a log line saying so.
+func (w *Watcher) Install(ctx context.Context, reader client.Reader, informers cache.Cache) error {
 	if err := w.Load(ctx, reader); err != nil {
 		if apierrors.IsForbidden(err) {
 			klog.FromContext(ctx).Info("Not using ResourceInterpreterCustomizations: this identity may not list them", "err", err.Error())
-			return w, nil
+			return nil
 		}
-		return nil, err
+		return err
 	}
-	return w, w.Start(ctx, informers)
+	return w.Start(ctx, informers)
 }

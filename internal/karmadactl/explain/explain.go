@@ -270,7 +270,7 @@ func samePolicy(c policymatch.Candidate, p Policy) bool {
 // the policy, placed where its current binding is (so that steady division
 // and ClusterLocality see what the scheduler would).
 func bindingSpec(ctx context.Context, c client.Client, t *unstructured.Unstructured, spec *policyv1alpha1.PropagationSpec) (*workv1alpha2.ResourceBindingSpec, error) {
-	replicas, req, err := interpreter.Replicas(t)
+	replicas, req, err := interpreter.Default.Replicas(t)
 	if err != nil {
 		return nil, err
 	}

@@ -150,10 +150,10 @@ func (o *Options) Run(ctx context.Context, kind, name string) error {
 	if !namespaced {
 		ns = ""
 	}
-	templates := []*unstructured.Unstructured{interpreter.Prune(obj)}
+	templates := []*unstructured.Unstructured{interpreter.Default.Prune(obj)}
 	var deps []interpreter.DependentObject
 	if o.Dependencies {
-		if deps, err = interpreter.Dependencies(obj); err != nil {
+		if deps, err = interpreter.Default.Dependencies(obj); err != nil {
 			return fmt.Errorf("the dependencies of %s: %w", describe(obj), err)
 		}
 		for _, d := range deps {
@@ -164,7 +164,7 @@ func (o *Options) Run(ctx context.Context, kind, name string) error {
 			if err != nil {
 				return fmt.Errorf("reading dependency %s %s/%s in cluster %s: %w", d.Kind, d.Namespace, d.Name, o.Cluster, err)
 			}
-			templates = append(templates, interpreter.Prune(dep))
+			templates = append(templates, interpreter.Default.Prune(dep))
 		}
 	}
 	var policy client.Object

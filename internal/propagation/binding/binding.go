@@ -61,6 +61,11 @@ const Finalizer = workv1alpha2.BindingControllerFinalizer
 
 // Reconciler reconciles ResourceBindings and ClusterResourceBindings.
 type Reconciler struct {
+	// Interpreter answers what the controller must know of each kind
+	// (replicas, status, health, ...): the binary's, with the
+	// customizations and interpreter webhooks in force; nil knows the
+	// built-in kinds only.
+	Interpreter *interpreter.Interpreter
 	// Recorder records events; nil records none.
 	Recorder record.EventRecorder
 	Client   client.Client
@@ -233,9 +238,9 @@ func (r *Reconciler) sync(ctx context.Context, b anybinding.Binding) error {
 		}
 		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: names.KeptWorkName(works, workv1alpha1.ExecutionNamespace(target.Name), names.WorkName(spec.Resource.Kind, spec.Resource.Name, spec.Resource.Namespace))}}
 		keep[work.Namespace] = work.Name
-		m, err := Manifest(template, b, target, cl, policies)
+		m, err := Manifest(r.Interpreter, template, b, target, cl, policies)
 		if err == nil {
-			err = beyondQuota(m.object, spec, target, quotas)
+			err = beyondQuota(r.Interpreter, m.object, spec, target, quotas)
 		}
 		if errors.Is(err, errOverride) {
 			// The Work keeps its last good manifest; the binding says why.
@@ -405,14 +410,14 @@ type WorkManifest struct {
 // replicas revised for that cluster, the override policies targeting the
 // cluster applied, marked with the template generation it was made from and
 // the binding's marks.
-func Manifest(template *unstructured.Unstructured, b anybinding.Binding, target workv1alpha2.TargetCluster, cluster *clusterv1alpha1.Cluster, policies []overridemanager.Policy) (WorkManifest, error) {
+func Manifest(in *interpreter.Interpreter, template *unstructured.Unstructured, b anybinding.Binding, target workv1alpha2.TargetCluster, cluster *clusterv1alpha1.Cluster, policies []overridemanager.Policy) (WorkManifest, error) {
 	spec := b.Spec
-	out := interpreter.Prune(template)
+	out := in.Prune(template)
 	// As in Karmada, only a divided workload's copies are revised: a
 	// duplicated one runs the template as it is in every cluster.
-	if interpreter.HasReplicas(out.GroupVersionKind().GroupKind()) && spec.Replicas > 0 && divided(spec.Placement) {
+	if in.HasReplicas(out.GroupVersionKind().GroupKind()) && spec.Replicas > 0 && divided(spec.Placement) {
 		var err error
-		if out, err = interpreter.ReviseReplicas(out, target.Replicas); err != nil {
+		if out, err = in.ReviseReplicas(out, target.Replicas); err != nil {
 			metrics.InterpreterErrors.WithLabelValues("ReviseReplica").Inc()
 			return WorkManifest{}, err
 		}

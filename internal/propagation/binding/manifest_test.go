@@ -32,7 +32,7 @@ func TestManifestInjectsPreservedState(t *testing.T) {
 		t.Fatal(err)
 	}
 	labels := func(cluster string) map[string]string {
-		m, err := Manifest(template, b, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, nil)
+		m, err := Manifest(nil, template, b, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,17 +27,17 @@ import (
 // beyondQuota says why the copy for target, whose final manifest is obj,
 // runs more of a resource that one of quotas limits than the binding
 // declares there; nil when it does not (or when no quota applies).
-func beyondQuota(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, quotas []policyv1alpha1.FederatedResourceQuota) error {
+func beyondQuota(in *interpreter.Interpreter, obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target workv1alpha2.TargetCluster, quotas []policyv1alpha1.FederatedResourceQuota) error {
 	if len(quotas) == 0 {
 		return nil
 	}
 	gk := obj.GroupVersionKind().GroupKind()
 	var runs, declared corev1.ResourceList
 	switch {
-	case interpreter.HasComponents(gk):
+	case in.HasComponents(gk):
 		// A workload of several components runs, in its cluster, each
 		// component's replicas with that component's needs.
-		components, err := interpreter.Components(obj)
+		components, err := in.Components(obj)
 		if err != nil {
 			return err
 		}
@@ -47,8 +47,8 @@ func beyondQuota(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBind
 		}
 		runs = quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{run}, Components: components})
 		declared = quota.Usage(&workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{target}, Components: spec.Components, ReplicaRequirements: spec.ReplicaRequirements})
-	case interpreter.HasReplicas(gk):
-		replicas, requirements, err := interpreter.Replicas(obj)
+	case in.HasReplicas(gk):
+		replicas, requirements, err := in.Replicas(obj)
 		if err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func TestBeyondQuota(t *testing.T) {
 		{"fewer than declared", deploymentManifest(1, "100m"), declared, cpuQuota, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := beyondQuota(c.obj, c.spec, member1, c.quotas)
+			err := beyondQuota(nil, c.obj, c.spec, member1, c.quotas)
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -64,7 +64,7 @@ func TestBeyondQuota(t *testing.T) {
 		})
 	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}
-	if err := beyondQuota(cm, declared, member1, cpuQuota); err != nil {
+	if err := beyondQuota(nil, cm, declared, member1, cpuQuota); err != nil {
 		t.Errorf("a kind without replicas: %v", err)
 	}
 }
@@ -76,15 +76,14 @@ func TestBeyondQuotaCountsComponents(t *testing.T) {
 	gk := schema.GroupKind{Group: "example.com", Kind: "Cluster"}
 	// The test kind's components: head (1 × spec.headCPU) and workers
 	// (spec.workers × 1 cpu).
-	interpreter.Use(interpreter.New(interpreter.Registry{gk: &interpreter.Kind{GetComponents: func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
+	in := interpreter.New(interpreter.Registry{gk: &interpreter.Kind{GetComponents: func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
 		head, _, _ := unstructured.NestedString(obj.Object, "spec", "headCPU")
 		workers, _, _ := unstructured.NestedInt64(obj.Object, "spec", "workers")
 		return []workv1alpha2.Component{
 			{Name: "head", Replicas: 1, ReplicaRequirements: &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(head)}}},
 			{Name: "worker", Replicas: int32(workers), ReplicaRequirements: &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
 		}, nil
-	}}}))
-	t.Cleanup(func() { interpreter.Use(interpreter.Default) })
+	}}})
 	obj := func(headCPU string, workers int64) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Cluster", "metadata": map[string]any{"name": "c", "namespace": "team"},
 			"spec": map[string]any{"headCPU": headCPU, "workers": workers}}}
@@ -96,7 +95,7 @@ func TestBeyondQuotaCountsComponents(t *testing.T) {
 	target := workv1alpha2.TargetCluster{Name: "member1", Components: []workv1alpha2.ComponentReplicas{{Name: "head", Replicas: 1}, {Name: "worker", Replicas: 2}}}
 	quotas := []policyv1alpha1.FederatedResourceQuota{{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "q"},
 		Spec: policyv1alpha1.FederatedResourceQuotaSpec{Overall: corev1.ResourceList{"requests.cpu": resource.MustParse("10")}}}}
-	if err := beyondQuota(obj("2", 2), spec, target, quotas); err != nil {
+	if err := beyondQuota(in, obj("2", 2), spec, target, quotas); err != nil {
 		t.Errorf("as declared: %v", err)
 	}
 	for name, c := range map[string]struct {
@@ -111,7 +110,7 @@ func TestBeyondQuotaCountsComponents(t *testing.T) {
 		if name == "no components declared" {
 			s, tg = &workv1alpha2.ResourceBindingSpec{}, workv1alpha2.TargetCluster{Name: "member1", Replicas: 3}
 		}
-		if err := beyondQuota(c.obj, s, tg, quotas); err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, errOverride) {
+		if err := beyondQuota(in, c.obj, s, tg, quotas); err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, errOverride) {
 			t.Errorf("%s: %v, want an override failure containing %q", name, err, c.want)
 		}
 	}

@@ -47,6 +47,11 @@ const ControllerName = "bindingStatus"
 
 // Reconciler aggregates binding status.
 type Reconciler struct {
+	// Interpreter answers what the controller must know of each kind
+	// (replicas, status, health, ...): the binary's, with the
+	// customizations and interpreter webhooks in force; nil knows the
+	// built-in kinds only.
+	Interpreter *interpreter.Interpreter
 	// Recorder records events; nil records none.
 	Recorder record.EventRecorder
 	Client   client.Client
@@ -409,7 +414,7 @@ func (r *Reconciler) updateTemplate(ctx context.Context, ref workv1alpha2.Object
 	if ref.UID != "" && tmpl.GetUID() != ref.UID {
 		return nil
 	}
-	next, err := interpreter.AggregateStatus(tmpl, items)
+	next, err := r.Interpreter.AggregateStatus(tmpl, items)
 	if err != nil {
 		metrics.InterpreterErrors.WithLabelValues("AggregateStatus").Inc()
 		return fmt.Errorf("aggregating status of %s %s: %w", ref.Kind, ref.Name, err)

@@ -63,7 +63,12 @@ type TemplateReader interface {
 
 // Reconciler distributes the dependencies of one workload binding.
 type Reconciler struct {
-	Client ctrl.Client
+	// Interpreter answers what the controller must know of each kind
+	// (replicas, status, health, ...): the binary's, with the
+	// customizations and interpreter webhooks in force; nil knows the
+	// built-in kinds only.
+	Interpreter *interpreter.Interpreter
+	Client      ctrl.Client
 	// Templates, when set, is read for the workloads' templates (else
 	// Client).
 	Templates TemplateReader
@@ -219,7 +224,7 @@ func (r *Reconciler) dependencies(ctx context.Context, b *workv1alpha2.ResourceB
 		}
 		return nil, nil, err
 	}
-	deps, err := interpreter.Dependencies(tmpl)
+	deps, err := r.Interpreter.Dependencies(tmpl)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,17 +33,17 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		components   []workv1alpha2.Component
 		err          error
 	)
-	if interpreter.HasComponents(obj.GroupVersionKind().GroupKind()) {
+	if d.Interpreter.HasComponents(obj.GroupVersionKind().GroupKind()) {
 		// A workload of several pod templates is described by its
 		// components, each with its replicas and needs; it is placed
 		// whole.
-		if components, err = interpreter.Components(obj); err != nil {
+		if components, err = d.Interpreter.Components(obj); err != nil {
 			metrics.InterpreterErrors.WithLabelValues("InterpretComponent").Inc()
 			events.Warning(d.Recorder, obj, events.GetComponentsFailed, "Failed to get the components of the template: %v", err)
 			d.interpretFailed(ctx, obj, err)
 			return fmt.Errorf("reading components of %s: %w", obj.GetName(), err)
 		}
-	} else if replicas, requirements, err = interpreter.Replicas(obj); err != nil {
+	} else if replicas, requirements, err = d.Interpreter.Replicas(obj); err != nil {
 		metrics.InterpreterErrors.WithLabelValues("InterpretReplica").Inc()
 		events.Warning(d.Recorder, obj, events.GetReplicasFailed, "Failed to get the replicas of the template: %v", err)
 		d.interpretFailed(ctx, obj, err)
@@ -61,7 +61,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	events.Normal(d.Recorder, obj, events.ApplyPolicySucceed, "Apply %s succeed", policyWords(c))
 	if len(components) > 0 {
 		events.Normal(d.Recorder, obj, events.GetComponentsSucceed, "Got %d components of the template", len(components))
-	} else if interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
+	} else if d.Interpreter.HasReplicas(obj.GroupVersionKind().GroupKind()) {
 		events.Normal(d.Recorder, obj, events.GetReplicasSucceed, "Got %d replicas of the template", replicas)
 	}
 	return nil

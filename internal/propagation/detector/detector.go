@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/karmada-go/karmada/internal/interpreter"
+
 	"github.com/go-logr/logr"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,8 +46,13 @@ const ControllerName = "detector"
 
 // Detector claims templates for policies and keeps their bindings.
 type Detector struct {
-	Client client.Client
-	Config *rest.Config
+	// Interpreter answers what the controller must know of each kind
+	// (replicas, status, health, ...): the binary's, with the
+	// customizations and interpreter webhooks in force; nil knows the
+	// built-in kinds only.
+	Interpreter *interpreter.Interpreter
+	Client      client.Client
+	Config      *rest.Config
 	// Recorder records events on templates; nil records none.
 	Recorder record.EventRecorder
 	// RediscoverEvery is how often the served APIs are discovered again

@@ -60,6 +60,11 @@ const (
 
 // Reconciler reconciles Works.
 type Reconciler struct {
+	// Interpreter answers what the controller must know of each kind
+	// (replicas, status, health, ...): the binary's, with the
+	// customizations and interpreter webhooks in force; nil knows the
+	// built-in kinds only.
+	Interpreter *interpreter.Interpreter
 	// Recorder records events; nil records none.
 	Recorder record.EventRecorder
 	Client   client.Client
@@ -300,7 +305,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 		// (the cache cannot answer: the member is asked).
 		ours, absent := false, false
 		if cur, found, ok := cachedCopy(ctx, m, mapping, workKey, obj); ok && found && fromWork(cur, work) {
-			kept, err := retained(obj, cur)
+			kept, err := retained(r.Interpreter, obj, cur)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -334,7 +339,7 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 				return false, fmt.Errorf("%s %s already exists in cluster %s and was not created by Karmada; it is left alone (set conflictResolution: Overwrite in the policy to take it over)", obj.GetKind(), objectName(obj), m.Name)
 			}
 			if err == nil {
-				kept, rerr := retained(obj, cur)
+				kept, rerr := retained(r.Interpreter, obj, cur)
 				if rerr != nil {
 					return false, rerr
 				}
@@ -390,11 +395,11 @@ func (r *Reconciler) apply(ctx context.Context, m *clusterclient.Member, work *w
 // out, so the built-in kinds need none. On failure the copy is left as it
 // is (the error names the customization), and applied again at the next
 // try.
-func retained(obj, cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if !interpreter.HasRetain(obj.GroupVersionKind().GroupKind()) {
+func retained(in *interpreter.Interpreter, obj, cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if !in.HasRetain(obj.GroupVersionKind().GroupKind()) {
 		return obj, nil
 	}
-	out, err := interpreter.Retain(obj, cur)
+	out, err := in.Retain(obj, cur)
 	if err != nil {
 		metrics.InterpreterErrors.WithLabelValues("Retain").Inc()
 		return nil, fmt.Errorf("retaining the member's fields of %s %s: %w", obj.GetKind(), objectName(obj), err)

@@ -46,6 +46,11 @@ const ControllerName = "workStatus"
 
 // Reconciler reconciles the status of Works.
 type Reconciler struct {
+	// Interpreter answers what the controller must know of each kind
+	// (replicas, status, health, ...): the binary's, with the
+	// customizations and interpreter webhooks in force; nil knows the
+	// built-in kinds only.
+	Interpreter *interpreter.Interpreter
 	// Recorder records events; nil records none.
 	Recorder record.EventRecorder
 	Client   client.Client
@@ -264,11 +269,11 @@ func (r *Reconciler) observe(work *workv1alpha1.Work, member *clusterclient.Memb
 		st.present, st.readable = err == nil, ok
 		if ok {
 			st.stamped = workv1alpha1.AppliedFromGeneration(live.GetAnnotations(), work.Generation)
-			st.unobserved = interpreter.Unobserved(live)
+			st.unobserved = r.Interpreter.Unobserved(live)
 			if !st.unobserved {
 				st.status = workv1alpha1.ManifestStatus{Identifier: st.id}
-				health, herr := interpreter.Health(live)
-				status, serr := interpreter.ReflectStatus(live)
+				health, herr := r.Interpreter.Health(live)
+				status, serr := r.Interpreter.ReflectStatus(live)
 				if ierr := errors.Join(herr, serr); ierr != nil {
 					op := "InterpretStatus"
 					if herr != nil {
