@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,13 +30,12 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
-	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
+	"github.com/karmada-go/karmada/internal/failover/evictedcopy"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
@@ -544,14 +542,14 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 			return ctrl.Result{}, err
 		}
 		switch verdict {
-		case holdCopy:
+		case evictedcopy.Hold:
 			ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
 			if !r.Agent {
 				// An agent's holds are told by the control plane, which judged.
 				events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
 			}
 			return ctrl.Result{RequeueAfter: evictedRecheck}, nil
-		case keepCopy:
+		case evictedcopy.Keep:
 			ctrl.LoggerFrom(ctx).Info("An evicted copy is placed again: kept for its new Work", "work", klog.KObj(work), "cluster", cluster.Name)
 			preserve = true
 		}
@@ -584,106 +582,50 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 // evictedRecheck is how often a held evicted copy is looked at again.
 const evictedRecheck = 10 * time.Second
 
-type evictedVerdict int
-
-const (
-	deleteCopy evictedVerdict = iota
-	holdCopy
-	keepCopy
-)
-
-// evictedVerdict is the verdict on the copy of a deleted evicted Work: the
-// control plane judges (evictedCopy); an agent, which may not read bindings,
-// acts on the verdict the control plane recorded on the Work
-// (judgeForAgent), and holds the copy until there is one.
-func (r *Reconciler) evictedVerdict(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (evictedVerdict, string, error) {
-	if !r.Agent {
-		return r.evictedCopy(ctx, work, cluster)
+// evictedVerdict is failover's verdict on the copy of a deleted evicted
+// Work (evictedcopy): judged here in the control plane; an agent, which may
+// not read bindings, acts on the verdict the control plane recorded on the
+// Work (judgeForAgent), and holds the copy until there is one.
+func (r *Reconciler) evictedVerdict(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (evictedcopy.Verdict, string, error) {
+	if r.Agent {
+		v, why := evictedcopy.Recorded(work)
+		return v, why, nil
 	}
-	v := work.Annotations[eviction.EvictedCopyVerdictAnnotation]
-	switch {
-	case v == eviction.VerdictDelete:
-		return deleteCopy, "", nil
-	case v == eviction.VerdictKeep:
-		return keepCopy, "", nil
-	case strings.HasPrefix(v, eviction.VerdictHold+": "):
-		return holdCopy, strings.TrimPrefix(v, eviction.VerdictHold+": "), nil
+	return evictedcopy.Judge(ctx, r.Client, r.clusterReady(ctx), work, cluster.Name)
+}
+
+// clusterReady says whether a cluster is Ready now, read from the informer
+// without copies.
+func (r *Reconciler) clusterReady(ctx context.Context) func(string) bool {
+	return func(c string) bool {
+		cl, err := r.clusters.Get(ctx, c)
+		return err == nil && clusterready.IsReady(cl)
 	}
-	return holdCopy, "the control plane has not judged it yet", nil
 }
 
 // judgeForAgent judges the evicted copy of a deleted Work of a pull-mode
-// cluster (evictedCopy) and records the verdict on the Work
-// (eviction.EvictedCopyVerdictAnnotation) for the cluster's agent. While the
-// cluster is not Ready the verdict is Hold: an agent coming back acts on a
-// verdict given since, not on one given before it went away.
+// cluster (evictedcopy) and records the verdict on the Work
+// (eviction.EvictedCopyVerdictAnnotation) for the cluster's agent; while the
+// cluster is not Ready the verdict is Hold (evictedcopy.NotReady).
 func (r *Reconciler) judgeForAgent(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) error {
-	var value string
-	if !clusterready.IsReady(cluster) {
-		value = eviction.VerdictHold + ": cluster " + cluster.Name + " is not Ready"
-	} else {
-		verdict, why, err := r.evictedCopy(ctx, work, cluster)
-		if err != nil {
+	verdict, why := evictedcopy.NotReady(cluster.Name)
+	if clusterready.IsReady(cluster) {
+		var err error
+		if verdict, why, err = evictedcopy.Judge(ctx, r.Client, r.clusterReady(ctx), work, cluster.Name); err != nil {
 			return err
 		}
-		switch verdict {
-		case deleteCopy:
-			value = eviction.VerdictDelete
-		case keepCopy:
-			value = eviction.VerdictKeep
-		case holdCopy:
-			value = eviction.VerdictHold + ": " + why
+		if verdict == evictedcopy.Hold {
 			ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
 			events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
 		}
 	}
+	value := evictedcopy.Annotation(verdict, why)
 	if work.Annotations[eviction.EvictedCopyVerdictAnnotation] == value {
 		return nil
 	}
 	patch := client.MergeFrom(work.DeepCopy())
 	metav1.SetMetaDataAnnotation(&work.ObjectMeta, eviction.EvictedCopyVerdictAnnotation, value)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, work, patch))
-}
-
-// evictedCopy decides what becomes of the copy of a deleted Work that
-// eviction.EvictedAnnotation marks: deleted when its binding is gone or
-// runs the workload healthy in every cluster of its placement (now, with
-// the clusters' readiness now), kept for the Work that replaces it when its
-// cluster is placed again, held otherwise (why says what is not healthy).
-func (r *Reconciler) evictedCopy(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (evictedVerdict, string, error) {
-	for _, k := range anybinding.Kinds {
-		key, ok := k.OfWork(work)
-		if !ok {
-			continue
-		}
-		b, err := k.Get(ctx, r.Client, key)
-		if apierrors.IsNotFound(err) {
-			return deleteCopy, "", nil
-		}
-		if err != nil {
-			return 0, "", err
-		}
-		if !b.Object.GetDeletionTimestamp().IsZero() {
-			return deleteCopy, "", nil
-		}
-		if slices.ContainsFunc(b.Spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == cluster.Name }) {
-			return keepCopy, "", nil
-		}
-		// The placement's clusters, read from the informer without copies.
-		ready := func(c string) bool {
-			cl, err := r.clusters.Get(ctx, c)
-			return err == nil && clusterready.IsReady(cl)
-		}
-		healthy, not := eviction.PlacementHealthy(b.Spec, b.Status, ready)
-		if healthy {
-			return deleteCopy, "", nil
-		}
-		if len(not) == 0 {
-			return holdCopy, "the workload is placed nowhere", nil
-		}
-		return holdCopy, "the workload is not healthy in " + strings.Join(not, ", "), nil
-	}
-	return deleteCopy, "", nil
 }
 
 // releaseCopies removes Karmada's marks from the member's copies of the
