@@ -316,7 +316,13 @@ func BenchmarkDistributorStartup(b *testing.B) {
 	b.ResetTimer()
 	start = time.Now()
 	stop := runDistributor(b, env)
+	// Polled with a deadline: a distributor that stops short fails the
+	// benchmark instead of hanging it.
+	limit := time.Now().Add(5 * time.Minute)
 	for countAttached() < n {
+		if time.Now().After(limit) {
+			b.Fatalf("%d of %d attached bindings after 5m", countAttached(), n)
+		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	cold := time.Since(start)
@@ -335,7 +341,11 @@ func BenchmarkDistributorStartup(b *testing.B) {
 	runDistributor(b, env)
 	// Steady: every workload looked at, and then nothing more for a second.
 	last, lastChange := reconciled(), time.Now()
+	limit = time.Now().Add(5 * time.Minute)
 	for reconciled()-done < float64(n) || time.Since(lastChange) < time.Second {
+		if time.Now().After(limit) {
+			b.Fatalf("%.0f of %d workloads looked at after the restart in 5m", reconciled()-done, n)
+		}
 		time.Sleep(50 * time.Millisecond)
 		if r := reconciled(); r != last {
 			last, lastChange = r, time.Now()
