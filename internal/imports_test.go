@@ -300,7 +300,8 @@ func TestStronglyConnected(t *testing.T) {
 
 // linkedControllers: the controllers each lean binary may link. karmadactl
 // runs none (its dry runs use the pure scheduling cycle); the agent runs
-// the member side (see internal/agent's list of what it runs).
+// the member side (internal/agent's memberSide, the one list of what it
+// runs).
 var linkedControllers = map[string][]string{
 	"karmadactl":    nil,
 	"karmada-agent": {"internal/clusters/clusterstatus", "internal/propagation/execution", "internal/propagation/workstatus"},

@@ -166,24 +166,16 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := mgr.Add(recorders); err != nil {
 		return err
 	}
-	workers := max(cfg.Workers, 1)
 	// The Works' copies are interpreted (status, health, retention) with
 	// the control plane's customizations and interpreter webhooks, loaded
 	// before the controllers start (below).
 	custom := customization.NewWatcher(nil)
 	hooks := &interpreterwebhook.Layer{}
-	in := interpreter.New(custom.Layer, hooks, thirdparty.Layer{})
-	if err := (&clusterstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: 1,
-		UpdateFrequency: cfg.StatusUpdateFrequency, FailureThreshold: orDefault(cfg.FailureThreshold, 30*time.Second), SuccessThreshold: orDefault(cfg.SuccessThreshold, 30*time.Second)}).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := (&execution.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers, StatusWritesApplied: true,
-		Recorder: recorders.RecorderFor(events.SourceExecution)}).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := (&workstatus.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers,
-		Recorder: recorders.RecorderFor(events.SourceWorkStatus)}).SetupWithManager(mgr); err != nil {
-		return err
+	side := memberSide(cfg, mgr, members, recorders, interpreter.New(custom.Layer, hooks, thirdparty.Layer{}))
+	for _, c := range side {
+		if err := c.setup(mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", c.name, err)
+		}
 	}
 	kc, err := kubernetes.NewForConfig(cfg.Karmada)
 	if err != nil {
@@ -201,7 +193,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := custom.Install(ctx, mgr.GetAPIReader(), mgr.GetCache()); err != nil {
 		return err
 	}
-	log.Info("Starting karmada-agent")
+	log.Info("Starting karmada-agent", "controllers", controllerNames(side))
 	return mgr.Start(ctx)
 }
 
@@ -287,4 +279,36 @@ func refusedField(err error, field string) bool {
 		}
 	}
 	return false
+}
+
+// memberController is one controller the agent runs.
+type memberController struct {
+	name  string
+	setup func(ctrl.Manager) error
+}
+
+// memberSide is everything the agent runs against its own member, in one
+// place: the member side of a pull-mode cluster. The control plane runs
+// the same three controllers for its push-mode members; here each is built
+// for the agent (Agent: its own cluster only, reading no bindings; the
+// Works' Applied condition written with their first status).
+func memberSide(cfg Config, mgr ctrl.Manager, members *clusterclient.Cache, recorders *events.Provider, in *interpreter.Interpreter) []memberController {
+	workers := max(cfg.Workers, 1)
+	return []memberController{
+		{clusterstatus.ControllerName, (&clusterstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: 1,
+			UpdateFrequency: cfg.StatusUpdateFrequency, FailureThreshold: orDefault(cfg.FailureThreshold, 30*time.Second),
+			SuccessThreshold: orDefault(cfg.SuccessThreshold, 30*time.Second)}).SetupWithManager},
+		{execution.ControllerName, (&execution.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers,
+			StatusWritesApplied: true, Recorder: recorders.RecorderFor(events.SourceExecution)}).SetupWithManager},
+		{workstatus.ControllerName, (&workstatus.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers,
+			Recorder: recorders.RecorderFor(events.SourceWorkStatus)}).SetupWithManager},
+	}
+}
+
+func controllerNames(side []memberController) []string {
+	out := make([]string, 0, len(side))
+	for _, c := range side {
+		out = append(out, c.name)
+	}
+	return out
 }
