@@ -1,15 +1,17 @@
 package webhook
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
 )
@@ -74,33 +76,55 @@ func validateBinding(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBinding
 	return errs
 }
 
-// validateWork checks that a Work's manifests are objects: each with an
-// apiVersion, a kind and a name.
-func validateWork(w *workv1alpha1.Work) field.ErrorList {
-	var errs field.ErrorList
-	path := field.NewPath("spec", "workload", "manifests")
-	for i, m := range w.Spec.Workload.Manifests {
-		p := path.Index(i)
-		var obj struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(m.Raw, &obj); err != nil {
-			errs = append(errs, field.Invalid(p, string(m.Raw), "must be a JSON object: "+err.Error()))
-			continue
-		}
-		if obj.APIVersion == "" {
-			errs = append(errs, field.Required(p.Child("apiVersion"), "every manifest is an object with an apiVersion"))
-		}
-		if obj.Kind == "" {
-			errs = append(errs, field.Required(p.Child("kind"), "every manifest is an object with a kind"))
-		}
-		if obj.Metadata.Name == "" {
-			errs = append(errs, field.Required(p.Child("metadata", "name"), "every manifest is an object with a name"))
-		}
+// bindingEndpoints are the admission endpoints of ResourceBindings and
+// ClusterResourceBindings: the permanent id on create; validation, adoption
+// and, for ResourceBindings, the namespace's FederatedResourceQuota.
+func bindingEndpoints(k kindEnv) []Endpoint {
+	dec, o := k.dec, k.o
+	return []Endpoint{
+		{Path: "/mutate-resourcebinding", Mutating: true, GVR: bindingResource("resourcebindings"), Kind: "ResourceBinding", Namespaced: true, Operations: onCreate,
+			handler: &mutating[*workv1alpha2.ResourceBinding]{dec: dec, new: func() *workv1alpha2.ResourceBinding { return &workv1alpha2.ResourceBinding{} },
+				mutate: func(b *workv1alpha2.ResourceBinding, _ admissionv1.Operation, _ string) {
+					b.Labels = ensureLabel(b.Labels, workv1alpha2.ResourceBindingPermanentIDLabel)
+				}}},
+		{Path: "/mutate-clusterresourcebinding", Mutating: true, GVR: bindingResource("clusterresourcebindings"), Kind: "ClusterResourceBinding", Operations: onCreate,
+			handler: &mutating[*workv1alpha2.ClusterResourceBinding]{dec: dec, new: func() *workv1alpha2.ClusterResourceBinding { return &workv1alpha2.ClusterResourceBinding{} },
+				mutate: func(b *workv1alpha2.ClusterResourceBinding, _ admissionv1.Operation, _ string) {
+					b.Labels = ensureLabel(b.Labels, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
+				}}},
+		{Path: "/validate-resourcebinding", GVR: bindingResource("resourcebindings"), Kind: "ResourceBinding", Namespaced: true,
+			handler: &validating[*workv1alpha2.ResourceBinding]{dec: dec, new: func() *workv1alpha2.ResourceBinding { return &workv1alpha2.ResourceBinding{} },
+				validate: func(b, old *workv1alpha2.ResourceBinding) field.ErrorList {
+					if old == nil {
+						return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, nil, nil, workv1alpha2.ResourceBindingPermanentIDLabel)
+					}
+					return validateBinding(&b.ObjectMeta, &b.Spec, b.Namespace, &old.ObjectMeta, &old.Spec, workv1alpha2.ResourceBindingPermanentIDLabel)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, b, old *workv1alpha2.ResourceBinding) (field.ErrorList, error) {
+					var before *workv1alpha2.ResourceBindingSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					errs, err := o.bindingAdoption(ctx, user, "resourcebindings", b.Namespace, &b.Spec, before)
+					if err != nil || len(errs) > 0 {
+						return errs, err
+					}
+					return o.quotaCheck(ctx, b.Namespace, &b.Spec, before)
+				}}},
+		{Path: "/validate-clusterresourcebinding", GVR: bindingResource("clusterresourcebindings"), Kind: "ClusterResourceBinding",
+			handler: &validating[*workv1alpha2.ClusterResourceBinding]{dec: dec, new: func() *workv1alpha2.ClusterResourceBinding { return &workv1alpha2.ClusterResourceBinding{} },
+				validate: func(b, old *workv1alpha2.ClusterResourceBinding) field.ErrorList {
+					if old == nil {
+						return validateBinding(&b.ObjectMeta, &b.Spec, "", nil, nil, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
+					}
+					return validateBinding(&b.ObjectMeta, &b.Spec, "", &old.ObjectMeta, &old.Spec, workv1alpha2.ClusterResourceBindingPermanentIDLabel)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, b, old *workv1alpha2.ClusterResourceBinding) (field.ErrorList, error) {
+					var before *workv1alpha2.ResourceBindingSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					return o.bindingAdoption(ctx, user, "clusterresourcebindings", "", &b.Spec, before)
+				}}},
 	}
-	return errs
 }

@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/karmada-go/karmada/internal/clusters/clustervalidation"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,4 +33,27 @@ func uniqueClusterID(clusters client.Reader, c *clusterv1alpha1.Cluster) field.E
 		}
 	}
 	return nil
+}
+
+// clusterEndpoints are the admission endpoints of Clusters: validation, a
+// unique id, and what an agent may change of its own.
+func clusterEndpoints(k kindEnv) []Endpoint {
+	dec, o := k.dec, k.o
+	return []Endpoint{
+		{Path: "/validate-cluster", GVR: clusterResource("clusters"), Kind: "Cluster",
+			handler: &validating[*clusterv1alpha1.Cluster]{dec: dec, new: func() *clusterv1alpha1.Cluster { return &clusterv1alpha1.Cluster{} },
+				validate: func(c, old *clusterv1alpha1.Cluster) field.ErrorList {
+					if old != nil && equality.Semantic.DeepEqual(c.Spec, old.Spec) {
+						return nil
+					}
+					errs := clustervalidation.Validate(c, old)
+					if o.Clusters != nil && c.Spec.ID != "" && (old == nil || old.Spec.ID != c.Spec.ID) {
+						errs = append(errs, uniqueClusterID(o.Clusters, c)...)
+					}
+					return errs
+				},
+				authorize: func(_ context.Context, user authenticationv1.UserInfo, c, old *clusterv1alpha1.Cluster) (field.ErrorList, error) {
+					return agentClusterChange(user, c, old), nil
+				}}},
+	}
 }

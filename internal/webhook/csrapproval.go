@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -60,4 +63,21 @@ func checkCSRApproval(ctx context.Context, authz Authorizer, user authentication
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("karmada-controller-manager may not approve request %s: its requester %s may not create certificatesigningrequests/%s", csr.Name, csr.Spec.Username, d.Subresource))}, nil
 	}
 	return nil, nil
+}
+
+// csrApprovalEndpoints are the admission endpoints of the controller
+// manager's approvals of agents' certificates (ours, not Karmada's).
+func csrApprovalEndpoints(k kindEnv) []Endpoint {
+	dec, o := k.dec, k.o
+	return []Endpoint{
+		// Ours, not Karmada's: the controller manager's approvals only.
+		{Path: CSRApprovalPath, GVR: certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"), Subresource: "approval",
+			Kind: "CertificateSigningRequest", Operations: []admissionv1.Operation{admissionv1.Update},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "karmada-controller-manager", Expression: "request.userInfo.username == '" + ControllerManagerUser + "'"}},
+			handler: &validating[*certificatesv1.CertificateSigningRequest]{dec: dec, new: func() *certificatesv1.CertificateSigningRequest { return &certificatesv1.CertificateSigningRequest{} },
+				validate: func(_, _ *certificatesv1.CertificateSigningRequest) field.ErrorList { return nil },
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, csr, old *certificatesv1.CertificateSigningRequest) (field.ErrorList, error) {
+					return checkCSRApproval(ctx, o.Authorizer, user, csr, old)
+				}}},
+	}
 }

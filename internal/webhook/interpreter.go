@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -231,4 +233,30 @@ func validateClientConfig(p *field.Path, u *string, service bool, ca []byte) fie
 		}
 	}
 	return errs
+}
+
+// interpreterEndpoints are the admission endpoints of
+// ResourceInterpreterCustomizations (scripts compiled and run on samples)
+// and ResourceInterpreterWebhookConfigurations.
+func interpreterEndpoints(k kindEnv) []Endpoint {
+	dec, o := k.dec, k.o
+	return []Endpoint{
+		{Path: "/validate-resourceinterpretercustomization", GVR: configResource("resourceinterpretercustomizations"), Kind: "ResourceInterpreterCustomization",
+			handler: &validating[*configv1alpha1.ResourceInterpreterCustomization]{dec: dec, new: func() *configv1alpha1.ResourceInterpreterCustomization {
+				return &configv1alpha1.ResourceInterpreterCustomization{}
+			},
+				validate: func(c, old *configv1alpha1.ResourceInterpreterCustomization) field.ErrorList {
+					if old != nil && equality.Semantic.DeepEqual(c.Spec, old.Spec) {
+						return nil
+					}
+					return validateCustomization(c, o.Clusters)
+				}}},
+		{Path: "/validate-resourceinterpreterwebhookconfiguration", GVR: configResource("resourceinterpreterwebhookconfigurations"), Kind: "ResourceInterpreterWebhookConfiguration",
+			handler: &validating[*configv1alpha1.ResourceInterpreterWebhookConfiguration]{dec: dec, new: func() *configv1alpha1.ResourceInterpreterWebhookConfiguration {
+				return &configv1alpha1.ResourceInterpreterWebhookConfiguration{}
+			},
+				validate: func(c, _ *configv1alpha1.ResourceInterpreterWebhookConfiguration) field.ErrorList {
+					return validateInterpreterWebhooks(c)
+				}}},
+	}
 }

@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -195,4 +198,44 @@ func validateImageOverrider(im policyv1alpha1.ImageOverrider, path *field.Path) 
 		errs = append(errs, field.Invalid(path.Child("value"), im.Value, "must be "+what))
 	}
 	return errs
+}
+
+// overrideEndpoints are the admission endpoints of OverridePolicies and
+// ClusterOverridePolicies: defaults and validation.
+func overrideEndpoints(k kindEnv) []Endpoint {
+	dec := k.dec
+	return []Endpoint{
+		{Path: "/mutate-overridepolicy", Mutating: true, GVR: policyResource("overridepolicies"), Kind: "OverridePolicy", Namespaced: true,
+			handler: &mutating[*policyv1alpha1.OverridePolicy]{dec: dec, new: func() *policyv1alpha1.OverridePolicy { return &policyv1alpha1.OverridePolicy{} },
+				mutate: func(p *policyv1alpha1.OverridePolicy, _ admissionv1.Operation, ns string) {
+					if p.Namespace == "" {
+						p.Namespace = ns
+					}
+					defaultOverride(&p.Spec, p.Namespace)
+				}}},
+		{Path: "/validate-overridepolicy", GVR: policyResource("overridepolicies"), Kind: "OverridePolicy", Namespaced: true,
+			handler: &validating[*policyv1alpha1.OverridePolicy]{dec: dec, new: func() *policyv1alpha1.OverridePolicy { return &policyv1alpha1.OverridePolicy{} },
+				validate: func(p, old *policyv1alpha1.OverridePolicy) field.ErrorList {
+					if old == nil {
+						return append(validatePolicyMeta(&p.ObjectMeta, nil, ""), validateOverride(&p.Spec, p.Namespace)...)
+					}
+					errs := validatePolicyMeta(&p.ObjectMeta, &old.ObjectMeta, "")
+					if equality.Semantic.DeepEqual(p.Spec, old.Spec) {
+						return errs
+					}
+					return append(errs, validateOverride(&p.Spec, p.Namespace)...)
+				}}},
+		{Path: "/validate-clusteroverridepolicy", GVR: policyResource("clusteroverridepolicies"), Kind: "ClusterOverridePolicy",
+			handler: &validating[*policyv1alpha1.ClusterOverridePolicy]{dec: dec, new: func() *policyv1alpha1.ClusterOverridePolicy { return &policyv1alpha1.ClusterOverridePolicy{} },
+				validate: func(p, old *policyv1alpha1.ClusterOverridePolicy) field.ErrorList {
+					if old == nil {
+						return append(validatePolicyMeta(&p.ObjectMeta, nil, ""), validateOverride(&p.Spec, "")...)
+					}
+					errs := validatePolicyMeta(&p.ObjectMeta, &old.ObjectMeta, "")
+					if equality.Semantic.DeepEqual(p.Spec, old.Spec) {
+						return errs
+					}
+					return append(errs, validateOverride(&p.Spec, "")...)
+				}}},
+	}
 }

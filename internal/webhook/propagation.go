@@ -1,9 +1,14 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -442,4 +447,70 @@ func validateStatePreservation(sp *policyv1alpha1.StatePreservation, path *field
 		}
 	}
 	return errs
+}
+
+// propagationEndpoints are the admission endpoints of PropagationPolicies
+// and ClusterPropagationPolicies: defaults and the permanent id on create;
+// validation, and the adoption of templates the user may not write.
+func propagationEndpoints(k kindEnv) []Endpoint {
+	dec, o := k.dec, k.o
+	return []Endpoint{
+		{Path: "/mutate-propagationpolicy", Mutating: true, GVR: policyResource("propagationpolicies"), Kind: "PropagationPolicy", Namespaced: true,
+			handler: &mutating[*policyv1alpha1.PropagationPolicy]{dec: dec, new: func() *policyv1alpha1.PropagationPolicy { return &policyv1alpha1.PropagationPolicy{} },
+				mutate: func(p *policyv1alpha1.PropagationPolicy, op admissionv1.Operation, ns string) {
+					if p.Namespace == "" {
+						p.Namespace = ns
+					}
+					defaultPropagation(&p.Spec, p.Namespace, o)
+					if op == admissionv1.Create {
+						p.Labels = ensureLabel(p.Labels, policyv1alpha1.PropagationPolicyPermanentIDLabel)
+					}
+				}}},
+		{Path: "/mutate-clusterpropagationpolicy", Mutating: true, GVR: policyResource("clusterpropagationpolicies"), Kind: "ClusterPropagationPolicy",
+			handler: &mutating[*policyv1alpha1.ClusterPropagationPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterPropagationPolicy { return &policyv1alpha1.ClusterPropagationPolicy{} },
+				mutate: func(p *policyv1alpha1.ClusterPropagationPolicy, op admissionv1.Operation, _ string) {
+					defaultPropagation(&p.Spec, "", o)
+					if op == admissionv1.Create {
+						p.Labels = ensureLabel(p.Labels, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel)
+					}
+				}}},
+		{Path: "/validate-propagationpolicy", GVR: policyResource("propagationpolicies"), Kind: "PropagationPolicy", Namespaced: true,
+			handler: &validating[*policyv1alpha1.PropagationPolicy]{dec: dec, new: func() *policyv1alpha1.PropagationPolicy { return &policyv1alpha1.PropagationPolicy{} },
+				validate: func(p, old *policyv1alpha1.PropagationPolicy) field.ErrorList {
+					if old == nil {
+						return append(validatePolicyMeta(&p.ObjectMeta, nil, policyv1alpha1.PropagationPolicyPermanentIDLabel), validatePropagation(&p.Spec, p.Namespace, nil)...)
+					}
+					errs := validatePolicyMeta(&p.ObjectMeta, &old.ObjectMeta, policyv1alpha1.PropagationPolicyPermanentIDLabel)
+					if equality.Semantic.DeepEqual(p.Spec, old.Spec) {
+						return errs
+					}
+					return append(errs, validatePropagation(&p.Spec, p.Namespace, &old.Spec)...)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, p, old *policyv1alpha1.PropagationPolicy) (field.ErrorList, error) {
+					var before *policyv1alpha1.PropagationSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					return o.policyAdoption(ctx, user, "propagationpolicies", p.Namespace, &p.Spec, before)
+				}}},
+		{Path: "/validate-clusterpropagationpolicy", GVR: policyResource("clusterpropagationpolicies"), Kind: "ClusterPropagationPolicy",
+			handler: &validating[*policyv1alpha1.ClusterPropagationPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterPropagationPolicy { return &policyv1alpha1.ClusterPropagationPolicy{} },
+				validate: func(p, old *policyv1alpha1.ClusterPropagationPolicy) field.ErrorList {
+					if old == nil {
+						return append(validatePolicyMeta(&p.ObjectMeta, nil, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel), validatePropagation(&p.Spec, "", nil)...)
+					}
+					errs := validatePolicyMeta(&p.ObjectMeta, &old.ObjectMeta, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel)
+					if equality.Semantic.DeepEqual(p.Spec, old.Spec) {
+						return errs
+					}
+					return append(errs, validatePropagation(&p.Spec, "", &old.Spec)...)
+				},
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, p, old *policyv1alpha1.ClusterPropagationPolicy) (field.ErrorList, error) {
+					var before *policyv1alpha1.PropagationSpec
+					if old != nil {
+						before = &old.Spec
+					}
+					return o.policyAdoption(ctx, user, "clusterpropagationpolicies", "", &p.Spec, before)
+				}}},
+	}
 }

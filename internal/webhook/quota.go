@@ -126,3 +126,16 @@ func touches(delta, overall corev1.ResourceList) bool {
 	}
 	return false
 }
+
+// quotaEndpoints are the admission endpoints of FederatedResourceQuotas:
+// validation.
+func quotaEndpoints(k kindEnv) []Endpoint {
+	dec := k.dec
+	return []Endpoint{
+		{Path: "/validate-federatedresourcequota", GVR: policyResource("federatedresourcequotas"), Kind: "FederatedResourceQuota", Namespaced: true,
+			handler: &validating[*policyv1alpha1.FederatedResourceQuota]{dec: dec, new: func() *policyv1alpha1.FederatedResourceQuota { return &policyv1alpha1.FederatedResourceQuota{} },
+				validate: func(q, _ *policyv1alpha1.FederatedResourceQuota) field.ErrorList {
+					return validateFederatedResourceQuota(q)
+				}}},
+	}
+}

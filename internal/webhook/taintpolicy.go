@@ -89,3 +89,16 @@ func validateMatchConditions(conds []policyv1alpha1.MatchCondition, path *field.
 	}
 	return errs
 }
+
+// taintPolicyEndpoints are the admission endpoints of ClusterTaintPolicies:
+// validation.
+func taintPolicyEndpoints(k kindEnv) []Endpoint {
+	dec, o := k.dec, k.o
+	return []Endpoint{
+		{Path: "/validate-clustertaintpolicy", GVR: policyResource("clustertaintpolicies"), Kind: "ClusterTaintPolicy",
+			handler: &validating[*policyv1alpha1.ClusterTaintPolicy]{dec: dec, new: func() *policyv1alpha1.ClusterTaintPolicy { return &policyv1alpha1.ClusterTaintPolicy{} },
+				validate: func(p, _ *policyv1alpha1.ClusterTaintPolicy) field.ErrorList {
+					return validateClusterTaintPolicy(p, o.AllowNoExecuteTaintPolicy)
+				}}},
+	}
+}
