@@ -37,4 +37,3 @@ func TestArchitectureMapIsComplete(t *testing.T) {
 		}
 	}
 }
-
