@@ -375,7 +375,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b anybinding.Binding) (afte
 	if res.Err != nil {
 		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", res.Err)
 	} else {
-		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled successfully. algorithm.Result: {%s}", targetWords(res.Targets))
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled successfully. Result: {%s}", targetWords(res.Targets))
 	}
 	if res.Err != nil {
 		// Unschedulable: cluster changes re-queue it at once; meanwhile it
