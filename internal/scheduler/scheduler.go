@@ -214,21 +214,8 @@ func (s *Scheduler) reconcilerFor(k anybinding.Kind) reconcile.Reconciler {
 // scheduled, or that did not fit last time.
 func (s *Scheduler) scheduleOne(ctx context.Context, b anybinding.Binding) (after time.Duration, err error) {
 	start := time.Now()
-	log := klog.FromContext(ctx)
-	obj, spec, status := b.Object, b.Spec, b.Status
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return 0, nil
-	}
-	if name := spec.SchedulerName; name != "" && name != s.SchedulerName {
-		return 0, nil
-	}
-	if spec.Placement == nil && len(spec.RequiredBy) > 0 {
-		// An attached binding (a dependency of workloads with
-		// propagateDeps) has no placement of its own: it goes where they
-		// run.
-		return 0, nil
-	}
-	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
+	obj, status := b.Object, b.Status
+	if !s.responsible(b) {
 		return 0, nil
 	}
 	key := client.ObjectKeyFromObject(obj).String()
@@ -244,53 +231,101 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b anybinding.Binding) (afte
 	if err := s.Client.List(ctx, clusters); err != nil {
 		return 0, err
 	}
+	fresh := freshRequested(b)
+	if !fresh && s.placementHolds(ctx, b, clusters.Items) {
+		return 0, nil
+	}
+	res, undo := s.schedulingCycle(ctx, b, key, fresh, clusters.Items)
+	defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()
+	return s.bindingCycle(ctx, b, key, res, undo, clusters.Items)
+}
+
+// responsible says whether this scheduler places the binding now: not one
+// being deleted, another scheduler's, an attached binding (a dependency of
+// workloads with propagateDeps goes where they run), or one whose
+// scheduling is suspended.
+func (s *Scheduler) responsible(b anybinding.Binding) bool {
+	spec := b.Spec
+	switch {
+	case !b.Object.GetDeletionTimestamp().IsZero():
+		return false
+	case spec.SchedulerName != "" && spec.SchedulerName != s.SchedulerName:
+		return false
+	case spec.Placement == nil && len(spec.RequiredBy) > 0:
+		return false
+	case spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling:
+		return false
+	}
+	return true
+}
+
+// freshRequested says whether a reschedule was asked for (a
+// WorkloadRebalancer) at or after the last scheduling: it is done afresh,
+// the current placement not kept. (Both times have whole seconds: a
+// trigger in the second of the last scheduling counts, and costs at most
+// one more, identical, pass.)
+func freshRequested(b anybinding.Binding) bool {
+	spec, status := b.Spec, b.Status
+	return spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || !spec.RescheduleTriggeredAt.Before(status.LastScheduledTime))
+}
+
+// placementHolds says whether the binding's placement, scheduled at its
+// generation, still holds: none of its clusters is leaving, no cluster
+// became feasible that was not, and none left the user's selection.
+func (s *Scheduler) placementHolds(ctx context.Context, b anybinding.Binding, clusters []clusterv1alpha1.Cluster) bool {
+	spec, status := b.Spec, b.Status
 	scheduled := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
-	// A reschedule asked for (a WorkloadRebalancer) at or after the last
-	// scheduling is done afresh: the current placement is not kept. (Both
-	// times have whole seconds: a trigger in the second of the last
-	// scheduling counts, and costs at most one more, identical, pass.)
-	fresh := spec.RescheduleTriggeredAt != nil && (status.LastScheduledTime == nil || !spec.RescheduleTriggeredAt.Before(status.LastScheduledTime))
+	if status.SchedulerObservedGeneration != b.Object.GetGeneration() || scheduled == nil || scheduled.Status != metav1.ConditionTrue {
+		return false
+	}
 	effective := algorithm.EffectiveSpec(spec, status.SchedulerObservingAffinityName)
 	var tiers []policyv1alpha1.ClusterAffinityTerm
 	if term := algorithm.AffinityTerm(spec, status.SchedulerObservingAffinityName); term != nil {
 		tiers = algorithm.OverflowTiers(spec, term)
 	}
-	if !fresh && status.SchedulerObservedGeneration == obj.GetGeneration() && scheduled != nil && scheduled.Status == metav1.ConditionTrue &&
-		!placedOnLeavingCluster(spec, clusters.Items) && !s.newlyFeasible(ctx, effective, clusters.Items) && len(algorithm.Deselected(effective, clusters.Items, tiers)) == 0 {
-		return 0, nil
-	}
+	return !placedOnLeavingCluster(spec, clusters) && !s.newlyFeasible(ctx, effective, clusters) && len(algorithm.Deselected(effective, clusters, tiers)) == 0
+}
+
+// schedulingCycle computes the binding's placement (afresh when asked)
+// and, for a binding that takes capacity, assumes its replicas where they
+// go, under one lock: two cycles estimating at once would both count the
+// same free room. undo takes the assumption back (the binding cycle's
+// write failed).
+func (s *Scheduler) schedulingCycle(ctx context.Context, b anybinding.Binding, key string, fresh bool, clusters []clusterv1alpha1.Cluster) (res algorithm.Result, undo func()) {
+	obj, spec, status := b.Object, b.Spec, b.Status
 	in, from := spec, status.SchedulerObservingAffinityName
 	if fresh {
 		in = spec.DeepCopy()
 		in.Clusters = nil
 		from = ""
-		log.Info("Scheduling binding afresh", "binding", klog.KObj(obj), "rescheduleTriggeredAt", spec.RescheduleTriggeredAt)
+		klog.FromContext(ctx).Info("Scheduling binding afresh", "binding", klog.KObj(obj), "rescheduleTriggeredAt", spec.RescheduleTriggeredAt)
 	}
 	ctx = WithCycle(ctx, key, func(cluster, reason string, err error) {
 		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.EstimatorFallback,
 			"scheduler estimator of cluster %s did not answer (%s: %v): estimated from the cluster's resource summary alone", cluster, reason, err)
 	})
-	// A binding that takes capacity is estimated and its replicas assumed
-	// under one lock: two cycles estimating at once would both count the
-	// same free room. The write of the placement happens after, and takes
-	// the assumption back if it fails.
+	undo = func() {}
 	consumes := s.assumed() != nil && (spec.Replicas > 0 || len(spec.Components) > 0)
-	if consumes {
-		s.capacityMu.Lock()
+	if !consumes {
+		return algorithm.ScheduleFrom(ctx, s.Framework, in, clusters, from), undo
 	}
-	res := algorithm.ScheduleFrom(ctx, s.Framework, in, clusters.Items, from)
-	undo := func() {}
-	if consumes {
-		if res.Err == nil && !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
-			undo = s.assumed().Assume(key, spec, spec.Clusters, res.Targets, status.AggregatedStatus)
-		}
-		s.capacityMu.Unlock()
+	s.capacityMu.Lock()
+	defer s.capacityMu.Unlock()
+	res = algorithm.ScheduleFrom(ctx, s.Framework, in, clusters, from)
+	if res.Err == nil && !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
+		undo = s.assumed().Assume(key, spec, spec.Clusters, res.Targets, status.AggregatedStatus)
 	}
-	defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()
+	return res, undo
+}
+
+// bindingCycle writes the scheduling cycle's outcome: the placement (or,
+// when every placed cluster left the selection, none), then the Scheduled
+// condition and the explanation, with Karmada's events. A plugin error
+// leaves the placement as it is and the binding is retried with backoff.
+func (s *Scheduler) bindingCycle(ctx context.Context, b anybinding.Binding, key string, res algorithm.Result, undo func(), clusters []clusterv1alpha1.Cluster) (time.Duration, error) {
+	obj, spec, status := b.Object, b.Spec, b.Status
 	var pluginErr *algorithm.PluginError
 	if errors.As(res.Err, &pluginErr) {
-		// No verdict: the placement stays as it is, the condition says why,
-		// and the binding is retried with backoff.
 		if err := s.setCondition(ctx, obj, status, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
 			Reason: ReasonSchedulerError, Message: res.Err.Error(), ObservedGeneration: obj.GetGeneration()}); err != nil {
 			return 0, err
@@ -305,59 +340,90 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b anybinding.Binding) (afte
 		if errors.As(res.Err, &unschedulable) {
 			cond.Reason = ReasonUnschedulable
 		}
-		log.Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "reason", res.Err.Error())
+		klog.FromContext(ctx).Info("Binding does not fit any cluster", "binding", klog.KObj(obj), "reason", res.Err.Error())
 		if allDeselected(spec, res) {
-			// Every cluster it is placed on left the user's selection
-			// (their labels or names no longer match): an explicit change
-			// of what was selected, not a failure, so the placement is
-			// cleared and the copies removed, as Karmada does, even with
-			// no cluster to go to.
-			before := obj.DeepCopyObject().(client.Object)
-			spec.Clusters = nil
-			// Copies kept by an earlier narrowing go too: nothing will
-			// replace them.
-			spec.GracefulEvictionTasks = slices.DeleteFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
-				return t.Producer == eviction.ProducerScheduler && t.Reason == eviction.ReasonPlacementNarrowed
-			})
-			if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-				return 0, fmt.Errorf("clearing the placement: %w", err)
+			if err := s.clearPlacement(ctx, b); err != nil {
+				return 0, err
 			}
-			log.Info("Placement cleared: no placed cluster is selected any more", "binding", klog.KObj(obj))
 		}
 	} else if !equality.Semantic.DeepEqual(spec.Clusters, res.Targets) {
-		// A merge patch of spec.clusters only, on the binding it was
-		// computed from: the taint manager and application failover remove
-		// clusters from the same list, and a placement computed before an
-		// eviction would put the evicted cluster back.
-		before := obj.DeepCopyObject().(client.Object)
-		narrowed := s.narrow(obj, spec, res.Targets, clusters.Items)
-		spec.Clusters = res.Targets
-		if len(narrowed) > 0 {
-			log.Info("Placement narrowed: the dropped clusters keep their copies until the new placement is healthy", "binding", klog.KObj(obj), "clusters", narrowed)
+		if after, done, err := s.writePlacement(ctx, b, key, res, undo, clusters); done {
+			return after, err
 		}
-		if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-			undo()
-			if quota.IsExceeded(err) {
-				// karmada-webhook refused it: a FederatedResourceQuota of
-				// the namespace would be exceeded. The binding keeps its
-				// placement, says why (SchedulerError and the API
-				// server's words, as Karmada's scheduler reports a
-				// refused write), and is tried again with backoff (a
-				// freed quota or a raised limit lets it through).
-				if cerr := s.setCondition(ctx, obj, status, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
-					Reason: ReasonSchedulerError, Message: err.Error(), ObservedGeneration: obj.GetGeneration()}); cerr != nil {
-					return 0, cerr
-				}
-				events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", err)
-				return s.backoff.When(key), nil
-			}
-			return 0, fmt.Errorf("writing the placement: %w", err)
-		}
-		log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)
 	}
+	if err := s.writeScheduled(ctx, b, key, res, cond); err != nil {
+		return 0, err
+	}
+	if res.Err != nil {
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", res.Err)
+		// Unschedulable: cluster changes re-queue it at once; meanwhile it
+		// is retried with a growing delay (capacity may free up).
+		return s.backoff.When(key), nil
+	}
+	events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled successfully. Result: {%s}", targetWords(res.Targets))
+	s.backoff.Forget(key)
+	return 0, nil
+}
 
-	// Optimistic lock: the merge patch replaces the conditions list whole,
-	// and must not put back an older copy of another controller's condition.
+// clearPlacement empties the placement of a binding every placed cluster of
+// which left the user's selection (their labels or names no longer match):
+// an explicit change of what was selected, not a failure, so the copies go,
+// as Karmada does, even with no cluster to go to. Copies kept by an
+// earlier narrowing go too: nothing will replace them.
+func (s *Scheduler) clearPlacement(ctx context.Context, b anybinding.Binding) error {
+	obj, spec := b.Object, b.Spec
+	before := obj.DeepCopyObject().(client.Object)
+	spec.Clusters = nil
+	spec.GracefulEvictionTasks = slices.DeleteFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
+		return t.Producer == eviction.ProducerScheduler && t.Reason == eviction.ReasonPlacementNarrowed
+	})
+	if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("clearing the placement: %w", err)
+	}
+	klog.FromContext(ctx).Info("Placement cleared: no placed cluster is selected any more", "binding", klog.KObj(obj))
+	return nil
+}
+
+// writePlacement writes the new placement: a merge patch of spec.clusters
+// only, on the binding it was computed from (the taint manager and
+// application failover remove clusters from the same list, and a placement
+// computed before an eviction would put the evicted cluster back). done
+// says the cycle ends here (a write refused): the assumption is taken back
+// and, for a namespace's FederatedResourceQuota that would be exceeded, the
+// binding keeps its placement, says why (SchedulerError and the API
+// server's words, as Karmada's scheduler reports a refused write) and is
+// tried again with backoff.
+func (s *Scheduler) writePlacement(ctx context.Context, b anybinding.Binding, key string, res algorithm.Result, undo func(), clusters []clusterv1alpha1.Cluster) (after time.Duration, done bool, err error) {
+	obj, spec, status := b.Object, b.Spec, b.Status
+	log := klog.FromContext(ctx)
+	before := obj.DeepCopyObject().(client.Object)
+	narrowed := s.narrow(obj, spec, res.Targets, clusters)
+	spec.Clusters = res.Targets
+	if len(narrowed) > 0 {
+		log.Info("Placement narrowed: the dropped clusters keep their copies until the new placement is healthy", "binding", klog.KObj(obj), "clusters", narrowed)
+	}
+	if err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		undo()
+		if !quota.IsExceeded(err) {
+			return 0, true, fmt.Errorf("writing the placement: %w", err)
+		}
+		if cerr := s.setCondition(ctx, obj, status, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
+			Reason: ReasonSchedulerError, Message: err.Error(), ObservedGeneration: obj.GetGeneration()}); cerr != nil {
+			return 0, true, cerr
+		}
+		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", err)
+		return s.backoff.When(key), true, nil
+	}
+	log.Info("Scheduled binding", "binding", klog.KObj(obj), "clusters", targetNames(res.Targets), "affinity", res.AffinityName)
+	return 0, false, nil
+}
+
+// writeScheduled writes the Scheduled condition, the observed generation,
+// the time and affinity term of a placement, and the explanation, with an
+// optimistic lock: the merge patch replaces the conditions list whole, and
+// must not put back an older copy of another controller's condition.
+func (s *Scheduler) writeScheduled(ctx context.Context, b anybinding.Binding, key string, res algorithm.Result, cond metav1.Condition) error {
+	obj, status := b.Object, b.Status
 	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	status.SchedulerObservedGeneration = obj.GetGeneration()
 	if res.Err == nil {
@@ -368,22 +434,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b anybinding.Binding) (afte
 	status.PlacementExplanation = res.Explanation
 	cond.ObservedGeneration = obj.GetGeneration()
 	meta.SetStatusCondition(&status.Conditions, cond)
-	if perr := s.Client.Status().Patch(ctx, obj, patch); perr != nil {
-		return 0, fmt.Errorf("writing the Scheduled condition: %w", perr)
+	if err := s.Client.Status().Patch(ctx, obj, patch); err != nil {
+		return fmt.Errorf("writing the Scheduled condition: %w", err)
 	}
 	s.written.Store(key, ownWrite{uid: obj.GetUID(), generation: status.SchedulerObservedGeneration})
-	if res.Err != nil {
-		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.ScheduleBindingFailed, "%v", res.Err)
-	} else {
-		events.OnBinding(s.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.ScheduleBindingSucceed, "Binding has been scheduled successfully. Result: {%s}", targetWords(res.Targets))
-	}
-	if res.Err != nil {
-		// Unschedulable: cluster changes re-queue it at once; meanwhile it
-		// is retried with a growing delay (capacity may free up).
-		return s.backoff.When(key), nil
-	}
-	s.backoff.Forget(key)
-	return 0, nil
+	return nil
 }
 
 // recordAttempt counts a scheduling cycle, times it, and says in which
