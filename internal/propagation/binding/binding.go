@@ -16,13 +16,11 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -30,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -43,11 +40,9 @@ import (
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
-	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
-	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/overridemanager"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
@@ -150,203 +145,6 @@ func (r *Reconciler) reconcilerFor(k anybinding.Kind) reconcile.Reconciler {
 		metrics.BindingSyncWorkDuration.WithLabelValues(metrics.ResultOf(err)).Observe(metrics.Since(start))
 		return requeue.OnConflict(err)
 	})
-}
-
-// sync makes the Works of one binding match its scheduling result.
-func (r *Reconciler) sync(ctx context.Context, b anybinding.Binding) error {
-	log := klog.FromContext(ctx)
-	obj, spec, status, labels, annotations := b.Object, b.Spec, b.Status, b.WorkLabels(), b.WorkAnnotations()
-	if !obj.GetDeletionTimestamp().IsZero() {
-		if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-			return nil
-		}
-		works, err := b.Works(ctx, r.Client)
-		if err != nil {
-			return err
-		}
-		left, err := r.deleteWorks(ctx, works, nil)
-		if err != nil {
-			return err
-		}
-		if left > 0 {
-			// The Work watch brings the binding back as they go.
-			return nil
-		}
-		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-		controllerutil.RemoveFinalizer(obj, Finalizer)
-		return client.IgnoreNotFound(r.Client.Patch(ctx, obj, patch))
-	}
-	// Patches, not updates: the detector and the scheduler write the same
-	// binding, and optimistic-lock conflicts would only cost retries.
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	if controllerutil.AddFinalizer(obj, Finalizer) {
-		if err := r.Client.Patch(ctx, obj, patch); err != nil {
-			return err
-		}
-	}
-	// An object workloads depend on goes where they run, too.
-	targets := anybinding.Targets(spec)
-	if !meta.IsStatusConditionTrue(status.Conditions, workv1alpha2.Scheduled) && len(targets) == 0 {
-		return nil
-	}
-	template, err := r.templateFrom(ctx, r.templates(), spec.Resource)
-	if apierrors.IsNotFound(err) {
-		// The template is gone; the binding follows it (owner reference).
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !anybinding.MadeFrom(template, spec, obj.GetAnnotations()) && r.live != nil {
-		// The cache is behind the binding (after an outage its watch and
-		// the detector's resume apart), or the binding behind the
-		// template (the detector's next write brings it back): read the
-		// template from the API server, as the detector does when its
-		// cache does not hold the version it needs. Nothing else would
-		// bring the binding back once the cache caught up.
-		log.V(2).Info("Template cache holds another version than the binding's: reading the API server", "binding", klog.KObj(obj), "resourceVersion", template.GetResourceVersion(), "bindingResourceVersion", spec.Resource.ResourceVersion)
-		if template, err = r.templateFrom(ctx, r.live, spec.Resource); apierrors.IsNotFound(err) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
-	policies, err := r.overridePolicies(ctx, template)
-	if err != nil {
-		return err
-	}
-	works, err := b.Works(ctx, r.Client)
-	if err != nil {
-		return err
-	}
-	quotas, err := r.quotas(ctx, obj.GetNamespace())
-	if err != nil {
-		return err
-	}
-	var overrideErrs, synced, overridden []string
-	keep := make(map[string]string, len(targets))
-	for _, target := range targets {
-		// A cluster that is gone or leaving gets no Work: its Works are being
-		// removed, and writing one would hold its removal up.
-		// The informer's own Cluster: read, never modified.
-		cl, err := r.clusters.Get(ctx, target.Name)
-		if err != nil || !cl.DeletionTimestamp.IsZero() {
-			if err != nil && !apierrors.IsNotFound(err) {
-				return err
-			}
-			continue
-		}
-		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(target.Name), Name: names.KeptWorkName(works, workv1alpha1.ExecutionNamespace(target.Name), names.WorkName(spec.Resource.Kind, spec.Resource.Name, spec.Resource.Namespace))}}
-		keep[work.Namespace] = work.Name
-		m, err := Manifest(r.Interpreter, template, b, target, cl, policies)
-		if err == nil {
-			err = beyondQuota(r.Interpreter, m.object, spec, target, quotas)
-		}
-		if errors.Is(err, errOverride) {
-			// The Work keeps its last good manifest; the binding says why.
-			overrideErrs = append(overrideErrs, fmt.Sprintf("cluster %s: %v", target.Name, err))
-			continue
-		}
-		if ierr := (*interpreter.Error)(nil); errors.As(err, &ierr) {
-			// A customization or webhook failed: every Work keeps its last
-			// good manifest, the binding says which and why, and it is
-			// retried with backoff.
-			events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", ierr)
-			if cerr := anybinding.SetInterpreted(ctx, r.Client, b, reviseOps, ierr); cerr != nil {
-				return cerr
-			}
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		mutate := func(work *workv1alpha1.Work) {
-			if work.Labels == nil {
-				work.Labels = map[string]string{}
-			}
-			if work.CreationTimestamp.IsZero() {
-				// The execution controller's finalizer from the start saves
-				// it an update per Work.
-				controllerutil.AddFinalizer(work, workv1alpha1.ExecutionFinalizer)
-			}
-			for k, v := range labels {
-				work.Labels[k] = v
-			}
-			for k, v := range annotations {
-				setAnnotation(&work.ObjectMeta, k, v)
-			}
-			// Placed there (again): its copy is no evicted one.
-			setAnnotation(&work.ObjectMeta, eviction.EvictedAnnotation, "")
-			setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedOverridesAnnotation, m.AppliedOverrides)
-			setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedClusterOverridesAnnotation, m.AppliedClusterOverrides)
-			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: m.Raw}}}
-			work.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
-			work.Spec.SuspendDispatching = suspended(spec, target.Name)
-		}
-		op := controllerutil.OperationResultNone
-		if !upToDate(works, work.Namespace, work.Name, mutate) {
-			if op, err = controllerutil.CreateOrPatch(ctx, r.Client, work, func() error {
-				if other := otherBinding(work, b); other != "" {
-					// Two templates' Work names met (a name shortened to
-					// fit, or a hash collision): never write over another
-					// binding's Work.
-					return fmt.Errorf("%w: it is %s's", errWorkTaken, other)
-				}
-				mutate(work)
-				return nil
-			}); err != nil {
-				err = fmt.Errorf("writing work %s/%s: %w", work.Namespace, work.Name, err)
-				if !apierrors.IsConflict(err) {
-					events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeWarning, events.SyncWorkFailed, "%v", err)
-				}
-				return err
-			}
-		}
-		if op != controllerutil.OperationResultNone {
-			log.V(2).Info("Synced work", "work", klog.KObj(work), "binding", klog.KObj(obj), "operation", op)
-			synced = append(synced, target.Name)
-			if m.AppliedOverrides != "" || m.AppliedClusterOverrides != "" {
-				overridden = append(overridden, target.Name)
-			}
-		}
-	}
-	// The events say what was written, whatever happens next.
-	if t := events.Template(spec.Resource); t != nil {
-		if len(overrideErrs) > 0 {
-			events.Warning(r.Recorder, t, events.ApplyOverridePolicyFailed, "Failed to apply override policies: %s", strings.Join(overrideErrs, "; "))
-		}
-		if len(overridden) > 0 {
-			events.Normal(r.Recorder, t, events.ApplyOverridePolicySucceed, "Applied override policies for %s", strings.Join(overridden, ", "))
-		}
-	}
-	if len(synced) > 0 {
-		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Sync work of %s successful.", events.BindingWords(obj))
-	}
-	if err := r.setOverrideCondition(ctx, obj, status, len(policies) > 0, overrideErrs); err != nil {
-		return err
-	}
-	if err := anybinding.SetInterpreted(ctx, r.Client, b, reviseOps, nil); err != nil {
-		return err
-	}
-	// A cluster being evicted gracefully keeps its copy, as it is, until the
-	// graceful eviction controller ends the task.
-	for _, c := range eviction.KeptClusters(spec, eviction.MinAvailable(obj.GetAnnotations(), spec.Replicas) > 0) {
-		ns := workv1alpha1.ExecutionNamespace(c)
-		if _, ok := keep[ns]; ok {
-			continue
-		}
-		for i := range works {
-			if works[i].Namespace == ns {
-				keep[ns] = works[i].Name
-			}
-		}
-	}
-	if _, err = r.deleteWorks(ctx, works, keep); err != nil && !apierrors.IsConflict(err) {
-		// Karmada's reason for Works of clusters left that could not be
-		// removed.
-		events.Warning(r.Recorder, obj, events.CleanupWorkFailed, "%v", err)
-	}
-	return err
 }
 
 // upToDate reports whether the Work named namespace/name is among works
