@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/karmada-go/karmada/internal/interpreter"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -44,6 +43,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	interpreterwebhook "github.com/karmada-go/karmada/internal/interpreter/webhook"

@@ -4,10 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
-
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 	"github.com/karmada-go/karmada/internal/scheduler/core"
 )
 

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -18,6 +16,7 @@ import (
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/metrics"
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 )
 

@@ -6,10 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
-
-	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +15,10 @@ import (
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
 	"github.com/karmada-go/karmada/internal/estimator/estimatortest"
 	"github.com/karmada-go/karmada/internal/estimator/server"
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
 )
 
 // estimatorFor serves a member of 100 8-cpu nodes running 3,000 pods over

@@ -8,10 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
-
-	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
-
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -24,8 +20,10 @@ import (
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/estimator/service"
 	"github.com/karmada-go/karmada/internal/metrics"
+	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
 )
 
 func dynamicPlacement() *policyv1alpha1.Placement {

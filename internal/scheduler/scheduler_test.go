@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -21,6 +19,7 @@ import (
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 

@@ -7,13 +7,11 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-
-	"github.com/karmada-go/karmada/internal/clusters/clustervalidation"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/clusters/clustervalidation"
 )
 
 // uniqueClusterID refuses a spec.id (a member's kube-system UID) that

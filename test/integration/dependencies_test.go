@@ -19,7 +19,6 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
-
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/propagation/dependencies"

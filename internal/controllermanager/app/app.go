@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/karmada-go/karmada/internal/interpreter"
 	"math"
 	"os"
 	"runtime/debug"
@@ -40,6 +39,7 @@ import (
 	"github.com/karmada-go/karmada/internal/failover/taintmanager"
 	"github.com/karmada-go/karmada/internal/failover/workloadrebalancer"
 	"github.com/karmada-go/karmada/internal/features"
+	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/interpreter/customization"
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
 	interpreterwebhook "github.com/karmada-go/karmada/internal/interpreter/webhook"

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
-
 	corev1 "k8s.io/api/core/v1"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
 )
 
 // benchFleet is n Ready clusters over 10 regions; every 10th is cordoned.

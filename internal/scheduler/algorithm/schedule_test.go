@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -17,6 +15,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
+	"github.com/karmada-go/karmada/internal/scheduler/schedulertest"
 )
 
 func TestSchedule(t *testing.T) {

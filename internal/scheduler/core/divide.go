@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/karmada-go/karmada/internal/division"
-
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
+	"github.com/karmada-go/karmada/internal/division"
 )
 
 // Candidate is a cluster that passed the filters, with its total score and
