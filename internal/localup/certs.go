@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 )
 
 // Certificates lists every certificate of the fleet in stateDir, CAs first,
@@ -57,7 +58,7 @@ func eachCertificate(dir string, fn func(path string, cert *x509.Certificate)) e
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".crt") {
 			return err
 		}
-		if cert, _, err := readCert(path); err == nil {
+		if cert, _, err := pki.ReadCert(path); err == nil {
 			fn(path, cert)
 		}
 		return nil
@@ -157,14 +158,14 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 	// must present.
 	renewed := map[string]bool{}
 	err = eachCertificate(stateDir, func(_ string, cert *x509.Certificate) {
-		if !cert.IsCA && !cert.NotBefore.Before(began.Add(-backdate-time.Second)) {
+		if !cert.IsCA && !cert.NotBefore.Before(began.Add(-pki.Backdate-time.Second)) {
 			renewed[cert.SerialNumber.String()] = true
 		}
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Renewed %d certificates (valid until %s); the CAs are kept.\n", len(renewed), began.Add(cfg.validity().leaf()).UTC().Format(time.RFC3339))
+	fmt.Fprintf(out, "Renewed %d certificates (valid until %s); the CAs are kept.\n", len(renewed), began.Add(cfg.validity().LeafLifetime()).UTC().Format(time.RFC3339))
 	steps, err := f.steps()
 	if err != nil {
 		return err

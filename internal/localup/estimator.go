@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/karmada-go/karmada/internal/estimator"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 )
 
 // Member slots of the member's karmada-scheduler-estimator.
@@ -47,23 +48,23 @@ type estimatorPKI struct {
 // prepareEstimators makes the estimators' CA and certificates, and each
 // member's estimator identity there.
 func (f *fleet) prepareEstimators() error {
-	ca, err := LoadOrCreateCAWith(filepath.Join(f.cfg.StateDir, "estimator", "pki"), "karmada-local-estimator-ca", f.cfg.validity())
+	ca, err := pki.LoadOrCreateCAWith(filepath.Join(f.cfg.StateDir, "estimator", "pki"), "karmada-local-estimator-ca", f.cfg.validity())
 	if err != nil {
 		return err
 	}
 	f.estimator.ca = filepath.Join(ca.Dir, "ca.crt")
-	if f.estimator.schedulerCert, f.estimator.schedKey, err = ca.Ensure(CertSpec{Name: "karmada-scheduler-client", CommonName: KarmadaUser("karmada-scheduler"), Client: true}); err != nil {
+	if f.estimator.schedulerCert, f.estimator.schedKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-scheduler-client", CommonName: KarmadaUser("karmada-scheduler"), Client: true}); err != nil {
 		return err
 	}
-	if f.estimator.descheduler, f.estimator.deschedKey, err = ca.Ensure(CertSpec{Name: "karmada-descheduler-client", CommonName: KarmadaUser("karmada-descheduler"), Client: true}); err != nil {
+	if f.estimator.descheduler, f.estimator.deschedKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-descheduler-client", CommonName: KarmadaUser("karmada-descheduler"), Client: true}); err != nil {
 		return err
 	}
 	for _, c := range f.clusters[1:] {
-		if c.estimatorCert, c.estimatorKey, err = ca.Ensure(CertSpec{Name: c.name + "-serving", CommonName: "karmada-scheduler-estimator-" + c.name, Server: true,
+		if c.estimatorCert, c.estimatorKey, err = ca.Ensure(pki.CertSpec{Name: c.name + "-serving", CommonName: "karmada-scheduler-estimator-" + c.name, Server: true,
 			IPs: loopback, DNS: []string{EstimatorServiceName(c.name), "localhost"}}); err != nil {
 			return err
 		}
-		cert, key, err := c.ca.Ensure(CertSpec{Name: "karmada-scheduler-estimator-client", CommonName: EstimatorUser, Client: true})
+		cert, key, err := c.ca.Ensure(pki.CertSpec{Name: "karmada-scheduler-estimator-client", CommonName: EstimatorUser, Client: true})
 		if err != nil {
 			return err
 		}

@@ -29,6 +29,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/karmada-go/karmada/internal/localup/pki"
 )
 
 // HostContext is the kubeconfig context of the host cluster.
@@ -120,7 +122,7 @@ var hostPackages = map[string]string{
 type hostCluster struct {
 	cfg HostConfig
 	dir string
-	ca  *CA
+	ca  *pki.CA
 	// Files, filled by prepare.
 	serving, servingKey                                                                string
 	admin, adminKey                                                                    string
@@ -128,7 +130,7 @@ type hostCluster struct {
 	kubeletServing, kubeletKey                                                         string
 	kubeletClient, kubeletClientKey                                                    string
 	adminConfig, kcmConfig, schedConfig, kubeletConfig, proxyConfig, provisionerConfig string
-	etcdCA                                                                             *CA
+	etcdCA                                                                             *pki.CA
 	etcdServer, etcdServerKey                                                          string
 	etcdClient, etcdClientKey                                                          string
 }
@@ -155,35 +157,35 @@ func (h *hostCluster) bin(name string) string { return filepath.Join(h.cfg.BinDi
 
 // prepare creates (or reuses) every certificate, key and kubeconfig.
 func (h *hostCluster) prepare() error {
-	pki := h.path("pki")
+	pkiDir := h.path("pki")
 	var err error
-	if h.ca, err = LoadOrCreateCA(pki, "karmada-host-ca"); err != nil {
+	if h.ca, err = pki.LoadOrCreateCA(pkiDir, "karmada-host-ca"); err != nil {
 		return err
 	}
 	node := net.ParseIP(h.cfg.NodeIP)
-	if h.serving, h.servingKey, err = h.ca.Ensure(CertSpec{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
+	if h.serving, h.servingKey, err = h.ca.Ensure(pki.CertSpec{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
 		IPs: []net.IP{node, net.ParseIP(hostKubernetesSvc), net.ParseIP("127.0.0.1")},
 		DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + hostClusterDomain}}); err != nil {
 		return err
 	}
-	if h.admin, h.adminKey, err = h.ca.Ensure(CertSpec{Name: "admin", CommonName: AdminUser, Organization: []string{"system:masters"}, Client: true}); err != nil {
+	if h.admin, h.adminKey, err = h.ca.Ensure(pki.CertSpec{Name: "admin", CommonName: AdminUser, Organization: []string{"system:masters"}, Client: true}); err != nil {
 		return err
 	}
-	if h.saKey, h.saPub, err = EnsureServiceAccountKey(pki); err != nil {
+	if h.saKey, h.saPub, err = pki.EnsureServiceAccountKey(pkiDir); err != nil {
 		return err
 	}
 	// The kubelet serves with a certificate of the cluster's CA, which the
 	// API server checks; the API server reaches it as
 	// kube-apiserver-kubelet-client (bound to system:kubelet-api-admin).
-	if h.kubeletServing, h.kubeletKey, err = h.ca.Ensure(CertSpec{Name: "kubelet-serving", CommonName: "system:node:" + HostNodeName, Organization: []string{"system:nodes"},
+	if h.kubeletServing, h.kubeletKey, err = h.ca.Ensure(pki.CertSpec{Name: "kubelet-serving", CommonName: "system:node:" + HostNodeName, Organization: []string{"system:nodes"},
 		Server: true, IPs: []net.IP{node}, DNS: []string{HostNodeName}}); err != nil {
 		return err
 	}
-	if h.kubeletClient, h.kubeletClientKey, err = h.ca.Ensure(CertSpec{Name: "apiserver-kubelet-client", CommonName: "kube-apiserver-kubelet-client", Client: true}); err != nil {
+	if h.kubeletClient, h.kubeletClientKey, err = h.ca.Ensure(pki.CertSpec{Name: "apiserver-kubelet-client", CommonName: "kube-apiserver-kubelet-client", Client: true}); err != nil {
 		return err
 	}
 	for _, name := range []string{"controller-manager-serving", "scheduler-serving"} {
-		if _, _, err := h.ca.Ensure(CertSpec{Name: name, CommonName: name, Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+		if _, _, err := h.ca.Ensure(pki.CertSpec{Name: name, CommonName: name, Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
 	}
@@ -203,7 +205,7 @@ func (h *hostCluster) prepare() error {
 		// The provisioner writes PersistentVolumes: bound in hostSetup.
 		{"provisioner", "system:karmada:local-path-provisioner", nil, &h.provisionerConfig},
 	} {
-		cert, key, err := h.ca.Ensure(CertSpec{Name: id.file + "-client", CommonName: id.user, Organization: id.orgs, Client: true})
+		cert, key, err := h.ca.Ensure(pki.CertSpec{Name: id.file + "-client", CommonName: id.user, Organization: id.orgs, Client: true})
 		if err != nil {
 			return err
 		}
@@ -212,13 +214,13 @@ func (h *hostCluster) prepare() error {
 			return err
 		}
 	}
-	if h.etcdCA, err = LoadOrCreateCA(h.path("pki", "etcd"), "karmada-host-etcd-ca"); err != nil {
+	if h.etcdCA, err = pki.LoadOrCreateCA(h.path("pki", "etcd"), "karmada-host-etcd-ca"); err != nil {
 		return err
 	}
-	if h.etcdServer, h.etcdServerKey, err = h.etcdCA.Ensure(CertSpec{Name: "server", CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+	if h.etcdServer, h.etcdServerKey, err = h.etcdCA.Ensure(pki.CertSpec{Name: "server", CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 		return err
 	}
-	if h.etcdClient, h.etcdClientKey, err = h.etcdCA.Ensure(CertSpec{Name: "apiserver-etcd-client", CommonName: "kube-apiserver", Client: true}); err != nil {
+	if h.etcdClient, h.etcdClientKey, err = h.etcdCA.Ensure(pki.CertSpec{Name: "apiserver-etcd-client", CommonName: "kube-apiserver", Client: true}); err != nil {
 		return err
 	}
 	return nil

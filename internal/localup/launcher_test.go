@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/karmada-go/karmada/internal/localup/pki"
 )
 
 func TestRunDAGRespectsDependencies(t *testing.T) {
@@ -226,7 +228,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 	steps := map[string]*Step{}
 	f := newFleet(base)
 	for _, c := range f.clusters {
-		c.ca = &CA{}
+		c.ca = &pki.CA{}
 	}
 	for _, c := range f.clusters[1:] {
 		if c.pull != (c.name == "member3") {

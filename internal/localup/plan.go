@@ -16,6 +16,7 @@ import (
 	"github.com/karmada-go/karmada/internal/atomicfile"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/interpreter/thirdparty"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/webhook"
 )
 
@@ -123,11 +124,11 @@ func (c Config) thresholdArgs() []string {
 }
 
 // validity is how the fleet's CAs issue certificates.
-func (c Config) validity() Validity {
-	return Validity{CA: c.CAValidity, Leaf: c.CertValidity, Renew: c.renew}
+func (c Config) validity() pki.Validity {
+	return pki.Validity{CA: c.CAValidity, Leaf: c.CertValidity, Renew: c.renew}
 }
 
-func (c Config) caValidityOrDefault() time.Duration { return c.validity().ca() }
+func (c Config) caValidityOrDefault() time.Duration { return c.validity().CALifetime() }
 
 // address is where the fleet's API servers listen.
 func (c Config) address() string {
@@ -231,7 +232,7 @@ type cluster struct {
 	context string
 	dir     string
 	ports   [10]int
-	ca      *CA
+	ca      *pki.CA
 	// Files, filled by prepare.
 	serving, servingKey     string
 	admin, adminKey         string
@@ -299,7 +300,7 @@ type fleet struct {
 	cfg      Config
 	clusters []*cluster
 	etcd     struct {
-		ca                *CA
+		ca                *pki.CA
 		server, serverKey string
 		// root administers etcd auth; each API server has a client
 		// certificate of its own (cluster.etcdCert).
@@ -363,27 +364,27 @@ var loopback = []net.IP{net.ParseIP("127.0.0.1")}
 
 // prepare creates (or reuses) every certificate, key and component kubeconfig.
 func (f *fleet) prepare() error {
-	ca, err := LoadOrCreateCAWith(filepath.Join(f.cfg.StateDir, "etcd", "pki"), "karmada-local-etcd-ca", f.cfg.validity())
+	ca, err := pki.LoadOrCreateCAWith(filepath.Join(f.cfg.StateDir, "etcd", "pki"), "karmada-local-etcd-ca", f.cfg.validity())
 	if err != nil {
 		return err
 	}
 	f.etcd.ca = ca
-	if f.etcd.server, f.etcd.serverKey, err = ca.Ensure(CertSpec{Name: "server", CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+	if f.etcd.server, f.etcd.serverKey, err = ca.Ensure(pki.CertSpec{Name: "server", CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 		return err
 	}
-	if f.etcd.root, f.etcd.rootKey, err = ca.Ensure(CertSpec{Name: "root-client", CommonName: EtcdRootUser, Client: true}); err != nil {
+	if f.etcd.root, f.etcd.rootKey, err = ca.Ensure(pki.CertSpec{Name: "root-client", CommonName: EtcdRootUser, Client: true}); err != nil {
 		return err
 	}
-	if f.etcd.aggregated, f.etcd.aggregatedKey, err = ca.Ensure(CertSpec{Name: "karmada-aggregated-apiserver-etcd-client", CommonName: AggregatedAPIServerEtcdUser, Client: true}); err != nil {
+	if f.etcd.aggregated, f.etcd.aggregatedKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-aggregated-apiserver-etcd-client", CommonName: AggregatedAPIServerEtcdUser, Client: true}); err != nil {
 		return err
 	}
-	if f.etcd.search, f.etcd.searchKey, err = ca.Ensure(CertSpec{Name: "karmada-search-etcd-client", CommonName: SearchEtcdUser, Client: true}); err != nil {
+	if f.etcd.search, f.etcd.searchKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-search-etcd-client", CommonName: SearchEtcdUser, Client: true}); err != nil {
 		return err
 	}
 	for _, c := range f.clusters {
 		// etcd authenticates each API server by its certificate's CN and
 		// lets it reach its own key prefix only.
-		if c.etcdCert, c.etcdKey, err = ca.Ensure(CertSpec{Name: "apiserver-etcd-client-" + c.name, CommonName: EtcdUser(c.name), Client: true}); err != nil {
+		if c.etcdCert, c.etcdKey, err = ca.Ensure(pki.CertSpec{Name: "apiserver-etcd-client-" + c.name, CommonName: EtcdUser(c.name), Client: true}); err != nil {
 			return err
 		}
 	}
@@ -404,8 +405,8 @@ func (f *fleet) prepare() error {
 }
 
 func (f *fleet) prepareCluster(c *cluster) error {
-	pki := filepath.Join(c.dir, "pki")
-	ca, err := LoadOrCreateCAWith(pki, c.name+"-ca", f.cfg.validity())
+	pkiDir := filepath.Join(c.dir, "pki")
+	ca, err := pki.LoadOrCreateCAWith(pkiDir, c.name+"-ca", f.cfg.validity())
 	if err != nil {
 		return err
 	}
@@ -414,17 +415,17 @@ func (f *fleet) prepareCluster(c *cluster) error {
 	if c.host != "127.0.0.1" {
 		ips = append([]net.IP{net.ParseIP(c.host)}, loopback...)
 	}
-	if c.serving, c.servingKey, err = ca.Ensure(CertSpec{Name: "apiserver", CommonName: "kube-apiserver", Server: true, IPs: ips,
+	if c.serving, c.servingKey, err = ca.Ensure(pki.CertSpec{Name: "apiserver", CommonName: "kube-apiserver", Server: true, IPs: ips,
 		DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}}); err != nil {
 		return err
 	}
-	if c.admin, c.adminKey, err = ca.Ensure(CertSpec{Name: "admin", CommonName: AdminUser, Organization: []string{"system:masters"}, Client: true}); err != nil {
+	if c.admin, c.adminKey, err = ca.Ensure(pki.CertSpec{Name: "admin", CommonName: AdminUser, Organization: []string{"system:masters"}, Client: true}); err != nil {
 		return err
 	}
-	if c.saKey, c.saPub, err = EnsureServiceAccountKey(pki); err != nil {
+	if c.saKey, c.saPub, err = pki.EnsureServiceAccountKey(pkiDir); err != nil {
 		return err
 	}
-	if c.encryption, err = EnsureEncryptionConfig(pki); err != nil {
+	if c.encryption, err = pki.EnsureEncryptionConfig(pkiDir); err != nil {
 		return err
 	}
 	if c.index == 0 {
@@ -433,12 +434,12 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		}
 	}
 	// The aggregation layer's front proxy: its own CA, as kubeadm sets it up.
-	fp, err := LoadOrCreateCAWith(filepath.Join(pki, "front-proxy"), c.name+"-front-proxy-ca", f.cfg.validity())
+	fp, err := pki.LoadOrCreateCAWith(filepath.Join(pkiDir, "front-proxy"), c.name+"-front-proxy-ca", f.cfg.validity())
 	if err != nil {
 		return err
 	}
 	c.frontProxyCA = filepath.Join(fp.Dir, "ca.crt")
-	if c.proxyClient, c.proxyKey, err = fp.Ensure(CertSpec{Name: "front-proxy-client", CommonName: "front-proxy-client", Client: true}); err != nil {
+	if c.proxyClient, c.proxyKey, err = fp.Ensure(pki.CertSpec{Name: "front-proxy-client", CommonName: "front-proxy-client", Client: true}); err != nil {
 		return err
 	}
 	type identity struct {
@@ -452,7 +453,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		// kwok acts for every node and pod of the cluster.
 		{"kwok", "kwok", []string{"system:masters"}, &c.kwokConfig},
 	} {
-		cert, key, err := ca.Ensure(CertSpec{Name: id.file + "-client", CommonName: id.user, Organization: id.orgs, Client: true})
+		cert, key, err := ca.Ensure(pki.CertSpec{Name: id.file + "-client", CommonName: id.user, Organization: id.orgs, Client: true})
 		if err != nil {
 			return err
 		}
@@ -466,7 +467,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		return err
 	}
 	if c.index > 0 {
-		if c.kwokCert, c.kwokKey, err = ca.Ensure(CertSpec{Name: "kwok-serving", CommonName: "kwok", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+		if c.kwokCert, c.kwokKey, err = ca.Ensure(pki.CertSpec{Name: "kwok-serving", CommonName: "kwok", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
 		if err := writeKwokConfig(filepath.Join(c.dir, "kwok")); err != nil {
@@ -476,27 +477,27 @@ func (f *fleet) prepareCluster(c *cluster) error {
 	// Serving certificates for the controller manager and scheduler, so that
 	// their health endpoints can be probed with verification.
 	for _, name := range []string{"controller-manager-serving", "scheduler-serving"} {
-		if _, _, err := ca.Ensure(CertSpec{Name: name, CommonName: name, Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+		if _, _, err := ca.Ensure(pki.CertSpec{Name: name, CommonName: name, Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
 	}
 	if c.index == 0 {
 		// karmada-webhook's, trusted by the karmada-apiserver through the
 		// caBundle of the webhook configurations and CRD conversion.
-		if c.webhookCert, c.webhookKey, err = ca.Ensure(CertSpec{Name: "karmada-webhook-serving", CommonName: "karmada-webhook", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+		if c.webhookCert, c.webhookKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-webhook-serving", CommonName: "karmada-webhook", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
 		// karmada-aggregated-apiserver's: the karmada-apiserver verifies it
 		// for the Service's name (the APIService's caBundle).
-		if c.aggregatedCert, c.aggregatedKey, err = ca.Ensure(CertSpec{Name: "karmada-aggregated-apiserver-serving", CommonName: "karmada-aggregated-apiserver", Server: true, IPs: loopback,
+		if c.aggregatedCert, c.aggregatedKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-aggregated-apiserver-serving", CommonName: "karmada-aggregated-apiserver", Server: true, IPs: loopback,
 			DNS: []string{"localhost", "karmada-aggregated-apiserver.karmada-system.svc"}}); err != nil {
 			return err
 		}
-		if c.searchCert, c.searchKey, err = ca.Ensure(CertSpec{Name: "karmada-search-serving", CommonName: "karmada-search", Server: true, IPs: loopback,
+		if c.searchCert, c.searchKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-search-serving", CommonName: "karmada-search", Server: true, IPs: loopback,
 			DNS: []string{"localhost", "karmada-search.karmada-system.svc"}}); err != nil {
 			return err
 		}
-		if c.metricsCert, c.metricsKey, err = ca.Ensure(CertSpec{Name: "karmada-metrics-serving", CommonName: "karmada-metrics", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
+		if c.metricsCert, c.metricsKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-metrics-serving", CommonName: "karmada-metrics", Server: true, IPs: loopback, DNS: []string{"localhost"}}); err != nil {
 			return err
 		}
 		// Each Karmada component acts as itself (user
@@ -505,7 +506,7 @@ func (f *fleet) prepareCluster(c *cluster) error {
 		c.karmadaConfigs = map[string]string{}
 		for _, name := range karmadaComponents {
 			user := KarmadaUser(name)
-			cert, key, err := ca.Ensure(CertSpec{Name: name + "-client", CommonName: user, Client: true})
+			cert, key, err := ca.Ensure(pki.CertSpec{Name: name + "-client", CommonName: user, Client: true})
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/registration/register"
 	"github.com/karmada-go/karmada/internal/registration/token"
@@ -36,7 +37,7 @@ func agentStep(member string) string { return member + "/karmada-agent" }
 // client certificate of the member's CA, bound by register to the agent's
 // rights there) and the path of its control plane kubeconfig.
 func (f *fleet) preparePull(c *cluster) error {
-	cert, key, err := c.ca.Ensure(CertSpec{Name: "karmada-agent-client", CommonName: register.AgentUser, Client: true})
+	cert, key, err := c.ca.Ensure(pki.CertSpec{Name: "karmada-agent-client", CommonName: register.AgentUser, Client: true})
 	if err != nil {
 		return err
 	}

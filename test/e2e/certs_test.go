@@ -24,6 +24,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -161,7 +162,7 @@ func TestRenewCertificatesWhilePropagating(t *testing.T) {
 			continue
 		}
 		leaves++
-		if cert.Residual < localup.DefaultCertValidity-time.Hour {
+		if cert.Residual < pki.DefaultCertValidity-time.Hour {
 			t.Errorf("%s has %s left after the renewal", cert.Path, cert.Residual)
 		}
 	}
@@ -208,7 +209,7 @@ func TestRenewCertificatesWhilePropagating(t *testing.T) {
 		}
 		if labels["certificate"] == "karmada-apiserver" && labels["usage"] == "client" {
 			found = true
-			if left := time.Until(time.Unix(int64(m.GetGauge().GetValue()), 0)); left < localup.DefaultCertValidity-time.Hour {
+			if left := time.Until(time.Unix(int64(m.GetGauge().GetValue()), 0)); left < pki.DefaultCertValidity-time.Hour {
 				t.Errorf("the controller manager's client certificate metric says %s left after the renewal", left.Round(time.Hour))
 			}
 		}

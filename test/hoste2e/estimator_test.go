@@ -23,6 +23,7 @@ import (
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/testenv"
@@ -41,11 +42,11 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	// runs none): a client certificate of member1's CA for
 	// system:karmada:karmada-scheduler-estimator, with estimator.MemberRBAC.
 	dir := t.TempDir()
-	ca, err := localup.LoadOrCreateCA(filepath.Join(lane.fleetDir, "member1", "pki"), "member1-ca")
+	ca, err := pki.LoadOrCreateCA(filepath.Join(lane.fleetDir, "member1", "pki"), "member1-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	crt, key, err := ca.Ensure(localup.CertSpec{Name: "hoste2e-estimator-client", CommonName: localup.EstimatorUser, Client: true})
+	crt, key, err := ca.Ensure(pki.CertSpec{Name: "hoste2e-estimator-client", CommonName: localup.EstimatorUser, Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}

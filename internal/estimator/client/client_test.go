@@ -21,10 +21,10 @@ import (
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/estimator/server"
 	"github.com/karmada-go/karmada/internal/estimator/service"
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 )
 
-type pki struct {
+type testPKI struct {
 	ca, serverCert, serverKey, clientCert, clientKey string
 	otherCert, otherKey                              string
 }
@@ -32,26 +32,26 @@ type pki struct {
 // newPKI makes an estimator CA with a serving certificate for member1's
 // Service name and a client certificate, and a client certificate of
 // another CA (an identity the estimator must refuse).
-func newPKI(t *testing.T, serverName string) pki {
+func newPKI(t *testing.T, serverName string) testPKI {
 	t.Helper()
 	dir := t.TempDir()
-	ca, err := localup.LoadOrCreateCA(filepath.Join(dir, "estimator"), "estimator-ca")
+	ca, err := pki.LoadOrCreateCA(filepath.Join(dir, "estimator"), "estimator-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p pki
+	var p testPKI
 	p.ca = filepath.Join(ca.Dir, "ca.crt")
-	if p.serverCert, p.serverKey, err = ca.Ensure(localup.CertSpec{Name: "server", CommonName: "estimator", Server: true, DNS: []string{serverName}, IPs: []net.IP{net.ParseIP("127.0.0.1")}}); err != nil {
+	if p.serverCert, p.serverKey, err = ca.Ensure(pki.CertSpec{Name: "server", CommonName: "estimator", Server: true, DNS: []string{serverName}, IPs: []net.IP{net.ParseIP("127.0.0.1")}}); err != nil {
 		t.Fatal(err)
 	}
-	if p.clientCert, p.clientKey, err = ca.Ensure(localup.CertSpec{Name: "client", CommonName: "system:karmada:karmada-scheduler", Client: true}); err != nil {
+	if p.clientCert, p.clientKey, err = ca.Ensure(pki.CertSpec{Name: "client", CommonName: "system:karmada:karmada-scheduler", Client: true}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := localup.LoadOrCreateCA(filepath.Join(dir, "other"), "other-ca")
+	other, err := pki.LoadOrCreateCA(filepath.Join(dir, "other"), "other-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.otherCert, p.otherKey, err = other.Ensure(localup.CertSpec{Name: "client", CommonName: "system:karmada:karmada-scheduler", Client: true}); err != nil {
+	if p.otherCert, p.otherKey, err = other.Ensure(pki.CertSpec{Name: "client", CommonName: "system:karmada:karmada-scheduler", Client: true}); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -59,7 +59,7 @@ func newPKI(t *testing.T, serverName string) pki {
 
 // serve runs an estimator for member1 whose cache holds three 8-cpu
 // nodes, with the production TLS credentials.
-func serve(t *testing.T, p pki, impl service.EstimatorServer) string {
+func serve(t *testing.T, p testPKI, impl service.EstimatorServer) string {
 	t.Helper()
 	creds, err := server.Credentials(p.serverCert, p.serverKey, p.ca)
 	if err != nil {
@@ -85,7 +85,7 @@ func member1Estimator() *server.Service {
 	return &server.Service{Cluster: "member1", Estimator: &server.Estimator{Cache: c}}
 }
 
-func options(addr string, p pki) Options {
+func options(addr string, p testPKI) Options {
 	return Options{Enabled: true, Timeout: 5 * time.Second, Port: 10352, ServicePrefix: "karmada-scheduler-estimator", ServiceNamespace: "karmada-system",
 		Addresses: map[string]string{"member1": addr}, CAFile: p.ca, CertFile: p.clientCert, KeyFile: p.clientKey}
 }
@@ -165,11 +165,11 @@ func TestRefusedWithoutTheRightCertificates(t *testing.T) {
 	}
 	// Another estimator's serving certificate, of the same CA and (as Helm
 	// makes them) usable by clients too, is not the scheduler's.
-	ca, err := localup.LoadOrCreateCA(filepath.Join(filepath.Dir(p.ca)), "estimator-ca")
+	ca, err := pki.LoadOrCreateCA(filepath.Join(filepath.Dir(p.ca)), "estimator-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	peerCert, peerKey, err := ca.Ensure(localup.CertSpec{Name: "member2-server", CommonName: "estimator", Server: true, Client: true,
+	peerCert, peerKey, err := ca.Ensure(pki.CertSpec{Name: "member2-server", CommonName: "estimator", Server: true, Client: true,
 		DNS: []string{"karmada-scheduler-estimator-member2.karmada-system.svc"}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/version"
 )
 
@@ -142,12 +142,12 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address the API servers listen at and are reached at (default 127.0.0.1); the host cluster's node address lets its pods reach the members")
 	cmd.Flags().StringVar(&cfg.ExternalKarmada, "karmada-kubeconfig", "", "kubeconfig of a Karmada control plane running elsewhere (on a host cluster): start no control plane, and join or register the members there")
 	cmd.Flags().StringVar(&cfg.ExternalKarmadaContext, "karmada-context", "", "context of --karmada-kubeconfig (default: its current context)")
-	cmd.Flags().DurationVar(&cfg.CertValidity, "cert-validity-period", localup.DefaultCertValidity, "lifetime of the certificates karmada-local issues (each one issued for another lifetime is issued again; kept by later ups without the flag)")
+	cmd.Flags().DurationVar(&cfg.CertValidity, "cert-validity-period", pki.DefaultCertValidity, "lifetime of the certificates karmada-local issues (each one issued for another lifetime is issued again; kept by later ups without the flag)")
 	cmd.Flags().DurationVar(&cfg.ClusterFailureThreshold, "cluster-failure-threshold", 0, "how long a member must keep failing its health probe before its Cluster turns NotReady (the controller manager's and agents' flag; default theirs, 30s; kept by later ups without the flag)")
 	cmd.Flags().DurationVar(&cfg.ClusterSuccessThreshold, "cluster-success-threshold", 0, "how long a NotReady member must keep passing its health probe before its Cluster turns Ready (default 30s; kept by later ups without the flag)")
 	cmd.Flags().DurationVar(&cfg.DeschedulingInterval, "descheduling-interval", 0, "karmada-descheduler's --descheduling-interval (default its own, 2m; kept by later ups without the flag)")
 	cmd.Flags().DurationVar(&cfg.UnschedulableThreshold, "unschedulable-threshold", 0, "karmada-descheduler's --unschedulable-threshold (default its own, 5m; kept by later ups without the flag)")
-	cmd.Flags().DurationVar(&cfg.CAValidity, "ca-validity-period", localup.DefaultCAValidity, "lifetime of a new CA (an existing CA is kept: replacing it would invalidate every kubeconfig)")
+	cmd.Flags().DurationVar(&cfg.CAValidity, "ca-validity-period", pki.DefaultCAValidity, "lifetime of a new CA (an existing CA is kept: replacing it would invalidate every kubeconfig)")
 	cmd.Flags().StringSliceVar(&cfg.PullMembers, "pull-members", nil, "members registered in pull mode (karmadactl register) and served by a karmada-agent process; the others are joined in push mode (default member3 when the fleet has three members or more; --pull-members= for none)")
 	return cmd
 }

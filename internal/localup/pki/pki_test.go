@@ -1,4 +1,4 @@
-package localup
+package pki
 
 import (
 	"context"
@@ -10,15 +10,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
-
-	"github.com/karmada-go/karmada/internal/certexpiry"
 )
 
 func TestCAIssuesVerifiableServingAndClientCerts(t *testing.T) {
@@ -245,7 +242,7 @@ func TestValidity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ca.Cert.NotAfter.Sub(ca.Cert.NotBefore) - backdate; got < 48*time.Hour-time.Minute || got > 48*time.Hour+time.Minute {
+	if got := ca.Cert.NotAfter.Sub(ca.Cert.NotBefore) - Backdate; got < 48*time.Hour-time.Minute || got > 48*time.Hour+time.Minute {
 		t.Errorf("CA lifetime %s, want 48h", got)
 	}
 	spec := CertSpec{Name: "cli", CommonName: "alice", Client: true}
@@ -253,16 +250,16 @@ func TestValidity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _, err := readCert(path)
+	first, _, err := ReadCert(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := first.NotAfter.Sub(first.NotBefore) - backdate; got < 3*time.Hour-time.Minute || got > 3*time.Hour+time.Minute {
+	if got := first.NotAfter.Sub(first.NotBefore) - Backdate; got < 3*time.Hour-time.Minute || got > 3*time.Hour+time.Minute {
 		t.Errorf("leaf lifetime %s, want 3h", got)
 	}
 	serial := func() string {
 		t.Helper()
-		c, _, err := readCert(path)
+		c, _, err := ReadCert(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,33 +299,4 @@ func TestValidity(t *testing.T) {
 	}
 }
 
-func TestResidual(t *testing.T) {
-	for d, want := range map[time.Duration]string{-time.Minute: "expired", 0: "expired", 30 * time.Minute: "30m", 5 * time.Hour: "5h", 400 * 24 * time.Hour: "400d"} {
-		if got := certexpiry.Residual(d); got != want {
-			t.Errorf("residual(%s) = %s, want %s", d, got, want)
-		}
-	}
-}
-
-func TestCertificateUsers(t *testing.T) {
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", certificate-authority: /pki/ca.crt}}]
-users: [{name: u, user: {client-certificate: /pki/u.crt, client-key: /pki/u.key}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	users := certificateUsers([]*Step{
-		{Name: "a", Binary: "x", Args: []string{"--tls-cert-file=/pki/srv.crt", "--kubeconfig=" + kc}},
-		{Name: "b", Binary: "x", Args: []string{"--cert-dir=/pki", "--tls-cert-file-name=hook.crt", "--etcd-cafile=/pki/ca.crt"}},
-		{Name: "task", Args: []string{"--tls-cert-file=/pki/srv.crt"}},
-	})
-	want := map[string][]string{"/pki/srv.crt": {"a"}, "/pki/u.crt": {"a"}, "/pki/ca.crt": {"a", "b"}, "/pki/hook.crt": {"b"}}
-	if !reflect.DeepEqual(users, want) {
-		t.Errorf("users %v, want %v", users, want)
-	}
-}
+var loopback = []net.IP{net.ParseIP("127.0.0.1")}

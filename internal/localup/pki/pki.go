@@ -1,4 +1,8 @@
-package localup
+// Package pki is karmada-local's certificate authorities: CAs kept on disk,
+// leaf certificates issued, kept while good and issued again when their
+// subject changes or their renewal is due, the service-account key and the
+// encryption configuration.
+package pki
 
 import (
 	"bytes"
@@ -32,9 +36,9 @@ const (
 	// third of its lifetime, when shorter) is issued again by the next
 	// up, before the expiry alert (30 days) would fire.
 	maxRenewBefore = 30 * 24 * time.Hour
-	// backdate is how far before its issue a certificate is valid from,
+	// Backdate is how far before its issue a certificate is valid from,
 	// for clocks a little behind.
-	backdate = time.Hour
+	Backdate = time.Hour
 )
 
 // Validity says how long the certificates a CA issues last.
@@ -47,14 +51,16 @@ type Validity struct {
 	Renew bool
 }
 
-func (v Validity) leaf() time.Duration {
+// LeafLifetime is the lifetime of a new leaf certificate.
+func (v Validity) LeafLifetime() time.Duration {
 	if v.Leaf <= 0 {
 		return DefaultCertValidity
 	}
 	return v.Leaf
 }
 
-func (v Validity) ca() time.Duration {
+// CALifetime is the lifetime of a new CA.
+func (v Validity) CALifetime() time.Duration {
 	if v.CA <= 0 {
 		return DefaultCAValidity
 	}
@@ -63,7 +69,7 @@ func (v Validity) ca() time.Duration {
 
 // renewBefore is how close to its expiry a leaf certificate is issued again.
 func (v Validity) renewBefore() time.Duration {
-	return min(maxRenewBefore, v.leaf()/3)
+	return min(maxRenewBefore, v.LeafLifetime()/3)
 }
 
 // CA is a certificate authority whose key lives on disk beside its certificate.
@@ -122,8 +128,8 @@ func LoadOrCreateCAWith(dir, commonName string, v Validity) (*CA, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          randomSerial(),
 		Subject:               pkix.Name{CommonName: commonName},
-		NotBefore:             now.Add(-backdate),
-		NotAfter:              now.Add(v.ca()),
+		NotBefore:             now.Add(-Backdate),
+		NotAfter:              now.Add(v.CALifetime()),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -139,7 +145,7 @@ func LoadOrCreateCAWith(dir, commonName string, v Validity) (*CA, error) {
 }
 
 func loadCA(dir, certPath, keyPath string, v Validity) (*CA, error) {
-	cert, certPEM, err := readCert(certPath)
+	cert, certPEM, err := ReadCert(certPath)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +168,7 @@ func loadCA(dir, certPath, keyPath string, v Validity) (*CA, error) {
 func (ca *CA) Ensure(spec CertSpec) (certPath, keyPath string, err error) {
 	certPath = filepath.Join(ca.Dir, spec.Name+".crt")
 	keyPath = filepath.Join(ca.Dir, spec.Name+".key")
-	if cert, _, err := readCert(certPath); err == nil && !ca.validity.Renew && ca.stillGood(cert, spec) {
+	if cert, _, err := ReadCert(certPath); err == nil && !ca.validity.Renew && ca.stillGood(cert, spec) {
 		if _, err := readKey(keyPath); err == nil {
 			return certPath, keyPath, nil
 		}
@@ -175,8 +181,8 @@ func (ca *CA) Ensure(spec CertSpec) (certPath, keyPath string, err error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: randomSerial(),
 		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
-		NotBefore:    now.Add(-backdate),
-		NotAfter:     now.Add(ca.validity.leaf()),
+		NotBefore:    now.Add(-Backdate),
+		NotAfter:     now.Add(ca.validity.LeafLifetime()),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		IPAddresses:  spec.IPs,
 		DNSNames:     spec.DNS,
@@ -206,7 +212,7 @@ func (ca *CA) stillGood(cert *x509.Certificate, spec CertSpec) bool {
 		return false
 	}
 	// Issued for another lifetime (up's --cert-validity-period changed).
-	if lifetime := cert.NotAfter.Sub(cert.NotBefore) - backdate; lifetime < ca.validity.leaf()-time.Minute || lifetime > ca.validity.leaf()+time.Minute {
+	if lifetime := cert.NotAfter.Sub(cert.NotBefore) - Backdate; lifetime < ca.validity.LeafLifetime()-time.Minute || lifetime > ca.validity.LeafLifetime()+time.Minute {
 		return false
 	}
 	if cert.Subject.CommonName != spec.CommonName || !sameStrings(cert.Subject.Organization, spec.Organization) {
@@ -326,7 +332,7 @@ func writeKeyPair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) e
 	return atomicfile.Write(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
-func readCert(path string) (*x509.Certificate, []byte, error) {
+func ReadCert(path string) (*x509.Certificate, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading certificate: %w", err)
