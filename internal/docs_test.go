@@ -37,3 +37,28 @@ func TestArchitectureMapIsComplete(t *testing.T) {
 		}
 	}
 }
+
+var keyConst = regexp.MustCompile(`(?m)^\s*(?:const\s+)?([A-Z][A-Za-z]*(?:Label|Annotation))\s*=\s*"`)
+
+// TestKeysLiveInTheAPI fails when a package under internal/ declares a
+// label or annotation key: every key lives in api/<group>/<version>/
+// well_known.go, where users and every component find it. The tools' own
+// marks (karmada-local's on the local fleet's nodes, karmada-bench's on
+// its objects) are theirs.
+func TestKeysLiveInTheAPI(t *testing.T) {
+	for _, p := range list(t) {
+		rel := p.rel()
+		if !strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "internal/localup") || strings.HasPrefix(rel, "internal/bench") {
+			continue
+		}
+		for _, f := range p.GoFiles {
+			b, err := os.ReadFile(p.Dir + "/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range keyConst.FindAllStringSubmatch(string(b), -1) {
+				t.Errorf("%s/%s declares the key %s: keys live in api/<group>/<version>/well_known.go", rel, f, m[1])
+			}
+		}
+	}
+}

@@ -88,9 +88,6 @@ func AddTask(spec *workv1alpha2.ResourceBindingSpec, t Task, replicas int32, bef
 const (
 	ProducerScheduler       = "karmada-scheduler"
 	ReasonPlacementNarrowed = "PlacementNarrowed"
-	NarrowingAnnotation     = "policy.karmada-go.io/placement-narrowing"
-	NarrowingGracefully     = "Gracefully"
-	NarrowingDirectly       = "Directly"
 )
 
 // Blocks reports whether a task keeps its cluster out of scheduling: every

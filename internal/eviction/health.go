@@ -7,22 +7,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
-// EvictedAnnotation, set to "true" on a Work by the gracefulEviction
-// controller before it ends a graceful eviction task of the Work's cluster,
-// says the Work's copy is an evicted one: it is deleted only if, at the
-// moment of deletion, the binding's placement runs the workload healthy
-// (PlacementHealthy); otherwise it is held. (Beyond Karmada.)
-const EvictedAnnotation = "work.karmada-go.io/evicted"
-
-// EvictedCopyVerdictAnnotation carries, on a deleted evicted Work of a
-// pull-mode cluster, the control plane's verdict on its copy: the agent may
-// not read bindings, so the control plane's execution controller judges
-// (PlacementHealthy) and the agent acts on what it finds here. Its value is
-// VerdictDelete, VerdictKeep, or VerdictHold followed by ": " and why; an
-// agent that finds none holds the copy until there is one. (Beyond Karmada.)
-const EvictedCopyVerdictAnnotation = "work.karmada-go.io/evicted-copy"
-
-// The verdicts of EvictedCopyVerdictAnnotation.
+// The verdicts of workv1alpha1.EvictedCopyVerdictAnnotation.
 const (
 	// VerdictDelete: the workload is healthy where it went, or its binding
 	// is gone: the copy is deleted.

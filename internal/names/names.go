@@ -160,18 +160,3 @@ const (
 	AgentGroup                   = "system:karmada:agents"
 	AgentRegistrationGroupPrefix = "system:karmada:agent-registration:"
 )
-
-// The labels Karmada's tools put on what they create outside the API
-// objects Karmada owns: in a member (join's identity, register's agent)
-// and on a pull agent's rights in the control plane.
-const (
-	// ManagedByLabel, with the value ManagedByKarmadactl, marks what
-	// karmadactl join or register made, so that unjoin and unregister
-	// remove it and nothing else.
-	ManagedByLabel      = "karmada.io/managed-by"
-	ManagedByKarmadactl = "karmadactl"
-	// ClusterNameLabel names the Cluster an object belongs to.
-	ClusterNameLabel = "cluster.karmada.io/name"
-	// SystemLabel marks Karmada's own objects (value "true").
-	SystemLabel = "karmada.io/system"
-)

@@ -171,9 +171,4 @@ func IsExceeded(err error) bool {
 }
 
 // Reasons and markers.
-const (
-	// WorkNamespaceLabel and WorkNameLabel mark the Works of a quota's
-	// static assignments.
-	WorkNamespaceLabel = "federatedresourcequota.karmada.io/namespace"
-	WorkNameLabel      = "federatedresourcequota.karmada.io/name"
-)
+const ()

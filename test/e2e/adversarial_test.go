@@ -55,7 +55,6 @@ import (
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
-	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -127,7 +126,7 @@ func TestBootstrapTokenCannotTakeOverARegisteredCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := getCluster(ctx, t, c, "member3")
-	recorded := cl.Annotations[agentcsr.RegistrationAnnotation]
+	recorded := cl.Annotations[clusterv1alpha1.RegistrationAnnotation]
 	// The request that registered member3, as the CSR garbage collector
 	// would leave it an hour later: gone.
 	if recorded != "" {
@@ -154,8 +153,8 @@ func TestBootstrapTokenCannotTakeOverARegisteredCluster(t *testing.T) {
 		})
 		neverIssued(ctx, t, admin, csr.Name)
 	}
-	if after := getCluster(ctx, t, c, "member3"); after.UID != cl.UID || after.Annotations[agentcsr.RegistrationAnnotation] != recorded {
-		t.Errorf("member3's Cluster changed: uid %s (was %s), registration %q (was %q)", after.UID, cl.UID, after.Annotations[agentcsr.RegistrationAnnotation], recorded)
+	if after := getCluster(ctx, t, c, "member3"); after.UID != cl.UID || after.Annotations[clusterv1alpha1.RegistrationAnnotation] != recorded {
+		t.Errorf("member3's Cluster changed: uid %s (was %s), registration %q (was %q)", after.UID, cl.UID, after.Annotations[clusterv1alpha1.RegistrationAnnotation], recorded)
 	}
 }
 

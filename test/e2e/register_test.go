@@ -20,8 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
-	"github.com/karmada-go/karmada/internal/clusters/memberrights"
-	"github.com/karmada-go/karmada/internal/registration/agentcsr"
 	"github.com/karmada-go/karmada/internal/registration/register"
 )
 
@@ -123,16 +121,16 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	}
 	// register run again from the member, without a token, keeps the
 	// registration and updates only the agent's rights there.
-	registration := getCluster(ctx, t, c, "e2e-pull").Annotations[agentcsr.RegistrationAnnotation]
+	registration := getCluster(ctx, t, c, "e2e-pull").Annotations[clusterv1alpha1.RegistrationAnnotation]
 	again, err := runKarmadactl("register", f[2], "--cluster-name", "e2e-pull", "--propagate-kinds", "deployments.apps,configmaps,secrets",
 		"--kubeconfig", fleet.kubeconfig, "--context", "member2")
 	if err != nil || !strings.Contains(again, "cluster(e2e-pull) is registered already; its registration is kept") {
 		t.Errorf("register again: %v\n%s", err, again)
 	}
-	if role, err := mc.RbacV1().ClusterRoles().Get(ctx, register.AgentName, metav1.GetOptions{}); err != nil || role.Annotations[memberrights.GrantAnnotation] != "deployments.apps,configmaps,secrets" {
+	if role, err := mc.RbacV1().ClusterRoles().Get(ctx, register.AgentName, metav1.GetOptions{}); err != nil || role.Annotations[clusterv1alpha1.PropagateKindsAnnotation] != "deployments.apps,configmaps,secrets" {
 		t.Errorf("the agent's ClusterRole after register again: %v %v", err, role.Annotations)
 	}
-	if got := getCluster(ctx, t, c, "e2e-pull").Annotations[agentcsr.RegistrationAnnotation]; registration == "" || got != registration {
+	if got := getCluster(ctx, t, c, "e2e-pull").Annotations[clusterv1alpha1.RegistrationAnnotation]; registration == "" || got != registration {
 		t.Errorf("register again changed the Cluster's registration: %q, was %q", got, registration)
 	}
 	// member2 is cluster member2 already: its agent may not claim it as

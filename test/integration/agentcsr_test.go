@@ -79,7 +79,7 @@ func TestAgentCSRApproval(t *testing.T) {
 	kc := startAgentApprover(ctx, t, env)
 	// "taken" was registered by an earlier version: it records a request's
 	// name, as those did.
-	if err := env.Client.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "taken", Annotations: map[string]string{agentcsr.RegistrationAnnotation: "agent-taken-abcde"}},
+	if err := env.Client.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "taken", Annotations: map[string]string{clusterv1alpha1.RegistrationAnnotation: "agent-taken-abcde"}},
 		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}); err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +108,9 @@ func TestAgentCSRApproval(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "member3"}, cl); err != nil {
 		t.Fatal(err)
 	}
-	id, ok := strings.CutPrefix(cl.Annotations[agentcsr.RegistrationAnnotation], "sha256:")
+	id, ok := strings.CutPrefix(cl.Annotations[clusterv1alpha1.RegistrationAnnotation], "sha256:")
 	if !ok || len(id) != 32 {
-		t.Fatalf("member3 records registration %q, want sha256:<32 hex digits>", cl.Annotations[agentcsr.RegistrationAnnotation])
+		t.Fatalf("member3 records registration %q, want sha256:<32 hex digits>", cl.Annotations[clusterv1alpha1.RegistrationAnnotation])
 	}
 	agent := as(names.AgentUserPrefix+"member3", names.AgentGroup, names.AgentRegistrationGroupPrefix+id)
 	try("the agent renewing within its registration", agent, agentRequest(t, "renew-member3", "member3", id), certificatesv1.CertificateApproved, "AutoApproved")
@@ -146,9 +146,9 @@ func TestAgentCSRApproval(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "taken"}, cl); err != nil {
 		t.Fatal(err)
 	}
-	takenID, ok := strings.CutPrefix(cl.Annotations[agentcsr.RegistrationAnnotation], "sha256:")
+	takenID, ok := strings.CutPrefix(cl.Annotations[clusterv1alpha1.RegistrationAnnotation], "sha256:")
 	if !ok || len(takenID) != 32 {
-		t.Fatalf("taken records %q after its agent's renewal, want its new registration", cl.Annotations[agentcsr.RegistrationAnnotation])
+		t.Fatalf("taken records %q after its agent's renewal, want its new registration", cl.Annotations[clusterv1alpha1.RegistrationAnnotation])
 	}
 	crb, err := kc.RbacV1().ClusterRoleBindings().Get(ctx, names.AgentUserPrefix+"taken", metav1.GetOptions{})
 	if err != nil || len(crb.Subjects) != 1 || crb.Subjects[0].Kind != rbacv1.GroupKind || crb.Subjects[0].Name != names.AgentRegistrationGroupPrefix+takenID {
@@ -288,7 +288,7 @@ func registerAgent(ctx context.Context, t *testing.T, kc kubernetes.Interface, e
 		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil || cl.Spec.SyncMode != clusterv1alpha1.Pull {
 			return fmt.Errorf("Cluster %s: %v (%+v)", name, err, cl.Spec)
 		}
-		id = strings.TrimPrefix(cl.Annotations[agentcsr.RegistrationAnnotation], "sha256:")
+		id = strings.TrimPrefix(cl.Annotations[clusterv1alpha1.RegistrationAnnotation], "sha256:")
 		return nil
 	})
 	return rest.ImpersonationConfig{UserName: names.AgentUserPrefix + name, Groups: []string{names.AgentGroup, names.AgentRegistrationGroupPrefix + id, "system:authenticated"}}

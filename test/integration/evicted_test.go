@@ -128,7 +128,7 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(held), w); err != nil {
 			return err
 		}
-		if v := w.Annotations[eviction.EvictedCopyVerdictAnnotation]; !strings.HasPrefix(v, eviction.VerdictHold+": ") || !strings.Contains(v, "member2") {
+		if v := w.Annotations[workv1alpha1.EvictedCopyVerdictAnnotation]; !strings.HasPrefix(v, eviction.VerdictHold+": ") || !strings.Contains(v, "member2") {
 			return fmt.Errorf("verdict %q", v)
 		}
 		return nil
@@ -150,7 +150,7 @@ func TestEvictedCopyInAPullMember(t *testing.T) {
 	verdict := func(ctx context.Context) (string, error) {
 		w := &workv1alpha1.Work{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(held), w)
-		return w.Annotations[eviction.EvictedCopyVerdictAnnotation], err
+		return w.Annotations[workv1alpha1.EvictedCopyVerdictAnnotation], err
 	}
 	notReady := eviction.VerdictHold + ": cluster edge is not Ready"
 	testenv.Eventually(t, 20*time.Second, "Hold while edge is not Ready", func(ctx context.Context) error {
@@ -210,7 +210,7 @@ func (e *evictionScene) evictedWork(name string) *workv1alpha1.Work {
 	e.t.Helper()
 	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace(e.cluster), Name: name,
 		Labels:      map[string]string{workv1alpha2.ResourceBindingNamespaceLabel: "default", workv1alpha2.ResourceBindingNameLabel: e.rb.Name},
-		Annotations: map[string]string{eviction.EvictedAnnotation: "true"}, Finalizers: []string{execution.Finalizer}},
+		Annotations: map[string]string{workv1alpha1.EvictedAnnotation: "true"}, Finalizers: []string{execution.Finalizer}},
 		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{configMapManifest(e.t, "default", name, map[string]string{"k": "v"})}}}}
 	if err := e.c.Create(e.ctx, w); err != nil {
 		e.t.Fatal(err)

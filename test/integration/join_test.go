@@ -16,7 +16,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/unjoin"
-	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -80,7 +79,7 @@ func TestUnjoinRemovesOnlyWhatJoinCreated(t *testing.T) {
 	cp, member := testenv.Start(t), testenv.StartMember(t)
 	ctx := context.Background()
 	mc := kubernetes.NewForConfigOrDie(member.Config)
-	labels := map[string]string{names.ManagedByLabel: "karmadactl", names.ClusterNameLabel: "m1"}
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: "karmadactl", clusterv1alpha1.ClusterNameLabel: "m1"}
 	if _, err := mc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: join.MemberNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -99,3 +99,10 @@ func ExtensionAnnotations(a map[string]string) map[string]string {
 // version) is treated once as before, every taint a policy names being the
 // policy's.
 const ClusterTaintPolicyTaintsAnnotation = "policy.karmada-go.io/cluster-taint-policy-taints"
+
+// FederatedResourceQuotaNamespaceLabel and FederatedResourceQuotaNameLabel
+// mark the Works of a FederatedResourceQuota's static assignments.
+const (
+	FederatedResourceQuotaNamespaceLabel = "federatedresourcequota.karmada.io/namespace"
+	FederatedResourceQuotaNameLabel      = "federatedresourcequota.karmada.io/name"
+)

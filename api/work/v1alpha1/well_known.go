@@ -112,3 +112,18 @@ func IsControllerMark(key string) bool {
 	}
 	return false
 }
+
+// EvictedAnnotation, set to "true" on a Work by the gracefulEviction
+// controller before it ends a graceful eviction task of the Work's cluster,
+// says the Work's copy is an evicted one: it is deleted only if, at the
+// moment of deletion, the binding's placement runs the workload healthy
+// (internal/failover/evictedcopy); otherwise it is held. (Beyond Karmada.)
+const EvictedAnnotation = "work.karmada-go.io/evicted"
+
+// EvictedCopyVerdictAnnotation carries, on a deleted evicted Work of a
+// pull-mode cluster, the control plane's verdict on its copy: the agent may
+// not read bindings, so the control plane's execution controller judges
+// (internal/failover/evictedcopy) and the agent acts on what it finds here.
+// Its value is Delete, Keep, or Hold followed by ": " and why; an
+// agent that finds none holds the copy until there is one. (Beyond Karmada.)
+const EvictedCopyVerdictAnnotation = "work.karmada-go.io/evicted-copy"

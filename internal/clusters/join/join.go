@@ -186,7 +186,7 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.ClusterNamespace, Name: o.ClusterName}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, karmada, secret, func() error {
-		secret.Labels = map[string]string{names.ClusterNameLabel: o.ClusterName}
+		secret.Labels = map[string]string{clusterv1alpha1.ClusterNameLabel: o.ClusterName}
 		secret.Data = map[string][]byte{clusterclient.SecretTokenKey: token}
 		if len(ca) > 0 {
 			secret.Data[clusterclient.SecretCABundleKey] = ca
@@ -198,7 +198,7 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 
 	impSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.ClusterNamespace, Name: ImpersonatorSecretName(o.ClusterName)}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, karmada, impSecret, func() error {
-		impSecret.Labels = map[string]string{names.ClusterNameLabel: o.ClusterName}
+		impSecret.Labels = map[string]string{clusterv1alpha1.ClusterNameLabel: o.ClusterName}
 		impSecret.Data = map[string][]byte{clusterclient.SecretTokenKey: impToken}
 		if len(ca) > 0 {
 			impSecret.Data[clusterclient.SecretCABundleKey] = ca
@@ -260,17 +260,17 @@ func (o *Options) keepEarlierGrant(ctx context.Context, mc kubernetes.Interface,
 	if err != nil {
 		return fmt.Errorf("reading ClusterRole %s in the member: %w", ClusterRoleName(o.ClusterName), err)
 	}
-	if l := role.Labels; l[names.ManagedByLabel] != names.ManagedByKarmadactl || l[names.ClusterNameLabel] != o.ClusterName {
+	if l := role.Labels; l[clusterv1alpha1.ManagedByLabel] != clusterv1alpha1.ManagedByKarmadactl || l[clusterv1alpha1.ClusterNameLabel] != o.ClusterName {
 		return nil // not join's: refused later, naming it
 	}
-	switch grant := role.Annotations[memberrights.GrantAnnotation]; {
+	switch grant := role.Annotations[clusterv1alpha1.PropagateKindsAnnotation]; {
 	case grant == memberrights.ClusterAdminGrant:
 		o.ClusterAdmin = true
 		fmt.Fprintf(out, "keeping --cluster-admin from the earlier join of %s (pass --propagate-kinds to narrow it)\n", o.ClusterName)
 	case grant != "":
 		o.PropagateKinds = strings.Split(grant, ",")
 		if _, err := memberrights.ParseKinds(o.PropagateKinds); err != nil {
-			return fmt.Errorf("the earlier join's %s annotation on ClusterRole %s: %w", memberrights.GrantAnnotation, role.Name, err)
+			return fmt.Errorf("the earlier join's %s annotation on ClusterRole %s: %w", clusterv1alpha1.PropagateKindsAnnotation, role.Name, err)
 		}
 		fmt.Fprintf(out, "keeping --propagate-kinds=%s from the earlier join of %s\n", grant, o.ClusterName)
 	}
@@ -280,7 +280,7 @@ func (o *Options) keepEarlierGrant(ctx context.Context, mc kubernetes.Interface,
 // ensureMemberIdentity creates, in the member, the ServiceAccount Karmada acts
 // as and its RBAC, and returns a bound token of it lasting o.TokenTTL.
 func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Options) ([]byte, error) {
-	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: o.ClusterName}
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: o.ClusterName}
 	// Nothing of the member's own is taken over: an object of join's names
 	// that join did not create for this cluster stops it, before anything
 	// is written.
@@ -314,7 +314,7 @@ func ensureMemberIdentity(ctx context.Context, mc kubernetes.Interface, o Option
 	if !o.ClusterAdmin {
 		grant = strings.Join(o.kinds(), ",")
 	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{memberrights.GrantAnnotation: grant}}, Rules: rules}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{clusterv1alpha1.PropagateKindsAnnotation: grant}}, Rules: rules}
 	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		if _, err := mc.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", name, err)
@@ -373,7 +373,7 @@ func ensureImpersonator(ctx context.Context, karmada client.Client, mc kubernete
 	if err != nil {
 		return nil, err
 	}
-	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: o.ClusterName}
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: o.ClusterName}
 	name := ImpersonatorName(o.ClusterName)
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels}}
 	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -414,7 +414,7 @@ func ensureImpersonator(ctx context.Context, karmada client.Client, mc kubernete
 // request new tokens of its own ServiceAccount: the controller manager
 // renews the impersonator's token with the impersonator's token.
 func ImpersonatorSelfRenewal(cluster string) (*rbacv1.Role, *rbacv1.RoleBinding) {
-	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: cluster}
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: cluster}
 	name := ImpersonatorName(cluster)
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{name}, Verbs: []string{"create"}}}}
@@ -459,9 +459,9 @@ func notTheirs(ctx context.Context, mc kubernetes.Interface, cluster string) err
 		if err != nil {
 			return fmt.Errorf("reading %s %s in the member: %w", kind, name, err)
 		}
-		if l := obj.GetLabels(); l[names.ManagedByLabel] != names.ManagedByKarmadactl || l[names.ClusterNameLabel] != cluster {
+		if l := obj.GetLabels(); l[clusterv1alpha1.ManagedByLabel] != clusterv1alpha1.ManagedByKarmadactl || l[clusterv1alpha1.ClusterNameLabel] != cluster {
 			return fmt.Errorf("%s %s already exists in the member and was not created by karmadactl join for cluster %s (labels %s=%s, %s=%s missing): refusing to take it over; remove it or join under another name",
-				kind, name, cluster, names.ManagedByLabel, names.ManagedByKarmadactl, names.ClusterNameLabel, cluster)
+				kind, name, cluster, clusterv1alpha1.ManagedByLabel, clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel, cluster)
 		}
 		return nil
 	}
@@ -517,7 +517,7 @@ func notTheirs(ctx context.Context, mc kubernetes.Interface, cluster string) err
 // ensureMemberNamespace creates the member namespace, first waiting out an
 // earlier unjoin that is still deleting it.
 func ensureMemberNamespace(ctx context.Context, mc kubernetes.Interface, timeout time.Duration) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MemberNamespace, Labels: map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MemberNamespace, Labels: map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl}}}
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		cur, err := mc.CoreV1().Namespaces().Get(ctx, MemberNamespace, metav1.GetOptions{})

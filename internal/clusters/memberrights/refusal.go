@@ -18,7 +18,7 @@ type Refusal struct {
 	// by karmadactl register) rather than the controller manager's (given
 	// by karmadactl join).
 	Pull bool
-	// Granted is the member's record of the grant (GrantAnnotation), ""
+	// Granted is the member's record of the grant (clusterv1alpha1.PropagateKindsAnnotation), ""
 	// when it could not be read.
 	Granted string
 	// Kind is the refused resource, as --propagate-kinds names it.

@@ -47,13 +47,9 @@ var DefaultKinds = []string{
 // tenants in every cluster.
 var BindableRoles = []string{"admin", "edit", "view"}
 
-// GrantAnnotation records, on the ClusterRole of Karmada's identity in a
-// member, what it was given: ClusterAdminGrant, or the --propagate-kinds
-// list.
-const (
-	GrantAnnotation   = "karmada.io/propagate-kinds"
-	ClusterAdminGrant = "cluster-admin"
-)
+// ClusterAdminGrant is the value of clusterv1alpha1.PropagateKindsAnnotation
+// for an identity given cluster-admin.
+const ClusterAdminGrant = "cluster-admin"
 
 // PushClusterRole is the member ClusterRole (and binding) karmadactl join
 // grants the controller manager's identity of a push-mode cluster.

@@ -1,5 +1,5 @@
 // Package evictedcopy is failover's judgement on the member copy of a Work
-// it evicted (eviction.EvictedAnnotation) once that Work is deleted: delete
+// it evicted (workv1alpha1.EvictedAnnotation) once that Work is deleted: delete
 // the copy when the workload runs healthy where it went (or its binding is
 // gone), keep it when its cluster is placed again, hold it otherwise. The
 // execution controller asks it on both sides: in the control plane it
@@ -98,7 +98,7 @@ func NotReady(cluster string) (Verdict, string) {
 	return Hold, "cluster " + cluster + " is not Ready"
 }
 
-// Annotation is the value of eviction.EvictedCopyVerdictAnnotation that
+// Annotation is the value of workv1alpha1.EvictedCopyVerdictAnnotation that
 // records a verdict for the cluster's agent.
 func Annotation(v Verdict, why string) string {
 	if v == Hold {
@@ -110,7 +110,7 @@ func Annotation(v Verdict, why string) string {
 // Recorded returns the verdict the control plane recorded on the Work
 // (Annotation); Hold when it has recorded none yet.
 func Recorded(work *workv1alpha1.Work) (Verdict, string) {
-	v := work.Annotations[eviction.EvictedCopyVerdictAnnotation]
+	v := work.Annotations[workv1alpha1.EvictedCopyVerdictAnnotation]
 	switch {
 	case v == eviction.VerdictDelete:
 		return Delete, ""

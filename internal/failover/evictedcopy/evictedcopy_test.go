@@ -64,7 +64,7 @@ func TestAnnotationRoundTrip(t *testing.T) {
 			t.Errorf("Annotation(%v, %q) = %q, want %q", c.verdict, c.why, value, c.value)
 		}
 		w := &workv1alpha1.Work{}
-		w.Annotations = map[string]string{eviction.EvictedCopyVerdictAnnotation: value}
+		w.Annotations = map[string]string{workv1alpha1.EvictedCopyVerdictAnnotation: value}
 		if v, why := Recorded(w); v != c.verdict || why != c.why {
 			t.Errorf("Recorded(%q) = %v %q", value, v, why)
 		}
@@ -72,7 +72,7 @@ func TestAnnotationRoundTrip(t *testing.T) {
 	for _, value := range []string{"", "Remove", "Hold"} {
 		w := &workv1alpha1.Work{}
 		if value != "" {
-			w.Annotations = map[string]string{eviction.EvictedCopyVerdictAnnotation: value}
+			w.Annotations = map[string]string{workv1alpha1.EvictedCopyVerdictAnnotation: value}
 		}
 		if v, why := Recorded(w); v != Hold || why != "the control plane has not judged it yet" {
 			t.Errorf("Recorded(%q) = %v %q, want Hold", value, v, why)

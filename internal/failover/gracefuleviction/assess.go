@@ -47,7 +47,7 @@ type Ended struct {
 	Restored bool
 	// Gated: the task ended because the workload is healthy where it went;
 	// its copy is to be deleted only if that still holds when it is
-	// (eviction.EvictedAnnotation on its Work).
+	// (workv1alpha1.EvictedAnnotation on its Work).
 	Gated bool
 }
 

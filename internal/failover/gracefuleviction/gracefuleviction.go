@@ -204,7 +204,7 @@ func (r *Reconciler) sync(ctx context.Context, _ reconcile.Request, b anybinding
 	return out.After, nil
 }
 
-// markEvicted sets eviction.EvictedAnnotation on the binding's Works in
+// markEvicted sets workv1alpha1.EvictedAnnotation on the binding's Works in
 // cluster's execution namespace.
 func (r *Reconciler) markEvicted(ctx context.Context, b anybinding.Binding, cluster string) error {
 	works := &workv1alpha1.WorkList{}
@@ -213,11 +213,11 @@ func (r *Reconciler) markEvicted(ctx context.Context, b anybinding.Binding, clus
 	}
 	for i := range works.Items {
 		w := &works.Items[i]
-		if w.Annotations[eviction.EvictedAnnotation] == "true" || !w.DeletionTimestamp.IsZero() {
+		if w.Annotations[workv1alpha1.EvictedAnnotation] == "true" || !w.DeletionTimestamp.IsZero() {
 			continue
 		}
 		patch := client.MergeFrom(w.DeepCopy())
-		metav1.SetMetaDataAnnotation(&w.ObjectMeta, eviction.EvictedAnnotation, "true")
+		metav1.SetMetaDataAnnotation(&w.ObjectMeta, workv1alpha1.EvictedAnnotation, "true")
 		if err := r.Client.Patch(ctx, w, patch); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("marking work %s/%s evicted: %w", w.Namespace, w.Name, err)
 		}

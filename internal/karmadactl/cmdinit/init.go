@@ -24,15 +24,13 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/atomicfile"
 	"github.com/karmada-go/karmada/internal/helmchart"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
 )
 
-// CreatedByLabel marks a namespace init created, which deinit may delete.
-const CreatedByLabel = "karmada.io/created-by"
-
-// createdByInit is CreatedByLabel's value.
+// createdByInit is clusterv1alpha1.CreatedByLabel's value.
 const createdByInit = "karmadactl-init"
 
 // Options are init's flags.
@@ -396,7 +394,7 @@ func ensureNamespace(ctx context.Context, kc kubernetes.Interface, name string) 
 		return fmt.Errorf("reading namespace %s: %w", name, err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		CreatedByLabel: createdByInit,
+		clusterv1alpha1.CreatedByLabel: createdByInit,
 		// Every pod of the chart passes the restricted standard.
 		"pod-security.kubernetes.io/enforce": "restricted",
 	}}}
@@ -506,7 +504,7 @@ func RunDeinit(ctx context.Context, kubeconfig string, o DeinitOptions, in io.Re
 	if err != nil {
 		return err
 	}
-	if ns.Labels[CreatedByLabel] != createdByInit {
+	if ns.Labels[clusterv1alpha1.CreatedByLabel] != createdByInit {
 		fmt.Fprintf(out, "Namespace %s was not created by karmadactl init: left in place.\n", o.Namespace)
 		return nil
 	}

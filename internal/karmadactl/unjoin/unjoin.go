@@ -22,7 +22,6 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
-	"github.com/karmada-go/karmada/internal/names"
 )
 
 // Options is what unjoin needs.
@@ -126,7 +125,7 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 	ns := join.MemberNamespace
 	ours := func(obj metav1.Object) bool {
 		l := obj.GetLabels()
-		return l[names.ManagedByLabel] == "karmadactl" && l[names.ClusterNameLabel] == name
+		return l[clusterv1alpha1.ManagedByLabel] == "karmadactl" && l[clusterv1alpha1.ClusterNameLabel] == name
 	}
 	// remove deletes what get finds, when it is ours, with its UID as a
 	// precondition.
@@ -202,13 +201,13 @@ func removeMemberIdentity(ctx context.Context, mc kubernetes.Interface, name str
 	}
 	// Another registration of the same member (after a rename) may still use
 	// the namespace; only remove it once no Karmada identity is left there.
-	left, err := mc.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{names.ManagedByLabel: "karmadactl"}).String()})
+	left, err := mc.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{clusterv1alpha1.ManagedByLabel: "karmadactl"}).String()})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("listing ServiceAccounts in the member: %w", err)
 	}
 	if err == nil && len(left.Items) == 0 {
 		n, err := mc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if err == nil && n.Labels[names.ManagedByLabel] == "karmadactl" {
+		if err == nil && n.Labels[clusterv1alpha1.ManagedByLabel] == "karmadactl" {
 			uid := n.UID
 			err := mc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) {

@@ -208,7 +208,7 @@ func (r *Reconciler) writeWork(ctx context.Context, b anybinding.Binding, works 
 			setAnnotation(&work.ObjectMeta, k, v)
 		}
 		// Placed there (again): its copy is no evicted one.
-		setAnnotation(&work.ObjectMeta, eviction.EvictedAnnotation, "")
+		setAnnotation(&work.ObjectMeta, workv1alpha1.EvictedAnnotation, "")
 		setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedOverridesAnnotation, m.AppliedOverrides)
 		setAnnotation(&work.ObjectMeta, policyv1alpha1.AppliedClusterOverridesAnnotation, m.AppliedClusterOverrides)
 		work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: m.Raw}}}

@@ -451,7 +451,7 @@ func (r *Reconciler) refusal(ctx context.Context, m *clusterclient.Member, mappi
 	}
 	// Read on failures only; without it the hint names the kind alone.
 	if cr, gerr := m.Kube.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{}); gerr == nil {
-		refusal.Granted = cr.Annotations[memberrights.GrantAnnotation]
+		refusal.Granted = cr.Annotations[clusterv1alpha1.PropagateKindsAnnotation]
 	}
 	return refusal
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
-	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/failover/evictedcopy"
 	"github.com/karmada-go/karmada/internal/metrics"
 )
@@ -60,7 +59,7 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		// agent has been silent for that long, has its Works let go here.
 		wait, gone := r.agentGone(cluster)
 		if !gone {
-			if !preserve && work.Annotations[eviction.EvictedAnnotation] == "true" {
+			if !preserve && work.Annotations[workv1alpha1.EvictedAnnotation] == "true" {
 				// Judged again for as long as the Work waits: a verdict is
 				// never older than evictedRecheck.
 				if err := r.judgeForAgent(ctx, work, cluster); err != nil {
@@ -97,7 +96,7 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		// The cluster's agent removes what it applied.
 		preserve = true
 	}
-	if !preserve && clusterready.IsReady(cluster) && work.Annotations[eviction.EvictedAnnotation] == "true" {
+	if !preserve && clusterready.IsReady(cluster) && work.Annotations[workv1alpha1.EvictedAnnotation] == "true" {
 		// An evicted copy goes only if, now, the workload is healthy where
 		// it went.
 		verdict, why, err := r.evictedVerdict(ctx, work, cluster)
@@ -168,7 +167,7 @@ func (r *Reconciler) clusterReady(ctx context.Context) func(string) bool {
 
 // judgeForAgent judges the evicted copy of a deleted Work of a pull-mode
 // cluster (evictedcopy) and records the verdict on the Work
-// (eviction.EvictedCopyVerdictAnnotation) for the cluster's agent; while the
+// (workv1alpha1.EvictedCopyVerdictAnnotation) for the cluster's agent; while the
 // cluster is not Ready the verdict is Hold (evictedcopy.NotReady).
 func (r *Reconciler) judgeForAgent(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) error {
 	verdict, why := evictedcopy.NotReady(cluster.Name)
@@ -183,11 +182,11 @@ func (r *Reconciler) judgeForAgent(ctx context.Context, work *workv1alpha1.Work,
 		}
 	}
 	value := evictedcopy.Annotation(verdict, why)
-	if work.Annotations[eviction.EvictedCopyVerdictAnnotation] == value {
+	if work.Annotations[workv1alpha1.EvictedCopyVerdictAnnotation] == value {
 		return nil
 	}
 	patch := client.MergeFrom(work.DeepCopy())
-	metav1.SetMetaDataAnnotation(&work.ObjectMeta, eviction.EvictedCopyVerdictAnnotation, value)
+	metav1.SetMetaDataAnnotation(&work.ObjectMeta, workv1alpha1.EvictedCopyVerdictAnnotation, value)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, work, patch))
 }
 

@@ -89,7 +89,7 @@ func (s *Sync) SetupWithManager(mgr ctrl.Manager) error {
 
 func quotaOfWork(_ context.Context, obj client.Object) []reconcile.Request {
 	l := obj.GetLabels()
-	ns, name := l[quota.WorkNamespaceLabel], l[quota.WorkNameLabel]
+	ns, name := l[policyv1alpha1.FederatedResourceQuotaNamespaceLabel], l[policyv1alpha1.FederatedResourceQuotaNameLabel]
 	if ns == "" || name == "" {
 		return nil
 	}
@@ -120,7 +120,7 @@ func (s *Sync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 // deleted any.
 func (s *Sync) sync(ctx context.Context, req ctrl.Request, q *policyv1alpha1.FederatedResourceQuota, exists bool) (changed bool, _ error) {
 	existing := &workv1alpha1.WorkList{}
-	if err := s.Client.List(ctx, existing, client.MatchingLabels{quota.WorkNamespaceLabel: req.Namespace, quota.WorkNameLabel: req.Name}); err != nil {
+	if err := s.Client.List(ctx, existing, client.MatchingLabels{policyv1alpha1.FederatedResourceQuotaNamespaceLabel: req.Namespace, policyv1alpha1.FederatedResourceQuotaNameLabel: req.Name}); err != nil {
 		return false, err
 	}
 	want := map[string]corev1.ResourceList{}
@@ -153,7 +153,7 @@ func (s *Sync) sync(ctx context.Context, req ctrl.Request, q *policyv1alpha1.Fed
 			if work.Labels == nil {
 				work.Labels = map[string]string{}
 			}
-			work.Labels[quota.WorkNamespaceLabel], work.Labels[quota.WorkNameLabel] = q.Namespace, q.Name
+			work.Labels[policyv1alpha1.FederatedResourceQuotaNamespaceLabel], work.Labels[policyv1alpha1.FederatedResourceQuotaNameLabel] = q.Namespace, q.Name
 			work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: manifest}}}
 			return nil
 		})
@@ -216,7 +216,7 @@ func (s *Status) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 
 func (s *Status) collect(ctx context.Context, q *policyv1alpha1.FederatedResourceQuota) (bool, error) {
 	works := &workv1alpha1.WorkList{}
-	if err := s.Client.List(ctx, works, client.MatchingLabels{quota.WorkNamespaceLabel: q.Namespace, quota.WorkNameLabel: q.Name}); err != nil {
+	if err := s.Client.List(ctx, works, client.MatchingLabels{policyv1alpha1.FederatedResourceQuotaNamespaceLabel: q.Namespace, policyv1alpha1.FederatedResourceQuotaNameLabel: q.Name}); err != nil {
 		return false, err
 	}
 	st := *q.Status.DeepCopy()

@@ -16,7 +16,6 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/quota"
 	"github.com/karmada-go/karmada/internal/scheme"
 )
 
@@ -41,7 +40,7 @@ func TestSyncAndStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	works := &workv1alpha1.WorkList{}
-	if err := c.List(ctx, works, client.MatchingLabels{quota.WorkNamespaceLabel: "shop", quota.WorkNameLabel: "team"}); err != nil || len(works.Items) != 2 {
+	if err := c.List(ctx, works, client.MatchingLabels{policyv1alpha1.FederatedResourceQuotaNamespaceLabel: "shop", policyv1alpha1.FederatedResourceQuotaNameLabel: "team"}); err != nil || len(works.Items) != 2 {
 		t.Fatalf("works %d (%v), want one per assignment", len(works.Items), err)
 	}
 	for _, w := range works.Items {
@@ -111,7 +110,7 @@ func TestSyncAndStatus(t *testing.T) {
 	if _, err := (&Sync{Client: c}).Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.List(ctx, works, client.MatchingLabels{quota.WorkNameLabel: "team"}); err != nil || len(works.Items) != 1 || works.Items[0].Namespace != "karmada-es-member1" {
+	if err := c.List(ctx, works, client.MatchingLabels{policyv1alpha1.FederatedResourceQuotaNameLabel: "team"}); err != nil || len(works.Items) != 1 || works.Items[0].Namespace != "karmada-es-member1" {
 		t.Fatalf("after dropping member2: %+v %v", works.Items, err)
 	}
 	if err := c.Delete(ctx, got); err != nil {
@@ -120,7 +119,7 @@ func TestSyncAndStatus(t *testing.T) {
 	if _, err := (&Sync{Client: c}).Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.List(ctx, works, client.MatchingLabels{quota.WorkNameLabel: "team"}); err != nil || len(works.Items) != 0 {
+	if err := c.List(ctx, works, client.MatchingLabels{policyv1alpha1.FederatedResourceQuotaNameLabel: "team"}); err != nil || len(works.Items) != 0 {
 		t.Fatalf("after deleting the quota: %d works", len(works.Items))
 	}
 }

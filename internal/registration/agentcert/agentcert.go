@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
 )
 
@@ -121,14 +122,14 @@ func WriteSecret(ctx context.Context, mc kubernetes.Interface, cluster string, k
 			return fmt.Errorf("creating namespace %s in the member: %w", Namespace, err)
 		}
 	}
-	labels := map[string]string{names.ManagedByLabel: names.ManagedByKarmadactl, names.ClusterNameLabel: cluster}
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: cluster}
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: SecretName, Labels: labels}, Data: map[string][]byte{SecretKey: kubeconfig}}
 	cur, err := mc.CoreV1().Secrets(Namespace).Get(ctx, SecretName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = mc.CoreV1().Secrets(Namespace).Create(ctx, s, metav1.CreateOptions{})
 	case err != nil:
-	case cur.Labels[names.ManagedByLabel] != names.ManagedByKarmadactl || (cur.Labels[names.ClusterNameLabel] != "" && cur.Labels[names.ClusterNameLabel] != cluster):
+	case cur.Labels[clusterv1alpha1.ManagedByLabel] != clusterv1alpha1.ManagedByKarmadactl || (cur.Labels[clusterv1alpha1.ClusterNameLabel] != "" && cur.Labels[clusterv1alpha1.ClusterNameLabel] != cluster):
 		return fmt.Errorf("the Secret %s/%s already exists in the member and was not made by karmadactl register for cluster %s: refusing to replace it", Namespace, SecretName, cluster)
 	default:
 		cur.Labels, cur.Data = labels, s.Data

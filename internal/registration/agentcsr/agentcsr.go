@@ -58,7 +58,7 @@ const ControllerName = "agentcsrapproving"
 // recordedID is the registration id a Cluster records, "" for a Cluster
 // registered by an earlier version (which recorded a request's name).
 func recordedID(cl *clusterv1alpha1.Cluster) string {
-	id, ok := strings.CutPrefix(cl.Annotations[RegistrationAnnotation], registrationValuePrefix)
+	id, ok := strings.CutPrefix(cl.Annotations[clusterv1alpha1.RegistrationAnnotation], registrationValuePrefix)
 	if !ok {
 		return ""
 	}

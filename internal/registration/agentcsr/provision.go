@@ -32,7 +32,7 @@ import (
 func AgentRBAC(cluster, registration string) []client.Object {
 	user := names.AgentUserPrefix + cluster
 	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: names.AgentRegistrationGroupPrefix + registration}}
-	labels := map[string]string{names.SystemLabel: "true", names.ClusterNameLabel: cluster}
+	labels := map[string]string{clusterv1alpha1.SystemLabel: "true", clusterv1alpha1.ClusterNameLabel: cluster}
 	es := workv1alpha1.ExecutionNamespace(cluster)
 	meta := func(ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: ns, Name: user, Labels: labels}
@@ -64,15 +64,6 @@ func AgentRBAC(cluster, registration string) []client.Object {
 		worksRole, worksBinding, leaseRole, leaseBinding, eventsRole, eventsBinding,
 	}
 }
-
-// RegistrationAnnotation, on a Cluster made when a registration was
-// approved, records that registration's id (registrationValuePrefix and
-// the id: RegistrationID of the registering request's key): a retried
-// approval of the same request finds its own Cluster, any other
-// registration under that name is refused, and only certificates of that
-// registration are renewed. (Earlier versions recorded the request's name,
-// which anyone could reuse once it was garbage-collected.)
-const RegistrationAnnotation = "cluster.karmada.io/registration"
 
 const registrationValuePrefix = "sha256:"
 
@@ -136,7 +127,7 @@ func (r *Reconciler) provision(ctx context.Context, name, registration string, b
 // version).
 func (r *Reconciler) registeredCluster(ctx context.Context, name, registration string, bootstrap bool) (*clusterv1alpha1.Cluster, error) {
 	value := registrationValuePrefix + registration
-	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{RegistrationAnnotation: value}},
+	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{clusterv1alpha1.RegistrationAnnotation: value}},
 		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}
 	if bootstrap {
 		err := r.Client.Create(ctx, cluster)
@@ -155,7 +146,7 @@ func (r *Reconciler) registeredCluster(ctx context.Context, name, registration s
 	if cluster.Spec.SyncMode != clusterv1alpha1.Pull {
 		return nil, fmt.Errorf("cluster %s is in %s mode: an agent does not take it over", name, cluster.Spec.SyncMode)
 	}
-	if cluster.Annotations[RegistrationAnnotation] != value {
+	if cluster.Annotations[clusterv1alpha1.RegistrationAnnotation] != value {
 		if recordedID(cluster) != "" {
 			// checkRegistration approved only this registration's requests.
 			return nil, fmt.Errorf("cluster %s records another registration", name)
@@ -164,7 +155,7 @@ func (r *Reconciler) registeredCluster(ctx context.Context, name, registration s
 		if cluster.Annotations == nil {
 			cluster.Annotations = map[string]string{}
 		}
-		cluster.Annotations[RegistrationAnnotation] = value
+		cluster.Annotations[clusterv1alpha1.RegistrationAnnotation] = value
 		if err := r.Client.Patch(ctx, cluster, patch); err != nil {
 			return nil, fmt.Errorf("recording the registration on Cluster %s: %w", name, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 )
 
@@ -90,7 +91,7 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 	}
 	subjects := append([]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: AgentNamespace, Name: AgentName}}, a.Subjects...)
 	meta := func(ns string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Namespace: ns, Name: AgentName, Labels: labels, Annotations: map[string]string{memberrights.GrantAnnotation: grant}}
+		return metav1.ObjectMeta{Namespace: ns, Name: AgentName, Labels: labels, Annotations: map[string]string{clusterv1alpha1.PropagateKindsAnnotation: grant}}
 	}
 	objs := []struct {
 		kind string

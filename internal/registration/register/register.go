@@ -35,6 +35,7 @@ import (
 	jws "k8s.io/cluster-bootstrap/token/jws"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
@@ -46,9 +47,9 @@ const (
 	AgentNamespace   = agentcert.Namespace
 	AgentSecretName  = agentcert.SecretName
 	AgentSecretKey   = agentcert.SecretKey
-	ManagedByLabel   = names.ManagedByLabel
-	managedByValue   = names.ManagedByKarmadactl
-	ClusterNameLabel = names.ClusterNameLabel
+	ManagedByLabel   = clusterv1alpha1.ManagedByLabel
+	managedByValue   = clusterv1alpha1.ManagedByKarmadactl
+	ClusterNameLabel = clusterv1alpha1.ClusterNameLabel
 )
 
 var caHashRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
@@ -131,7 +132,7 @@ func RegisteredKubeconfig(ctx context.Context, mc kubernetes.Interface, cluster 
 	if err != nil {
 		return nil, fmt.Errorf("reading Secret %s/%s of %s: %w", agentcert.Namespace, agentcert.SecretName, cluster, err)
 	}
-	if s.Labels[names.ClusterNameLabel] != cluster {
+	if s.Labels[clusterv1alpha1.ClusterNameLabel] != cluster {
 		return nil, fmt.Errorf("the Secret %s/%s of %s was not made by register for cluster %s", agentcert.Namespace, agentcert.SecretName, cluster, cluster)
 	}
 	data := s.Data[agentcert.SecretKey]
