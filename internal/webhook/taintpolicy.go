@@ -1,11 +1,8 @@
 package webhook
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -36,31 +33,15 @@ func validateClusterTaintPolicy(p *policyv1alpha1.ClusterTaintPolicy, allowNoExe
 	if len(p.Spec.Taints) == 0 {
 		errs = append(errs, field.Required(taints, "at least one taint"))
 	}
-	seen := map[string]int{}
-	for i, t := range p.Spec.Taints {
-		path := taints.Index(i)
-		for _, msg := range validation.IsQualifiedName(t.Key) {
-			errs = append(errs, field.Invalid(path.Child("key"), t.Key, msg))
-		}
-		for _, msg := range validation.IsValidLabelValue(t.Value) {
-			errs = append(errs, field.Invalid(path.Child("value"), t.Value, msg))
-		}
-		switch t.Effect {
-		case corev1.TaintEffectNoSchedule:
-		case corev1.TaintEffectNoExecute:
-			if !allowNoExecute {
-				errs = append(errs, field.Forbidden(path.Child("effect"), "NoExecute evicts every workload on the cluster that does not tolerate it; karmada-webhook allows it only with --allow-no-execute-taint-policy"))
-			}
-		default:
-			errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, clustervalidation.TaintEffects))
-		}
-		k := t.Key + ":" + string(t.Effect)
-		if first, ok := seen[k]; ok {
-			errs = append(errs, field.Duplicate(path, fmt.Sprintf("%s (the same key and effect as %s)", k, taints.Index(first))))
-		} else {
-			seen[k] = i
-		}
+	refuse := ""
+	if !allowNoExecute {
+		refuse = "NoExecute evicts every workload on the cluster that does not tolerate it; karmada-webhook allows it only with --allow-no-execute-taint-policy"
 	}
+	asCluster := make([]corev1.Taint, len(p.Spec.Taints))
+	for i, t := range p.Spec.Taints {
+		asCluster[i] = corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect}
+	}
+	errs = append(errs, clustervalidation.ValidateTaints(asCluster, taints, refuse)...)
 	return errs
 }
 

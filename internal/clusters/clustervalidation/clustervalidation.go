@@ -103,6 +103,14 @@ func validateEndpoint(endpoint string, path *field.Path) field.ErrorList {
 }
 
 func validateClusterTaints(taints []corev1.Taint, path *field.Path) field.ErrorList {
+	return ValidateTaints(taints, path, "")
+}
+
+// ValidateTaints checks cluster taints (a Cluster's, a ClusterTaintPolicy's):
+// qualified keys, label values as values, NoSchedule or NoExecute effects,
+// no key and effect twice. refuseNoExecute, when not empty, is why a
+// NoExecute taint is refused here.
+func ValidateTaints(taints []corev1.Taint, path *field.Path, refuseNoExecute string) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]int{}
 	for i, t := range taints {
@@ -114,7 +122,11 @@ func validateClusterTaints(taints []corev1.Taint, path *field.Path) field.ErrorL
 			errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
 		}
 		switch t.Effect {
-		case corev1.TaintEffectNoSchedule, corev1.TaintEffectNoExecute:
+		case corev1.TaintEffectNoSchedule:
+		case corev1.TaintEffectNoExecute:
+			if refuseNoExecute != "" {
+				errs = append(errs, field.Forbidden(p.Child("effect"), refuseNoExecute))
+			}
 		default:
 			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect, TaintEffects))
 		}
