@@ -6,12 +6,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
+	"github.com/karmada-go/karmada/internal/cache/reload"
 	"github.com/karmada-go/karmada/internal/interpreter/luavm"
 )
 
@@ -23,7 +23,6 @@ type Watcher struct {
 	// (the detector interprets their templates again).
 	Changed func(kinds []schema.GroupKind)
 
-	kick chan struct{}
 	last map[schema.GroupKind]string
 }
 
@@ -41,40 +40,14 @@ func (w *Watcher) Load(ctx context.Context, reader client.Reader) error {
 // Start watches the customizations through informers and rebuilds the layer
 // at every change, until ctx ends.
 func (w *Watcher) Start(ctx context.Context, informers cache.Cache) error {
-	w.kick = make(chan struct{}, 1)
-	inf, err := informers.GetInformer(ctx, &configv1alpha1.ResourceInterpreterCustomization{})
-	if err != nil {
-		return err
-	}
-	poke := func() {
-		select {
-		case w.kick <- struct{}{}:
-		default:
+	return reload.OnChange(ctx, informers, &configv1alpha1.ResourceInterpreterCustomization{}, func(ctx context.Context) {
+		list := &configv1alpha1.ResourceInterpreterCustomizationList{}
+		if err := informers.List(ctx, list); err != nil {
+			klog.FromContext(ctx).Error(err, "Failed to list ResourceInterpreterCustomizations")
+			return
 		}
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { poke() },
-		UpdateFunc: func(any, any) { poke() },
-		DeleteFunc: func(any) { poke() },
-	}); err != nil {
-		return err
-	}
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.kick:
-			}
-			list := &configv1alpha1.ResourceInterpreterCustomizationList{}
-			if err := informers.List(ctx, list); err != nil {
-				klog.FromContext(ctx).Error(err, "Failed to list ResourceInterpreterCustomizations")
-				continue
-			}
-			w.rebuild(ctx, list.Items)
-		}
-	}()
-	return nil
+		w.rebuild(ctx, list.Items)
+	})
 }
 
 func (w *Watcher) rebuild(ctx context.Context, items []configv1alpha1.ResourceInterpreterCustomization) {

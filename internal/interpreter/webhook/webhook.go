@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +37,7 @@ import (
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/cache/reload"
 	"github.com/karmada-go/karmada/internal/interpreter"
 )
 
@@ -442,33 +442,9 @@ func Watch(ctx context.Context, reader client.Reader, informers cache.Cache, l *
 		}
 		return fmt.Errorf("listing ResourceInterpreterWebhookConfigurations: %w", err)
 	}
-	inf, err := informers.GetInformer(ctx, &configv1alpha1.ResourceInterpreterWebhookConfiguration{})
-	if err != nil {
-		return err
-	}
-	kick := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case kick <- struct{}{}:
-		default:
+	return reload.OnChange(ctx, informers, &configv1alpha1.ResourceInterpreterWebhookConfiguration{}, func(ctx context.Context) {
+		if err := load(informers); err != nil {
+			klog.FromContext(ctx).Error(err, "Failed to list ResourceInterpreterWebhookConfigurations")
 		}
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { poke() }, UpdateFunc: func(any, any) { poke() }, DeleteFunc: func(any) { poke() },
-	}); err != nil {
-		return err
-	}
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-kick:
-			}
-			if err := load(informers); err != nil {
-				klog.FromContext(ctx).Error(err, "Failed to list ResourceInterpreterWebhookConfigurations")
-			}
-		}
-	}()
-	return nil
+	})
 }
