@@ -736,17 +736,7 @@ func TestBindingStatusController(t *testing.T) {
 		if err := c.Create(ctx, w); err != nil {
 			t.Fatal(err)
 		}
-		status, _ := json.Marshal(map[string]any{"replicas": 2, "readyReplicas": 2, "availableReplicas": 2, "updatedReplicas": 2,
-			"observedGeneration": 1, "generation": 1, "resourceTemplateGeneration": web.Generation})
-		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
-			Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied, ObservedGeneration: w.Generation})
-		w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{
-			Identifier: workv1alpha1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Namespace: "shop", Name: "web"},
-			Status:     &runtime.RawExtension{Raw: status}, Health: workv1alpha1.ResourceHealthy,
-		}}
-		if err := c.Status().Update(ctx, w); err != nil {
-			t.Fatal(err)
-		}
+		reportWebApplied(ctx, t, c, w, 2, web.Generation)
 	}
 	testenv.Eventually(t, deadline, "aggregated status on the binding", func(ctx context.Context) error {
 		got := &workv1alpha2.ResourceBinding{}
@@ -1193,4 +1183,22 @@ func TestBindingReadsTheTemplateTheCacheLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, deadline, "the Work from the changed template", replicasIn(3))
+}
+
+// reportWebApplied stands in for the execution and work-status controllers
+// on a Work of Deployment shop/web: applied, its copy healthy with ready
+// replicas of the template's generation.
+func reportWebApplied(ctx context.Context, t *testing.T, c client.Client, w *workv1alpha1.Work, ready int, templateGeneration int64) {
+	t.Helper()
+	status, _ := json.Marshal(map[string]any{"replicas": ready, "readyReplicas": ready, "availableReplicas": ready, "updatedReplicas": ready,
+		"observedGeneration": 1, "generation": 1, "resourceTemplateGeneration": templateGeneration})
+	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
+		Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied, ObservedGeneration: w.Generation})
+	w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{
+		Identifier: workv1alpha1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Namespace: "shop", Name: "web"},
+		Status:     &runtime.RawExtension{Raw: status}, Health: workv1alpha1.ResourceHealthy,
+	}}
+	if err := c.Status().Update(ctx, w); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -2,16 +2,13 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -137,17 +134,7 @@ end`},
 		if err := c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace(cluster), Name: workName}, w); err != nil {
 			t.Fatal(err)
 		}
-		status, _ := json.Marshal(map[string]any{"replicas": ready, "readyReplicas": ready, "availableReplicas": ready, "updatedReplicas": ready,
-			"observedGeneration": 1, "generation": 1, "resourceTemplateGeneration": web.Generation})
-		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
-			Reason: workv1alpha1.ReasonAppliedSuccessful, Message: workv1alpha1.MessageApplied, ObservedGeneration: w.Generation})
-		w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{
-			Identifier: workv1alpha1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Namespace: "shop", Name: "web"},
-			Status:     &runtime.RawExtension{Raw: status}, Health: workv1alpha1.ResourceHealthy,
-		}}
-		if err := c.Status().Update(ctx, w); err != nil {
-			t.Fatal(err)
-		}
+		reportWebApplied(ctx, t, c, w, ready, web.Generation)
 	}
 	testenv.Eventually(t, deadline, "the customization's status on the template", func(ctx context.Context) error {
 		got := &appsv1.Deployment{}
