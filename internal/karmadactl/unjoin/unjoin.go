@@ -25,27 +25,17 @@ import (
 )
 
 // Options is what unjoin needs.
-type Options struct {
-	ClusterName string
-	// Force removes the Cluster even when the member cannot be reached; its
-	// credentials are then left in the member.
-	Force bool
-	// Wait bounds the wait for the Cluster (and its Works) to be gone.
-	Wait time.Duration
-}
+type Options = options.RemovalOptions
 
 // Run unjoins. member may be nil when no member kubeconfig was given; then
 // only --force proceeds.
 func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Options, out io.Writer) error {
 	if o.Wait == 0 {
-		o.Wait = 2 * time.Minute
+		o.Wait = options.DefaultRemovalWait
 	}
-	cluster := &clusterv1alpha1.Cluster{}
-	err := karmada.Get(ctx, client.ObjectKey{Name: o.ClusterName}, cluster)
-	if apierrors.IsNotFound(err) {
-		cluster = nil
-	} else if err != nil {
-		return fmt.Errorf("reading Cluster %s: %w", o.ClusterName, err)
+	cluster, err := options.GetCluster(ctx, karmada, o.ClusterName)
+	if err != nil {
+		return err
 	}
 
 	var mc kubernetes.Interface

@@ -26,29 +26,20 @@ import (
 )
 
 // Options is what unregister needs.
-type Options struct {
-	ClusterName string
-	// Force removes the cluster while Works are still there.
-	Force bool
-	// Wait bounds the wait for the Cluster to be gone.
-	Wait time.Duration
-}
+type Options = options.RemovalOptions
 
 // Run unregisters a cluster: karmada reaches the control plane; member, when
 // not nil, the member (the agent's kubeconfig, identity and Deployment are
 // removed there).
 func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Options, out io.Writer) error {
 	if o.Wait == 0 {
-		o.Wait = 2 * time.Minute
+		o.Wait = options.DefaultRemovalWait
 	}
-	cluster := &clusterv1alpha1.Cluster{}
-	err := karmada.Get(ctx, client.ObjectKey{Name: o.ClusterName}, cluster)
-	switch {
-	case apierrors.IsNotFound(err):
-		cluster = nil
-	case err != nil:
-		return fmt.Errorf("reading Cluster %s: %w", o.ClusterName, err)
-	case cluster.Spec.SyncMode != clusterv1alpha1.Pull:
+	cluster, err := options.GetCluster(ctx, karmada, o.ClusterName)
+	if err != nil {
+		return err
+	}
+	if cluster != nil && cluster.Spec.SyncMode != clusterv1alpha1.Pull {
 		return fmt.Errorf("cluster %s is in %s mode: use karmadactl unjoin", o.ClusterName, cluster.Spec.SyncMode)
 	}
 	if cluster != nil {
@@ -82,7 +73,7 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return fmt.Errorf("reading the agent's Secret %s/%s in the member: %w", register.AgentNamespace, register.AgentSecretName, err)
-		case s.Labels[register.ManagedByLabel] != "karmadactl" || s.Labels[register.ClusterNameLabel] != o.ClusterName:
+		case s.Labels[clusterv1alpha1.ManagedByLabel] != clusterv1alpha1.ManagedByKarmadactl || s.Labels[clusterv1alpha1.ClusterNameLabel] != o.ClusterName:
 			fmt.Fprintf(out, "Secret %s/%s in the member was not made by karmadactl register for %s: left alone\n", register.AgentNamespace, register.AgentSecretName, o.ClusterName)
 		default:
 			uid := s.UID

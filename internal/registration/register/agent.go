@@ -80,7 +80,7 @@ func AgentMemberRules(mc kubernetes.Interface, a AgentMember) (cluster, local []
 // ServiceAccount and RBAC (and its Deployment when a.Image is set).
 // Objects of these names that register did not make are not taken over.
 func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) error {
-	labels := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: a.ClusterName}
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: a.ClusterName}
 	grant := memberrights.ClusterAdminGrant
 	if !a.ClusterAdmin {
 		grant = strings.Join(a.kinds(), ",")
@@ -213,9 +213,9 @@ func ours(kind, cluster string, get func() (metav1.Object, error)) (bool, error)
 	case err != nil:
 		return false, fmt.Errorf("reading %s %s in the member: %w", kind, AgentName, err)
 	}
-	if l := cur.GetLabels(); l[ManagedByLabel] != managedByValue || l[ClusterNameLabel] != cluster {
+	if l := cur.GetLabels(); l[clusterv1alpha1.ManagedByLabel] != clusterv1alpha1.ManagedByKarmadactl || l[clusterv1alpha1.ClusterNameLabel] != cluster {
 		return false, fmt.Errorf("%s %s already exists in the member and was not made by karmadactl register for cluster %s (labels %s=%s, %s=%s missing): refusing to take it over",
-			kind, cur.GetName(), cluster, ManagedByLabel, managedByValue, ClusterNameLabel, cluster)
+			kind, cur.GetName(), cluster, clusterv1alpha1.ManagedByLabel, clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel, cluster)
 	}
 	return true, nil
 }
@@ -281,7 +281,7 @@ func AgentDeployment(a AgentMember) *appsv1.Deployment {
 		args = append(args, "--cluster-zones="+strings.Join(a.Zones, ","))
 	}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: AgentNamespace, Name: AgentName, Labels: map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: a.ClusterName}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: AgentNamespace, Name: AgentName, Labels: map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: a.ClusterName}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(a.Replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -318,7 +318,7 @@ func AgentDeployment(a AgentMember) *appsv1.Deployment {
 func RemoveAgent(ctx context.Context, mc kubernetes.Interface, cluster string) (left []string, err error) {
 	mine := func(o metav1.Object) bool {
 		l := o.GetLabels()
-		return l[ManagedByLabel] == managedByValue && l[ClusterNameLabel] == cluster
+		return l[clusterv1alpha1.ManagedByLabel] == clusterv1alpha1.ManagedByKarmadactl && l[clusterv1alpha1.ClusterNameLabel] == cluster
 	}
 	type item struct {
 		kind string

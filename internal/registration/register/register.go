@@ -44,12 +44,9 @@ import (
 
 // Where the agent's kubeconfig goes in the member, as Karmada keeps it.
 const (
-	AgentNamespace   = agentcert.Namespace
-	AgentSecretName  = agentcert.SecretName
-	AgentSecretKey   = agentcert.SecretKey
-	ManagedByLabel   = clusterv1alpha1.ManagedByLabel
-	managedByValue   = clusterv1alpha1.ManagedByKarmadactl
-	ClusterNameLabel = clusterv1alpha1.ClusterNameLabel
+	AgentNamespace  = agentcert.Namespace
+	AgentSecretName = agentcert.SecretName
+	AgentSecretKey  = agentcert.SecretKey
 )
 
 var caHashRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

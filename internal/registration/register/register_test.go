@@ -19,6 +19,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	jws "k8s.io/cluster-bootstrap/token/jws"
 
+	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/registration/token"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -108,8 +109,8 @@ func TestDiscover(t *testing.T) {
 // its own objects (a second register of the same cluster) pass.
 func TestCheckMemberRefusesObjectsNotOurs(t *testing.T) {
 	ctx := context.Background()
-	mine := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: "edge"}
-	other := map[string]string{ManagedByLabel: managedByValue, ClusterNameLabel: "core"}
+	mine := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: "edge"}
+	other := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: "core"}
 	for _, tc := range []struct {
 		name    string
 		objs    []runtime.Object
