@@ -135,185 +135,247 @@ func dynamicDivision(s *policyv1alpha1.ReplicaSchedulingStrategy) bool {
 // first group that selects it and is filtered as that group's, and the
 // replicas fill the groups in order.
 func scheduleTerm(ctx context.Context, fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster, tiers []policyv1alpha1.ClusterAffinityTerm) Result {
-	ex := map[string]*workv1alpha2.ClusterExplanation{}
-	rule := func(name, plugin, reason string) {
-		e := ex[name]
-		e.Feasible, e.Plugin, e.Reason = false, plugin, reason
+	c := newTermCycle(fw, spec, tiers)
+	step := time.Now()
+	passed, res := c.filter(ctx, clusters)
+	if res != nil {
+		return *res
 	}
-	var strategy *policyv1alpha1.ReplicaSchedulingStrategy
+	feasible, available := c.room(ctx, passed)
+	stepFilter.Observe(metrics.Since(step))
+	if len(feasible) == 0 {
+		// Every cluster was ruled out: the explanation holds why.
+		diagnosis := make(map[string]string, len(c.ex))
+		for name, e := range c.ex {
+			diagnosis[name] = fmt.Sprintf("%s (%s)", e.Reason, e.Plugin)
+		}
+		return c.result(fmt.Errorf("0/%d clusters are available: %s", len(clusters), summarize(diagnosis)))
+	}
+	step = time.Now()
+	cands, err := c.score(ctx, feasible, available)
+	stepScore.Observe(metrics.Since(step))
+	if err != nil {
+		return c.result(err)
+	}
+	selected, targets, err := c.place(cands)
+	if err != nil {
+		return c.result(err)
+	}
+	c.explainPlacement(selected, targets)
+	return Result{Targets: targets, Explanation: explanation(c.ex, nil)}
+}
+
+// termCycle is one clusterAffinity term's scheduling cycle: the binding,
+// what it has now, its overflow groups and each cluster's explanation as
+// the cycle goes.
+type termCycle struct {
+	fw       *framework.Framework
+	spec     *workv1alpha2.ResourceBindingSpec
+	tiers    []policyv1alpha1.ClusterAffinityTerm
+	strategy *policyv1alpha1.ReplicaSchedulingStrategy
+	// divided: replicas divided between clusters; components: a workload
+	// of several components, placed whole.
+	divided, components bool
+	previous            map[string]int32
+	placedBefore        map[string]bool
+	// tierSpecs: each group's spec (the binding with that group as its
+	// clusterAffinity); tierOf: each cluster's group.
+	tierSpecs []*workv1alpha2.ResourceBindingSpec
+	tierOf    map[string]int
+	ex        map[string]*workv1alpha2.ClusterExplanation
+}
+
+func newTermCycle(fw *framework.Framework, spec *workv1alpha2.ResourceBindingSpec, tiers []policyv1alpha1.ClusterAffinityTerm) *termCycle {
+	c := &termCycle{fw: fw, spec: spec, tiers: tiers, components: len(spec.Components) > 0,
+		previous: map[string]int32{}, placedBefore: map[string]bool{}, tierOf: map[string]int{}, ex: map[string]*workv1alpha2.ClusterExplanation{}}
 	if spec.Placement != nil {
-		strategy = spec.Placement.ReplicaScheduling
+		c.strategy = spec.Placement.ReplicaScheduling
 	}
-	divided := strategy != nil && strategy.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && spec.Replicas > 0
-	previous := map[string]int32{}
-	placedBefore := map[string]bool{}
+	c.divided = c.strategy != nil && c.strategy.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && spec.Replicas > 0
 	for _, t := range spec.Clusters {
-		previous[t.Name] = t.Replicas
-		placedBefore[t.Name] = true
+		c.previous[t.Name] = t.Replicas
+		c.placedBefore[t.Name] = true
 	}
-	components := len(spec.Components) > 0
-	// Each tier's spec: the binding with that group as its clusterAffinity.
-	tierSpecs := make([]*workv1alpha2.ResourceBindingSpec, len(tiers))
+	c.tierSpecs = make([]*workv1alpha2.ResourceBindingSpec, len(tiers))
 	for k := range tiers {
 		cp, placement := *spec, *spec.Placement
 		placement.ClusterAffinity = &tiers[k].ClusterAffinity
 		cp.Placement = &placement
-		tierSpecs[k] = &cp
+		c.tierSpecs[k] = &cp
 	}
-	tierOf := map[string]int{}
+	return c
+}
 
-	var passed []*clusterv1alpha1.Cluster
-	step := time.Now()
+// rule records why a cluster is ruled out.
+func (c *termCycle) rule(name, plugin, reason string) {
+	e := c.ex[name]
+	e.Feasible, e.Plugin, e.Reason = false, plugin, reason
+}
+
+func (c *termCycle) result(err error) Result {
+	return Result{Err: err, Explanation: explanation(c.ex, err)}
+}
+
+// filter runs the filter plugins on every cluster (with its overflow
+// group's spec); a failed plugin ends the cycle (res): ruling the cluster
+// out would move workloads off a healthy cluster.
+func (c *termCycle) filter(ctx context.Context, clusters []clusterv1alpha1.Cluster) (passed []*clusterv1alpha1.Cluster, res *Result) {
 	for i := range clusters {
-		c := &clusters[i]
-		ex[c.Name] = &workv1alpha2.ClusterExplanation{Name: c.Name, Feasible: true}
-		if !c.DeletionTimestamp.IsZero() {
-			rule(c.Name, "Cluster", "cluster is being removed")
+		cl := &clusters[i]
+		c.ex[cl.Name] = &workv1alpha2.ClusterExplanation{Name: cl.Name, Feasible: true}
+		if !cl.DeletionTimestamp.IsZero() {
+			c.rule(cl.Name, "Cluster", "cluster is being removed")
 			continue
 		}
-		filtered := spec
-		for k := range tiers {
-			if clusteraffinity.Matches(&tiers[k].ClusterAffinity, c) {
+		filtered := c.spec
+		for k := range c.tiers {
+			if clusteraffinity.Matches(&c.tiers[k].ClusterAffinity, cl) {
 				// The first group that selects a cluster is its group;
 				// one no group selects is ruled out as the primary's.
-				filtered, tierOf[c.Name] = tierSpecs[k], k
+				filtered, c.tierOf[cl.Name] = c.tierSpecs[k], k
 				break
 			}
 		}
-		if st := fw.RunFilters(ctx, filtered, c); !st.IsSuccess() {
+		if st := c.fw.RunFilters(ctx, filtered, cl); !st.IsSuccess() {
 			if st.Code() == framework.Error {
-				// A failed plugin says nothing about the cluster: ruling it
-				// out would move workloads off a healthy cluster.
-				return Result{Err: &PluginError{Plugin: st.Plugin(), Message: st.Message()}, Explanation: explanation(ex, nil)}
+				return nil, &Result{Err: &PluginError{Plugin: st.Plugin(), Message: st.Message()}, Explanation: explanation(c.ex, nil)}
 			}
-			rule(c.Name, st.Plugin(), st.Message())
+			c.rule(cl.Name, st.Plugin(), st.Message())
 			continue
 		}
-		passed = append(passed, c)
+		passed = append(passed, cl)
 	}
+	return passed, nil
+}
+
+// room estimates, all at once, how many replicas (or sets of components)
+// each cluster that passed can take, counting what the binding runs there
+// now as room it may keep, and rules out the clusters that cannot take
+// one.
+func (c *termCycle) room(ctx context.Context, passed []*clusterv1alpha1.Cluster) (feasible []*clusterv1alpha1.Cluster, available map[string]int32) {
+	spec := c.spec
 	// One estimate per cluster that passed, all at once (an accurate
 	// estimator asks the members in parallel).
 	var estimates []framework.Estimate
-	if spec.Replicas > 0 || components {
-		estimates = estimate(ctx, fw, spec, passed)
+	if spec.Replicas > 0 || c.components {
+		estimates = estimate(ctx, c.fw, spec, passed)
 	}
-	var feasible []*clusterv1alpha1.Cluster
-	available := map[string]int32{}
-	for i, c := range passed {
+	available = map[string]int32{}
+	for i, cl := range passed {
 		if spec.Replicas > 0 {
-			// What the binding already runs there is room it may keep.
 			n := estimates[i].Replicas
-			if n < estimator.Unlimited-previous[c.Name] {
-				n += previous[c.Name]
+			if n < estimator.Unlimited-c.previous[cl.Name] {
+				n += c.previous[cl.Name]
 			}
-			available[c.Name] = n
-			ex[c.Name].AvailableReplicas = &n
+			available[cl.Name] = n
+			c.ex[cl.Name].AvailableReplicas = &n
 			// A full cluster cannot take a divided workload. One that has not
 			// reported its resources yet is unknown rather than full: static
 			// weights (which do not depend on capacity) may still use it.
-			if divided && n == 0 && (c.Status.ResourceSummary != nil || !staticWeights(strategy)) {
-				rule(c.Name, estimates[i].By, "cluster cannot fit one replica")
+			if c.divided && n == 0 && (cl.Status.ResourceSummary != nil || !staticWeights(c.strategy)) {
+				c.rule(cl.Name, estimates[i].By, "cluster cannot fit one replica")
 				continue
 			}
-		} else if components {
+		} else if c.components {
 			// A workload of several components is placed whole: a cluster
-			// must fit one set of all of them (what runs there now counts
-			// as room it may keep).
+			// must fit one set of all of them.
 			n := estimates[i].Replicas
-			if placedBefore[c.Name] && n < estimator.Unlimited {
+			if c.placedBefore[cl.Name] && n < estimator.Unlimited {
 				n++
 			}
-			available[c.Name] = n
-			ex[c.Name].AvailableReplicas = &n
-			if n == 0 && c.Status.ResourceSummary != nil {
-				rule(c.Name, estimates[i].By, "cluster cannot fit one set of the workload's components")
+			available[cl.Name] = n
+			c.ex[cl.Name].AvailableReplicas = &n
+			if n == 0 && cl.Status.ResourceSummary != nil {
+				c.rule(cl.Name, estimates[i].By, "cluster cannot fit one set of the workload's components")
 				continue
 			}
 		}
-		feasible = append(feasible, c)
+		feasible = append(feasible, cl)
 	}
-	stepFilter.Observe(metrics.Since(step))
-	result := func(err error) Result {
-		return Result{Err: err, Explanation: explanation(ex, err)}
-	}
-	if len(feasible) == 0 {
-		// Every cluster was ruled out: the explanation holds why.
-		diagnosis := make(map[string]string, len(ex))
-		for name, e := range ex {
-			diagnosis[name] = fmt.Sprintf("%s (%s)", e.Reason, e.Plugin)
-		}
-		return result(fmt.Errorf("0/%d clusters are available: %s", len(clusters), summarize(diagnosis)))
-	}
+	return feasible, available
+}
 
-	step = time.Now()
-	scores, st := fw.RunScores(ctx, spec, feasible)
-	stepScore.Observe(metrics.Since(step))
+// score runs the score plugins and makes the candidates; a score plugin has
+// no verdict to give but a failure.
+func (c *termCycle) score(ctx context.Context, feasible []*clusterv1alpha1.Cluster, available map[string]int32) ([]core.Candidate, error) {
+	scores, st := c.fw.RunScores(ctx, c.spec, feasible)
 	if !st.IsSuccess() {
-		// A score plugin has no verdict to give but a failure.
-		return result(&PluginError{Plugin: st.Plugin(), Message: st.Message()})
+		return nil, &PluginError{Plugin: st.Plugin(), Message: st.Message()}
 	}
 	cands := make([]core.Candidate, 0, len(feasible))
-	for _, c := range feasible {
-		e := ex[c.Name]
+	for _, cl := range feasible {
+		e := c.ex[cl.Name]
 		for i, p := range scores.Plugins {
-			e.Scores = append(e.Scores, workv1alpha2.PluginScore{Plugin: p, Score: scores.Scores[c.Name][i]})
+			e.Scores = append(e.Scores, workv1alpha2.PluginScore{Plugin: p, Score: scores.Scores[cl.Name][i]})
 		}
-		e.Score = scores.Total(c.Name)
-		cands = append(cands, core.Candidate{Cluster: c, Score: e.Score, Available: available[c.Name], Tier: tierOf[c.Name]})
+		e.Score = scores.Total(cl.Name)
+		cands = append(cands, core.Candidate{Cluster: cl, Score: e.Score, Available: available[cl.Name], Tier: c.tierOf[cl.Name]})
 	}
+	return cands, nil
+}
 
+// place selects the clusters by the spread constraints and assigns the
+// replicas (by overflow group when there are groups), whole sets for a
+// workload of several components.
+func (c *termCycle) place(cands []core.Candidate) ([]core.Candidate, []workv1alpha2.TargetCluster, error) {
+	spec := c.spec
 	var constraints []policyv1alpha1.SpreadConstraint
 	if spec.Placement != nil {
 		constraints = spec.Placement.SpreadConstraints
 	}
 	var needed int32
-	if divided {
+	if c.divided {
 		needed = spec.Replicas
 	}
-	step = time.Now()
+	step := time.Now()
 	selected, dropped, err := core.SelectBySpread(constraints, cands, needed)
 	stepSelect.Observe(metrics.Since(step))
 	for name, why := range dropped {
-		ex[name].Reason, ex[name].Plugin = why, SpreadStep
+		c.ex[name].Reason, c.ex[name].Plugin = why, SpreadStep
 	}
 	if err != nil {
-		return result(err)
+		return nil, nil, err
 	}
 	step = time.Now()
 	var targets []workv1alpha2.TargetCluster
-	if tiers != nil {
-		targets, err = core.AssignTiers(spec.Replicas, strategy, selected, spec.Clusters)
+	if c.tiers != nil {
+		targets, err = core.AssignTiers(spec.Replicas, c.strategy, selected, spec.Clusters)
 	} else {
-		targets, err = core.Assign(spec.Replicas, strategy, selected, spec.Clusters)
+		targets, err = core.Assign(spec.Replicas, c.strategy, selected, spec.Clusters)
 	}
 	stepAssign.Observe(metrics.Since(step))
 	if err != nil {
-		return result(err)
+		return nil, nil, err
 	}
 	if len(targets) == 0 {
-		return result(fmt.Errorf("no replica could be assigned to the %d feasible clusters", len(selected)))
+		return nil, nil, fmt.Errorf("no replica could be assigned to the %d feasible clusters", len(selected))
 	}
-	if components {
-		targets = wholeSets(targets, spec, strategy, ex)
+	if c.components {
+		targets = wholeSets(targets, spec, c.strategy, c.ex)
 	}
+	return selected, targets, nil
+}
+
+// explainPlacement marks the clusters given replicas and says why each
+// other selected cluster got none.
+func (c *termCycle) explainPlacement(selected []core.Candidate, targets []workv1alpha2.TargetCluster) {
 	for _, t := range targets {
-		ex[t.Name].Selected, ex[t.Name].Replicas = true, t.Replicas
+		c.ex[t.Name].Selected, c.ex[t.Name].Replicas = true, t.Replicas
 	}
 	used := map[int]bool{}
 	for _, t := range targets {
-		used[tierOf[t.Name]] = true
+		used[c.tierOf[t.Name]] = true
 	}
-	for _, c := range selected {
-		e := ex[c.Name()]
+	for _, cand := range selected {
+		e := c.ex[cand.Name()]
 		switch {
 		case e.Selected || e.Reason != "":
-		case c.Tier > 0 && !used[c.Tier]:
-			e.Reason = fmt.Sprintf("overflow group %q not needed: the groups before it hold the replicas", tiers[c.Tier].AffinityName)
+		case cand.Tier > 0 && !used[cand.Tier]:
+			e.Reason = fmt.Sprintf("overflow group %q not needed: the groups before it hold the replicas", c.tiers[cand.Tier].AffinityName)
 		default:
 			e.Reason = "given no replica by the division"
 		}
 	}
-	return Result{Targets: targets, Explanation: explanation(ex, nil)}
 }
 
 // estimate is the framework's estimator's answer, or the general
