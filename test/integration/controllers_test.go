@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -1201,4 +1202,46 @@ func reportWebApplied(ctx context.Context, t *testing.T, c client.Client, w *wor
 	if err := c.Status().Update(ctx, w); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// blindTemplates is a template cache that holds nothing: a type whose CRD
+// was deleted and created again, say, while its informer relists.
+type blindTemplates struct{}
+
+func (blindTemplates) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(schema.GroupResource{Group: obj.GetObjectKind().GroupVersionKind().Group, Resource: "templates"}, key.Name)
+}
+
+// A template the cache does not hold is not taken for gone: the binding
+// controller asks the API server, and writes the Works (CI saw a
+// FlinkDeployment's binding placed and never given a Work after its CRD
+// was deleted and created again).
+func TestBindingAsksTheAPIServerWhenTheCacheLacksTheTemplate(t *testing.T) {
+	t.Parallel()
+	env := testenv.Start(t)
+	c := env.Client
+	env.RunManager(t, func(ctx context.Context, mgr manager.Manager) error {
+		if err := anybinding.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		return (&binding.Reconciler{Client: mgr.GetClient(), Templates: blindTemplates{}, Workers: 2}).SetupWithManager(mgr)
+	})
+	ctx := context.Background()
+	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace("member1"))
+	createNamespace(ctx, t, c, "shop")
+	web := deployment("shop", "web", 1)
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	rb := webBinding(web, 1)
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	setClusters(ctx, t, c, rb, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1})
+	testenv.Eventually(t, deadline, "member1's Work", func(ctx context.Context) error {
+		return c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: names.WorkName("Deployment", "web", "shop")}, &workv1alpha1.Work{})
+	})
 }

@@ -96,6 +96,13 @@ type inputs struct {
 func (r *Reconciler) read(ctx context.Context, b anybinding.Binding) (*inputs, error) {
 	obj, spec := b.Object, b.Spec
 	template, err := r.templateFrom(ctx, r.templates(), spec.Resource)
+	if apierrors.IsNotFound(err) && r.live != nil {
+		// The cache may not hold it yet, or no more than a stale view of
+		// the type (a CRD deleted and created again: its informer relists
+		// with backoff): only the API server says the template is gone.
+		klog.FromContext(ctx).V(2).Info("Template cache does not hold the binding's template: reading the API server", "binding", klog.KObj(obj))
+		template, err = r.templateFrom(ctx, r.live, spec.Resource)
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
