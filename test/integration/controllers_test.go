@@ -1114,15 +1114,7 @@ func TestBindingReadsTheTemplateTheCacheLacks(t *testing.T) {
 		return (&binding.Reconciler{Client: mgr.GetClient(), Templates: frozen, Workers: 2}).SetupWithManager(mgr)
 	})
 	ctx := context.Background()
-	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
-		t.Fatal(err)
-	}
-	createNamespace(ctx, t, c, workv1alpha1.ExecutionNamespace("member1"))
-	createNamespace(ctx, t, c, "shop")
-	web := deployment("shop", "web", 1)
-	if err := c.Create(ctx, web); err != nil {
-		t.Fatal(err)
-	}
+	web := member1AndWeb(ctx, t, c)
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	gvr := appsv1.SchemeGroupVersion.WithResource("deployments")
 	// As the detector writes it: the template's resourceVersion and hash.
@@ -1227,6 +1219,21 @@ func TestBindingAsksTheAPIServerWhenTheCacheLacksTheTemplate(t *testing.T) {
 		return (&binding.Reconciler{Client: mgr.GetClient(), Templates: blindTemplates{}, Workers: 2}).SetupWithManager(mgr)
 	})
 	ctx := context.Background()
+	web := member1AndWeb(ctx, t, c)
+	rb := webBinding(web, 1)
+	if err := c.Create(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	setClusters(ctx, t, c, rb, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1})
+	testenv.Eventually(t, deadline, "member1's Work", func(ctx context.Context) error {
+		return c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: names.WorkName("Deployment", "web", "shop")}, &workv1alpha1.Work{})
+	})
+}
+
+// member1AndWeb makes push-mode member1 with its execution namespace, and
+// Deployment shop/web of one replica.
+func member1AndWeb(ctx context.Context, t *testing.T, c client.Client) *appsv1.Deployment {
+	t.Helper()
 	if err := c.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}); err != nil {
 		t.Fatal(err)
 	}
@@ -1236,12 +1243,5 @@ func TestBindingAsksTheAPIServerWhenTheCacheLacksTheTemplate(t *testing.T) {
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
-	rb := webBinding(web, 1)
-	if err := c.Create(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
-	setClusters(ctx, t, c, rb, workv1alpha2.TargetCluster{Name: "member1", Replicas: 1})
-	testenv.Eventually(t, deadline, "member1's Work", func(ctx context.Context) error {
-		return c.Get(ctx, client.ObjectKey{Namespace: workv1alpha1.ExecutionNamespace("member1"), Name: names.WorkName("Deployment", "web", "shop")}, &workv1alpha1.Work{})
-	})
+	return web
 }
