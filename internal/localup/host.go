@@ -27,7 +27,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/karmada-go/karmada/internal/localup/pki"
@@ -235,7 +234,7 @@ func writeHostKubeconfig(path, server string, caPEM []byte, user, cert, key stri
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return clientcmd.WriteToFile(*cfg, path)
+	return writeKubeconfigFile(*cfg, path)
 }
 
 func (h *hostCluster) adminTLS() (*tls.Config, error) {
@@ -430,7 +429,7 @@ func (h *hostCluster) writeUserKubeconfig() error {
 	if err := os.MkdirAll(filepath.Dir(h.cfg.Kubeconfig), 0o700); err != nil {
 		return err
 	}
-	return clientcmd.WriteToFile(*cfg, h.cfg.Kubeconfig)
+	return writeKubeconfigFile(*cfg, h.cfg.Kubeconfig)
 }
 
 // HostDown stops the host cluster: the kubelet first, then every pod

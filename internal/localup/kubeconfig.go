@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/karmada-go/karmada/internal/atomicfile"
 )
 
 // writeComponentKubeconfig writes a kubeconfig with one context for a
@@ -21,7 +23,7 @@ func writeComponentKubeconfig(path string, c *cluster, user, cert, key string) e
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := writeKubeconfigFile(*cfg, path); err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
 	return nil
@@ -62,7 +64,7 @@ func (f *fleet) writeUserKubeconfig() error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := writeKubeconfigFile(*cfg, path); err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
 	return nil
@@ -89,7 +91,7 @@ func removeFromUserKubeconfig(path string, contexts []string) error {
 	if cfg.Contexts[cfg.CurrentContext] == nil {
 		cfg.CurrentContext = ""
 	}
-	return clientcmd.WriteToFile(*cfg, path)
+	return writeKubeconfigFile(*cfg, path)
 }
 
 func loadKubeconfigOrEmpty(path string) (*clientcmdapi.Config, error) {
@@ -101,4 +103,16 @@ func loadKubeconfigOrEmpty(path string) (*clientcmdapi.Config, error) {
 		return nil, fmt.Errorf("reading kubeconfig %s: %w (fix or remove the file, or pass another --kubeconfig)", path, err)
 	}
 	return cfg, nil
+}
+
+// writeKubeconfigFile writes a kubeconfig whole or not at all (a temporary
+// file renamed over it): a client reading it meanwhile (kubectl, a test,
+// a component restarting) sees the old file or the new one, never a
+// truncated one, as `karmada-local certs renew` rewrites them under load.
+func writeKubeconfigFile(cfg clientcmdapi.Config, path string) error {
+	data, err := clientcmd.Write(cfg)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o600)
 }
