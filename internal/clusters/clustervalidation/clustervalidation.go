@@ -70,7 +70,7 @@ func Validate(c, old *clusterv1alpha1.Cluster) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("proxyURL"), c.Spec.ProxyURL, fmt.Sprintf("unsupported scheme %q: must be http, https or socks5", u.Scheme)))
 		}
 	}
-	errs = append(errs, validateClusterTaints(c.Spec.Taints, spec.Child("taints"))...)
+	errs = append(errs, ValidateTaints(c.Spec.Taints, spec.Child("taints"), "")...)
 	errs = append(errs, validateResourceModels(c.Spec.ResourceModels, spec.Child("resourceModels"))...)
 	if old != nil {
 		if old.Spec.ID != "" && c.Spec.ID != old.Spec.ID {
@@ -100,10 +100,6 @@ func validateEndpoint(endpoint string, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path, endpoint, "may not hold a query or a fragment"))
 	}
 	return errs
-}
-
-func validateClusterTaints(taints []corev1.Taint, path *field.Path) field.ErrorList {
-	return ValidateTaints(taints, path, "")
 }
 
 // ValidateTaints checks cluster taints (a Cluster's, a ClusterTaintPolicy's):

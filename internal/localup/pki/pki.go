@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/karmada-go/karmada/internal/atomicfile"
@@ -215,10 +216,10 @@ func (ca *CA) stillGood(cert *x509.Certificate, spec CertSpec) bool {
 	if lifetime := cert.NotAfter.Sub(cert.NotBefore) - Backdate; lifetime < ca.validity.LeafLifetime()-time.Minute || lifetime > ca.validity.LeafLifetime()+time.Minute {
 		return false
 	}
-	if cert.Subject.CommonName != spec.CommonName || !sameStrings(cert.Subject.Organization, spec.Organization) {
+	if cert.Subject.CommonName != spec.CommonName || !slices.Equal(cert.Subject.Organization, spec.Organization) {
 		return false
 	}
-	if !sameStrings(cert.DNSNames, spec.DNS) || len(cert.IPAddresses) != len(spec.IPs) {
+	if !slices.Equal(cert.DNSNames, spec.DNS) || len(cert.IPAddresses) != len(spec.IPs) {
 		return false
 	}
 	for i := range spec.IPs {
@@ -375,16 +376,4 @@ func randomSerial() *big.Int {
 		return big.NewInt(time.Now().UnixNano())
 	}
 	return n
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,7 @@ package algorithm
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,7 +289,7 @@ func TestScheduleComponents(t *testing.T) {
 		got[tc.Name] = tc.Components
 	}
 	wantSet := []workv1alpha2.ComponentReplicas{{Name: "jobmanager", Replicas: 1}, {Name: "taskmanager", Replicas: 3}}
-	if len(got) != 2 || !equalComponents(got["member2"], wantSet) || !equalComponents(got["member3"], wantSet) {
+	if len(got) != 2 || !slices.Equal(got["member2"], wantSet) || !slices.Equal(got["member3"], wantSet) {
 		t.Errorf("duplicated: targets %+v, want member2 and member3 with the whole set", r.Targets)
 	}
 	for _, e := range r.Explanation.Clusters {
@@ -299,7 +300,7 @@ func TestScheduleComponents(t *testing.T) {
 	s.Placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
 		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted}
 	r = Schedule(context.Background(), fw, s, fleet)
-	if r.Err != nil || len(r.Targets) != 1 || !equalComponents(r.Targets[0].Components, wantSet) {
+	if r.Err != nil || len(r.Targets) != 1 || !slices.Equal(r.Targets[0].Components, wantSet) {
 		t.Fatalf("divided: %+v %v, want one cluster with the whole set", r.Targets, r.Err)
 	}
 	// It stays where it runs.
@@ -308,18 +309,6 @@ func TestScheduleComponents(t *testing.T) {
 	if r.Err != nil || len(r.Targets) != 1 || r.Targets[0].Name != "member2" {
 		t.Errorf("divided, running in member2: %+v %v", r.Targets, r.Err)
 	}
-}
-
-func equalComponents(a, b []workv1alpha2.ComponentReplicas) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // overflowAffinities: the primary group fills first, then each overflow
