@@ -304,7 +304,7 @@ func TestStronglyConnected(t *testing.T) {
 // runs).
 var linkedControllers = map[string][]string{
 	"karmadactl":    nil,
-	"karmada-agent": {"internal/clusters/clusterstatus", "internal/propagation/execution", "internal/propagation/workstatus"},
+	"karmada-agent": {"internal/clusters/clusterstatus", "internal/propagation/execution", "internal/propagation/workstatus", "internal/services/export"},
 }
 
 // TestLeanBinariesLinkOnlyTheirControllers fails when karmadactl or the

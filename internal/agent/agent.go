@@ -52,6 +52,7 @@ import (
 	"github.com/karmada-go/karmada/internal/propagation/execution"
 	"github.com/karmada-go/karmada/internal/propagation/workstatus"
 	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/services/export"
 )
 
 // Config is what the agent runs with.
@@ -116,45 +117,11 @@ func Run(ctx context.Context, cfg Config) error {
 		}()
 		defer func() { stop(); <-rotating }()
 	}
-	// The Cluster and the agent's rights come with the registration's
-	// approval; until they are there (or visible), the claim is retried.
-	if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := claim(ctx, direct, cfg, string(ks.UID))
-		if errors.Is(err, ErrWrongCluster) {
-			return false, err
-		}
-		if err != nil {
-			log.Info("Waiting to claim the Cluster", "err", err.Error())
-		}
-		return err == nil, nil
-	}); err != nil {
+	if err := waitForClaim(ctx, direct, cfg, string(ks.UID)); err != nil {
 		return err
 	}
-	es := workv1alpha1.ExecutionNamespace(cfg.ClusterName)
-	// Only what the agent may read: its Works, its Cluster.
-	cacheOpts := cli.CacheOptions()
-	cacheOpts.ByObject = map[client.Object]cache.ByObject{
-		&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{es: {}}},
-		&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", cfg.ClusterName)},
-	}
-	// A cached read of any other type fails at once instead of starting an
-	// informer the agent's rights cannot fill (which would wait for ever, a
-	// worker with it).
-	cacheOpts.ReaderFailOnMissingInformer = true
-	mgr, err := ctrl.NewManager(cfg.Karmada, ctrl.Options{
-		Scheme:                 scheme.Scheme,
-		Cache:                  cacheOpts,
-		Metrics:                cfg.Metrics,
-		HealthProbeBindAddress: cfg.HealthProbeBindAddress,
-		Controller:             config.Controller{SkipNameValidation: ptr.To(cfg.SkipNameValidation)},
-	})
+	mgr, err := newManager(cfg)
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
 	members := clusterclient.NewCache(mgr.GetAPIReader(), clusterclient.Options{Static: map[string]*rest.Config{cfg.ClusterName: cfg.Member}, Timeout: 30 * time.Second})
@@ -195,6 +162,55 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	log.Info("Starting karmada-agent", "controllers", controllerNames(side))
 	return mgr.Start(ctx)
+}
+
+// waitForClaim claims the Cluster (claim): the Cluster and the agent's
+// rights come with the registration's approval; until they are there (or
+// visible), the claim is retried.
+func waitForClaim(ctx context.Context, direct client.Client, cfg Config, id string) error {
+	log := klog.FromContext(ctx).WithValues("cluster", cfg.ClusterName)
+	return wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := claim(ctx, direct, cfg, id)
+		if errors.Is(err, ErrWrongCluster) {
+			return false, err
+		}
+		if err != nil {
+			log.Info("Waiting to claim the Cluster", "err", err.Error())
+		}
+		return err == nil, nil
+	})
+}
+
+// newManager is the agent's manager, reading only what the agent may
+// read in the control plane: its Works and its Cluster.
+func newManager(cfg Config) (ctrl.Manager, error) {
+	es := workv1alpha1.ExecutionNamespace(cfg.ClusterName)
+	cacheOpts := cli.CacheOptions()
+	cacheOpts.ByObject = map[client.Object]cache.ByObject{
+		&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{es: {}}},
+		&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", cfg.ClusterName)},
+	}
+	// A cached read of any other type fails at once instead of starting an
+	// informer the agent's rights cannot fill (which would wait for ever, a
+	// worker with it).
+	cacheOpts.ReaderFailOnMissingInformer = true
+	mgr, err := ctrl.NewManager(cfg.Karmada, ctrl.Options{
+		Scheme:                 scheme.Scheme,
+		Cache:                  cacheOpts,
+		Metrics:                cfg.Metrics,
+		HealthProbeBindAddress: cfg.HealthProbeBindAddress,
+		Controller:             config.Controller{SkipNameValidation: ptr.To(cfg.SkipNameValidation)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
 }
 
 // claim makes sure the Cluster the control plane made at registration is
@@ -289,19 +305,20 @@ type memberController struct {
 
 // memberSide is everything the agent runs against its own member, in one
 // place: the member side of a pull-mode cluster. The control plane runs
-// the same three controllers for its push-mode members; here each is built
-// for the agent (Agent: its own cluster only, reading no bindings; the
-// Works' Applied condition written with their first status).
+// the same four controllers for its push-mode members; here each is built
+// by its ForAgent constructor (its own cluster only, reading no bindings;
+// the Works' Applied condition written with their first status).
 func memberSide(cfg Config, mgr ctrl.Manager, members *clusterclient.Cache, recorders *events.Provider, in *interpreter.Interpreter) []memberController {
 	workers := max(cfg.Workers, 1)
 	return []memberController{
-		{clusterstatus.ControllerName, (&clusterstatus.Reconciler{Client: mgr.GetClient(), Members: members, Agent: true, Workers: 1,
+		{clusterstatus.ControllerName, clusterstatus.ForAgent(&clusterstatus.Reconciler{Client: mgr.GetClient(), Members: members, Workers: 1,
 			UpdateFrequency: cfg.StatusUpdateFrequency, FailureThreshold: orDefault(cfg.FailureThreshold, 30*time.Second),
 			SuccessThreshold: orDefault(cfg.SuccessThreshold, 30*time.Second)}).SetupWithManager},
-		{execution.ControllerName, (&execution.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers,
+		{execution.ControllerName, execution.ForAgent(&execution.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Workers: workers,
 			StatusWritesApplied: true, Recorder: recorders.RecorderFor(events.SourceExecution)}).SetupWithManager},
-		{workstatus.ControllerName, (&workstatus.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Agent: true, Workers: workers,
+		{workstatus.ControllerName, workstatus.ForAgent(&workstatus.Reconciler{Client: mgr.GetClient(), Interpreter: in, Members: members, Workers: workers,
 			Recorder: recorders.RecorderFor(events.SourceWorkStatus)}).SetupWithManager},
+		{export.ControllerName, export.ForAgent(&export.Reconciler{Client: mgr.GetClient(), Members: members, Workers: workers}).SetupWithManager},
 	}
 }
 

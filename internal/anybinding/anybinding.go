@@ -281,13 +281,23 @@ func Targets(spec *workv1alpha2.ResourceBindingSpec) []workv1alpha2.TargetCluste
 	return out
 }
 
-// SetInterpreted sets the binding's ResourceInterpreted condition for the
-// interpreter operations ops (a controller passes those it runs): False
-// with the failure when one failed, True again once they succeed after one
-// of them failed (a binding that never saw a failure of ops gets no
-// condition, and costs no write). obj and status are the binding's, as
-// read.
+// SetInterpreted sets the binding's ResourceInterpreted condition as
+// MarkInterpreted does and writes the status when it changed.
 func SetInterpreted(ctx context.Context, c client.Client, b Binding, ops []string, failure error) error {
+	before := b.Object.DeepCopyObject().(client.Object)
+	if !MarkInterpreted(b, ops, failure) {
+		return nil
+	}
+	return client.IgnoreNotFound(c.Status().Patch(ctx, b.Object, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+}
+
+// MarkInterpreted sets, in memory, the binding's ResourceInterpreted
+// condition for the interpreter operations ops (a controller passes those
+// it runs): False with the failure when one failed, True again once they
+// succeed after one of them failed (a binding that never saw a failure of
+// ops gets no condition, and costs no write). It reports whether the
+// status changed; the caller writes it.
+func MarkInterpreted(b Binding, ops []string, failure error) bool {
 	obj, status := b.Object, b.Status
 	cur := meta.FindStatusCondition(status.Conditions, workv1alpha2.ResourceInterpreted)
 	cond := metav1.Condition{Type: workv1alpha2.ResourceInterpreted, Status: metav1.ConditionTrue, Reason: workv1alpha2.ReasonInterpretSucceeded,
@@ -296,7 +306,7 @@ func SetInterpreted(ctx context.Context, c client.Client, b Binding, ops []strin
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.ReasonInterpretFailed, failure.Error()
 	} else {
 		if cur == nil || cur.Status == metav1.ConditionTrue {
-			return nil
+			return false
 		}
 		// Another operation's failure is not this controller's to clear.
 		mine := false
@@ -304,13 +314,12 @@ func SetInterpreted(ctx context.Context, c client.Client, b Binding, ops []strin
 			mine = mine || strings.Contains(cur.Message, "operation "+op+":")
 		}
 		if !mine {
-			return nil
+			return false
 		}
 	}
 	if cur != nil && cur.Status == cond.Status && cur.Message == cond.Message {
-		return nil
+		return false
 	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	meta.SetStatusCondition(&status.Conditions, cond)
-	return client.IgnoreNotFound(c.Status().Patch(ctx, obj, patch))
+	return true
 }

@@ -112,6 +112,30 @@ const (
 // Reasons recorded on FederatedResourceQuotas (Karmada's; the sync and
 // status controllers record SyncWorkSucceed/Failed and
 // AggregateStatusSucceed/Failed on the quota).
+// Reasons of the multi-cluster services controllers (ours: Karmada records
+// none there).
+const (
+	// EndpointSliceImportFailed, on a collected Work: its EndpointSlice is
+	// not imported (malformed, or of a Service the cluster does not export).
+	EndpointSliceImportFailed = "EndpointSliceImportFailed"
+	// DeriveServiceFailed, on a ServiceImport: its derived Service could
+	// not be written (a Service of that name that Karmada did not create).
+	DeriveServiceFailed = "DeriveServiceFailed"
+)
+
+// Reasons recorded on CronFederatedHPAs (Karmada's).
+const (
+	// ScaleFailed: a rule's execution could not scale its target.
+	ScaleFailed = "ScaleFailed"
+	// UpdateStatusFailed: an execution's history could not be recorded.
+	UpdateStatusFailed = "UpdateStatusFailed"
+	// StartRuleFailed: a rule's schedule or time zone cannot be read.
+	StartRuleFailed = "StartRuleFailed"
+	// UpdateCronFederatedHPAFailed: the rules' next execution times could
+	// not be recorded.
+	UpdateCronFederatedHPAFailed = "UpdateCronFederatedHPAFailed"
+)
+
 const (
 	CollectOverallStatusSucceed = "CollectOverallStatusSucceed"
 	CollectOverallStatusFailed  = "CollectOverallStatusFailed"
@@ -144,6 +168,10 @@ const (
 	SourceTaintManager        = "taint-manager"
 	SourceGracefulEviction    = "graceful-eviction-controller"
 	SourceApplicationFailover = "application-failover-controller"
+	SourceEndpointSlice       = "endpointslice-controller"
+	SourceServiceImport       = "service-import-controller"
+	SourceMultiClusterService = "multiclusterservice-controller"
+	SourceCronFederatedHPA    = "cronfederatedhpa-controller"
 )
 
 // Normal records a Normal event on obj; a nil recorder records nothing.

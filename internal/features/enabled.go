@@ -2,16 +2,18 @@ package features
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // Enabled resolves a list flag such as --controllers or --plugins against
 // the known names of things of one kind (what: "controller", "plugin"): "*"
-// enables all, "name" one, "-name" disables one (which wins over "*"). It
+// enables all but those offByDefault, "name" one, "-name" disables one
+// (which wins over "*"). It
 // returns the enabled names sorted, or an error naming the flag, the unknown
 // name and the known ones.
-func Enabled(flagName, what string, known []string, spec []string) ([]string, error) {
+func Enabled(flagName, what string, known []string, spec []string, offByDefault ...string) ([]string, error) {
 	sorted := append([]string(nil), known...)
 	sort.Strings(sorted)
 	isKnown := make(map[string]bool, len(known))
@@ -35,7 +37,7 @@ func Enabled(flagName, what string, known []string, spec []string) ([]string, er
 	}
 	var out []string
 	for _, n := range sorted {
-		if !off[n] && (all || on[n]) {
+		if !off[n] && (all && !slices.Contains(offByDefault, n) || on[n]) {
 			out = append(out, n)
 		}
 	}

@@ -37,3 +37,24 @@ func TestEnabled(t *testing.T) {
 		}
 	}
 }
+
+// A thing off by default is left out of "*" and in when named.
+func TestEnabledOffByDefault(t *testing.T) {
+	known := []string{"a", "b", "c"}
+	for _, c := range []struct {
+		spec, want []string
+	}{
+		{[]string{"*"}, []string{"a", "c"}},
+		{[]string{"*", "b"}, []string{"a", "b", "c"}},
+		{[]string{"b"}, []string{"b"}},
+		{[]string{"*", "b", "-b"}, []string{"a", "c"}},
+	} {
+		got, err := Enabled("--things", "thing", known, c.spec, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(c.want, got); d != "" {
+			t.Errorf("%v (-want,+got):\n%s", c.spec, d)
+		}
+	}
+}

@@ -26,6 +26,11 @@ const GracefulEviction featuregate.Feature = "GracefulEviction"
 // default, as in Karmada.
 const FederatedQuotaEnforcement featuregate.Feature = "FederatedQuotaEnforcement"
 
+// MultiClusterService turns on the MultiClusterService controllers
+// (multiclusterservice, and the collection of its providers' EndpointSlices
+// by serviceExport). Alpha, off by default, as in Karmada.
+const MultiClusterService featuregate.Feature = "MultiClusterService"
+
 // Gate is the components' feature gate; --feature-gates sets it.
 var Gate featuregate.MutableFeatureGate = featuregate.NewFeatureGate()
 
@@ -34,5 +39,6 @@ func init() {
 		Failover:                  {Default: false, PreRelease: featuregate.Beta},
 		GracefulEviction:          {Default: true, PreRelease: featuregate.Beta},
 		FederatedQuotaEnforcement: {Default: false, PreRelease: featuregate.Alpha},
+		MultiClusterService:       {Default: false, PreRelease: featuregate.Alpha},
 	}))
 }

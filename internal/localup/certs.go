@@ -17,6 +17,8 @@ import (
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/localup/pki"
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
 // Certificates lists every certificate of the fleet in stateDir, CAs first,
@@ -26,7 +28,7 @@ func Certificates(stateDir, binDir string) ([]certexpiry.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps, err := f.steps()
+	steps, err := f.Steps()
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +40,8 @@ func Certificates(stateDir, binDir string) ([]certexpiry.Certificate, error) {
 		c := certexpiry.Describe(rel, cert, now, users[path])
 		switch {
 		case strings.HasSuffix(path, filepath.Join("pki", "admin.crt")):
-			c.UsedBy = append(c.UsedBy, "kubeconfig "+f.cfg.Kubeconfig)
-		case path == f.etcd.root:
+			c.UsedBy = append(c.UsedBy, "kubeconfig "+f.Cfg.Kubeconfig)
+		case path == f.Etcd.Root:
 			c.UsedBy = append(c.UsedBy, "karmada-local (etcd users and roles)")
 		}
 		out = append(out, c)
@@ -68,7 +70,7 @@ func eachCertificate(dir string, fn func(path string, cert *x509.Certificate)) e
 // certificateUsers maps each certificate file to the processes that read
 // it: named by a flag (--tls-cert-file=..., --cert-dir with
 // --tls-cert-file-name) or by a kubeconfig a flag names.
-func certificateUsers(steps []*Step) map[string][]string {
+func certificateUsers(steps []*process.Step) map[string][]string {
 	users := map[string][]string{}
 	add := func(path, step string) {
 		for _, u := range users[path] {
@@ -79,7 +81,7 @@ func certificateUsers(steps []*Step) map[string][]string {
 		users[path] = append(users[path], step)
 	}
 	for _, s := range steps {
-		if !s.isProcess() {
+		if !s.IsProcess() {
 			continue
 		}
 		flags := map[string]string{}
@@ -145,13 +147,13 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 		return fmt.Errorf("no fleet in %s: run `karmada-local up` first", stateDir)
 	}
 	cfg := rec.config(stateDir, binDir)
-	cfg.renew = true
+	cfg.Renew = true
 	began := time.Now()
-	f := newFleet(cfg)
-	if err := f.prepare(); err != nil {
+	f := plan.NewFleet(cfg)
+	if err := f.Prepare(); err != nil {
 		return err
 	}
-	if err := f.writeUserKubeconfig(); err != nil {
+	if err := f.WriteUserKubeconfig(); err != nil {
 		return err
 	}
 	// The serial numbers of the certificates issued now: what each server
@@ -165,12 +167,12 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Renewed %d certificates (valid until %s); the CAs are kept.\n", len(renewed), began.Add(cfg.validity().LeafLifetime()).UTC().Format(time.RFC3339))
-	steps, err := f.steps()
+	fmt.Fprintf(out, "Renewed %d certificates (valid until %s); the CAs are kept.\n", len(renewed), began.Add(cfg.Validity().LeafLifetime()).UTC().Format(time.RFC3339))
+	steps, err := f.Steps()
 	if err != nil {
 		return err
 	}
-	running, err := runningProcesses(stateDir)
+	running, err := process.Running(stateDir)
 	if err != nil {
 		return err
 	}
@@ -191,7 +193,7 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 		if err := ComponentStart(ctx, stateDir, binDir, s.Name, io.Discard); err != nil {
 			return err
 		}
-		if running, err = runningProcesses(stateDir); err != nil {
+		if running, err = process.Running(stateDir); err != nil {
 			return err
 		}
 	}
@@ -215,7 +217,7 @@ func RenewCertificates(ctx context.Context, stateDir, binDir string, opts RenewO
 
 // waitServing waits until the server behind probe presents one of the
 // renewed certificates (by serial number).
-func waitServing(ctx context.Context, probe *Probe, renewed map[string]bool) (time.Duration, error) {
+func waitServing(ctx context.Context, probe *process.Probe, renewed map[string]bool) (time.Duration, error) {
 	u, err := url.Parse(probe.URL)
 	if err != nil {
 		return 0, err

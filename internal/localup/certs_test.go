@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
+	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
 func TestResidual(t *testing.T) {
@@ -30,7 +31,7 @@ current-context: c
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	users := certificateUsers([]*Step{
+	users := certificateUsers([]*process.Step{
 		{Name: "a", Binary: "x", Args: []string{"--tls-cert-file=/pki/srv.crt", "--kubeconfig=" + kc}},
 		{Name: "b", Binary: "x", Args: []string{"--cert-dir=/pki", "--tls-cert-file-name=hook.crt", "--etcd-cafile=/pki/ca.crt"}},
 		{Name: "task", Args: []string{"--tls-cert-file=/pki/srv.crt"}},

@@ -4,102 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/karmada-go/karmada/internal/localup/pki"
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
-func TestRunDAGRespectsDependencies(t *testing.T) {
-	var mu sync.Mutex
-	var order []string
-	steps := []*Step{
-		{Name: "c", After: []string{"a", "b"}},
-		{Name: "a"},
-		{Name: "b", After: []string{"a"}},
-	}
-	err := runDAG(context.Background(), steps, func(_ context.Context, s *Step) error {
-		mu.Lock()
-		order = append(order, s.Name)
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(order, "") != "abc" {
-		t.Fatalf("ran in order %v, want a, b, c", order)
-	}
-}
-
-func TestRunDAGStopsAtFirstErrorAndSkipsDependents(t *testing.T) {
-	ran := map[string]bool{}
-	var mu sync.Mutex
-	steps := []*Step{{Name: "a"}, {Name: "b", After: []string{"a"}}}
-	err := runDAG(context.Background(), steps, func(_ context.Context, s *Step) error {
-		mu.Lock()
-		ran[s.Name] = true
-		mu.Unlock()
-		if s.Name == "a" {
-			return errors.New("boom")
-		}
-		return nil
-	})
-	if err == nil || err.Error() != "boom" {
-		t.Fatalf("want the step's error, got %v", err)
-	}
-	if ran["b"] {
-		t.Fatal("a step ran although its dependency failed")
-	}
-}
-
-func TestRunDAGRejectsCycles(t *testing.T) {
-	steps := []*Step{{Name: "a", After: []string{"b"}}, {Name: "b", After: []string{"a"}}}
-	err := runDAG(context.Background(), steps, func(context.Context, *Step) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "cycle") {
-		t.Fatalf("want a cycle error, got %v", err)
-	}
-}
-
-func TestPortInUseNamesPortAndProcess(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
-	err = checkPortFree(port, "member1/kube-apiserver")
-	var pe *PortInUseError
-	if !errors.As(err, &pe) {
-		t.Fatalf("want *PortInUseError, got %v", err)
-	}
-	if pe.PID != os.Getpid() {
-		t.Errorf("reported pid %d, want this test's pid %d", pe.PID, os.Getpid())
-	}
-	// The kernel's comm: the first 15 bytes of the executable's name.
-	if want := filepath.Base(os.Args[0]); pe.Command == "" || !strings.HasPrefix(want, pe.Command) {
-		t.Errorf("reported command %q, want a prefix of %q", pe.Command, want)
-	}
-	for _, want := range []string{fmt.Sprint(port), "member1/kube-apiserver", "--port-base"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
-		}
-	}
-	l.Close()
-	if err := checkPortFree(port, "x"); err != nil {
-		t.Fatalf("a free port was reported busy: %v", err)
-	}
-}
-
-func testConfig(t *testing.T, binDir string) Config {
+func testConfig(t *testing.T, binDir string) plan.Config {
 	dir := t.TempDir()
-	return Config{StateDir: filepath.Join(dir, "state"), BinDir: binDir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
+	return plan.Config{StateDir: filepath.Join(dir, "state"), BinDir: binDir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
 		Members: 1, NodesPerMember: 1, PortBase: freePortBase(t)}
 }
 
@@ -108,7 +26,7 @@ func freePortBase(t *testing.T) int {
 	for base := 21000; base < 23000; base += 100 {
 		ok := true
 		for p := base; p < base+20; p++ {
-			if checkPortFree(p, "") != nil {
+			if process.CheckPortFree(p, "") != nil {
 				ok = false
 				break
 			}
@@ -123,7 +41,7 @@ func freePortBase(t *testing.T) int {
 
 func TestUpWithoutBinariesSaysRunMakeBuild(t *testing.T) {
 	err := Up(context.Background(), testConfig(t, t.TempDir()), &bytes.Buffer{})
-	var me *MissingBinaryError
+	var me *process.MissingBinaryError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "make build") || !strings.Contains(err.Error(), "kube-apiserver") {
 		t.Fatalf("want a missing-binary error naming kube-apiserver and make build, got %v", err)
 	}
@@ -133,7 +51,7 @@ func TestUpWithoutBinariesSaysRunMakeBuild(t *testing.T) {
 // the launcher's failure paths; etcd runs the given shell script.
 func fakeBinDir(t *testing.T, etcdScript string) string {
 	dir := t.TempDir()
-	for _, b := range requiredBinaries {
+	for _, b := range plan.RequiredBinaries {
 		script := "#!/bin/sh\nsleep 60\n"
 		if b == "etcd" {
 			script = "#!/bin/sh\n" + etcdScript
@@ -148,14 +66,14 @@ func fakeBinDir(t *testing.T, etcdScript string) string {
 func TestComponentDyingWhileStartingReportsItsLog(t *testing.T) {
 	cfg := testConfig(t, fakeBinDir(t, "echo 'fatal: cannot open data dir' >&2\nexit 3\n"))
 	err := Up(context.Background(), cfg, &bytes.Buffer{})
-	var se *StartError
+	var se *process.StartError
 	if !errors.As(err, &se) {
 		t.Fatalf("want *StartError, got %v", err)
 	}
 	if se.Step != "karmada/etcd" || !strings.Contains(err.Error(), "cannot open data dir") || !strings.Contains(err.Error(), se.LogPath) {
 		t.Fatalf("error should name karmada/etcd, its last log lines and log path; got %v", err)
 	}
-	running, err := runningProcesses(cfg.StateDir)
+	running, err := process.Running(cfg.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +91,7 @@ func TestFailedUpStopsWhatItStarted(t *testing.T) {
 	if err == nil {
 		t.Fatal("up succeeded with an etcd that never became ready")
 	}
-	running, _ := runningProcesses(cfg.StateDir)
+	running, _ := process.Running(cfg.StateDir)
 	if len(running) != 0 {
 		t.Fatalf("processes left running after a failed up: %v", running)
 	}
@@ -188,7 +106,7 @@ func TestStaleStateDirectoryIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Up(context.Background(), cfg, &bytes.Buffer{})
-	var se *StaleStateError
+	var se *process.StaleStateError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "down --purge") {
 		t.Fatalf("want a stale-state error telling how to start afresh, got %v", err)
 	}
@@ -202,12 +120,12 @@ func TestStaleStateDirectoryIsReported(t *testing.T) {
 }
 
 func TestValidateNamesTheFlag(t *testing.T) {
-	base := Config{StateDir: "s", Kubeconfig: "k", Members: 3, NodesPerMember: 3, PortBase: 31000}
-	cases := map[string]func(*Config){
-		"--members":          func(c *Config) { c.Members = -1 },
-		"--nodes-per-member": func(c *Config) { c.NodesPerMember = 0 },
-		"--port-base":        func(c *Config) { c.PortBase = 80 },
-		"--pull-members":     func(c *Config) { c.PullMembers = []string{"member4"} },
+	base := plan.Config{StateDir: "s", Kubeconfig: "k", Members: 3, NodesPerMember: 3, PortBase: 31000}
+	cases := map[string]func(*plan.Config){
+		"--members":          func(c *plan.Config) { c.Members = -1 },
+		"--nodes-per-member": func(c *plan.Config) { c.NodesPerMember = 0 },
+		"--port-base":        func(c *plan.Config) { c.PortBase = 80 },
+		"--pull-members":     func(c *plan.Config) { c.PullMembers = []string{"member4"} },
 	}
 	for flag, mutate := range cases {
 		c := base
@@ -225,17 +143,17 @@ func TestValidateNamesTheFlag(t *testing.T) {
 	}
 	// The plan: a pull member registers and runs an agent instead of
 	// joining, and the fleet waits for its agent.
-	steps := map[string]*Step{}
-	f := newFleet(base)
-	for _, c := range f.clusters {
-		c.ca = &pki.CA{}
+	steps := map[string]*process.Step{}
+	f := plan.NewFleet(base)
+	for _, c := range f.Clusters {
+		c.CA = &pki.CA{}
 	}
-	for _, c := range f.clusters[1:] {
-		if c.pull != (c.name == "member3") {
-			t.Errorf("%s pull=%v", c.name, c.pull)
+	for _, c := range f.Clusters[1:] {
+		if c.Pull != (c.Name == "member3") {
+			t.Errorf("%s pull=%v", c.Name, c.Pull)
 		}
-		if c.pull {
-			for _, s := range f.pullSteps(c, c.name+"/nodes") {
+		if c.Pull {
+			for _, s := range f.PullSteps(c, c.Name+"/nodes") {
 				steps[s.Name] = s
 			}
 		}
@@ -247,13 +165,13 @@ func TestValidateNamesTheFlag(t *testing.T) {
 
 func TestDownStopsRecordedProcessesOnly(t *testing.T) {
 	dir := t.TempDir()
-	f := newFleet(Config{StateDir: dir})
-	p, err := startProcess("member1/kwok", "/bin/sleep", []string{"60"}, nil, f.logPath("member1/kwok"), f.pidPath("member1/kwok"))
+	f := plan.NewFleet(plan.Config{StateDir: dir})
+	p, err := process.Start("member1/kwok", "/bin/sleep", []string{"60"}, nil, f.LogPath("member1/kwok"), f.PidPath("member1/kwok"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A record of a process that is gone is ignored and cleaned up.
-	if err := writePidRecord(f.pidPath("member2/kwok"), pidRecord{PID: 1 << 22, StartTime: 1}); err != nil {
+	if err := process.WriteRecord(f.PidPath("member2/kwok"), process.Record{PID: 1 << 22, StartTime: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeState(dir, stateRecord{Members: 2, NodesPerMember: 1, PortBase: 31000, Kubeconfig: filepath.Join(dir, "kc")}); err != nil {
@@ -264,30 +182,20 @@ func TestDownStopsRecordedProcessesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the recorded process still runs after down")
 	}
-	if _, err := os.Stat(f.pidPath("member1/kwok")); !os.IsNotExist(err) {
+	if _, err := os.Stat(f.PidPath("member1/kwok")); !os.IsNotExist(err) {
 		t.Error("pid file kept after the process was stopped")
 	}
-	if _, err := os.Stat(f.pidPath("member2/kwok")); !os.IsNotExist(err) {
+	if _, err := os.Stat(f.PidPath("member2/kwok")); !os.IsNotExist(err) {
 		t.Error("stale pid file kept")
 	}
 }
 
-func TestProcMemoryReadsOwnProcess(t *testing.T) {
-	rss, peak, err := procMemory(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rss <= 0 || peak < rss {
-		t.Fatalf("rss=%d peak=%d: want 0 < rss <= peak", rss, peak)
-	}
-}
-
 func TestPortBaseInEphemeralRangeIsRefused(t *testing.T) {
-	lo, hi, err := ephemeralRange()
+	lo, hi, err := process.EphemeralRange()
 	if err != nil {
 		t.Fatalf("reading the ephemeral port range: %v", err)
 	}
@@ -297,7 +205,7 @@ func TestPortBaseInEphemeralRangeIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ephemeral") || !strings.Contains(err.Error(), "--port-base") {
 		t.Fatalf("want an error about the ephemeral range naming --port-base, got %v", err)
 	}
-	if checkOutsideEphemeral(lo-100, lo-1) != nil || checkOutsideEphemeral(hi+1, hi+10) != nil {
+	if process.CheckOutsideEphemeral(lo-100, lo-1) != nil || process.CheckOutsideEphemeral(hi+1, hi+10) != nil {
 		t.Fatal("ports outside the ephemeral range were refused")
 	}
 }
@@ -328,31 +236,31 @@ func TestPurgeRemovesOnlyAStateDirectory(t *testing.T) {
 // does not match, is not ours and is never signalled.
 func TestPidRecordsWithoutMatchingStartTimeAreNotOurs(t *testing.T) {
 	self := os.Getpid()
-	st, err := procStartTime(self)
+	st, err := process.ProcStartTime(self)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rec := range []pidRecord{{PID: 1}, {PID: 1, StartTime: 1}, {PID: self}, {PID: self, StartTime: st + 1}, {PID: 0, StartTime: st}} {
-		if rec.alive() {
+	for _, rec := range []process.Record{{PID: 1}, {PID: 1, StartTime: 1}, {PID: self}, {PID: self, StartTime: st + 1}, {PID: 0, StartTime: st}} {
+		if rec.Alive() {
 			t.Errorf("%+v counts as a process karmada-local started", rec)
 		}
-		if err := stopRecorded(rec, time.Second); err != nil {
+		if err := process.Stop(rec, time.Second); err != nil {
 			t.Errorf("%+v: %v", rec, err)
 		}
 	}
-	if !(pidRecord{PID: self, StartTime: st}).alive() {
+	if !(process.Record{PID: self, StartTime: st}).Alive() {
 		t.Error("a record with the right pid and start time is not recognised")
 	}
 	// Still here: nothing was signalled.
 	dir := t.TempDir()
-	f := newFleet(Config{StateDir: dir})
-	if err := os.MkdirAll(filepath.Dir(f.pidPath("karmada/etcd")), 0o700); err != nil {
+	f := plan.NewFleet(plan.Config{StateDir: dir})
+	if err := os.MkdirAll(filepath.Dir(f.PidPath("karmada/etcd")), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(f.pidPath("karmada/etcd"), []byte("1 0\n"), 0o600); err != nil {
+	if err := os.WriteFile(f.PidPath("karmada/etcd"), []byte("1 0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	running, err := runningProcesses(dir)
+	running, err := process.Running(dir)
 	if err != nil || len(running) != 0 {
 		t.Fatalf("a pid file holding pid 1 was taken as running: %v (%v)", running, err)
 	}
@@ -375,7 +283,7 @@ func TestFailedUpLeavesNoProcessOfItsOwn(t *testing.T) {
 		if err != nil || !bytes.Contains(cmdline, []byte(bin)) {
 			continue
 		}
-		if _, state, err := procStat(atoi(p.Name())); err == nil && state != "Z" && state != "X" {
+		if _, state, err := process.ProcStat(atoi(p.Name())); err == nil && state != "Z" && state != "X" {
 			t.Errorf("process %s (%s) outlived the failed up", p.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
 // --profiling reaches every kube-apiserver and etcd, and nothing serves
@@ -15,13 +18,13 @@ import (
 func TestProfilingReachesAPIServersAndEtcd(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		dir := t.TempDir()
-		cfg := Config{StateDir: filepath.Join(dir, "state"), Kubeconfig: filepath.Join(dir, "kubeconfig"),
-			Members: 2, NodesPerMember: 1, PortBase: 31000, PullMembers: []string{MemberName(2)}, Profiling: on}
-		f := newFleet(cfg)
-		if err := f.prepare(); err != nil {
+		cfg := plan.Config{StateDir: filepath.Join(dir, "state"), Kubeconfig: filepath.Join(dir, "kubeconfig"),
+			Members: 2, NodesPerMember: 1, PortBase: 31000, PullMembers: []string{plan.MemberName(2)}, Profiling: on}
+		f := plan.NewFleet(cfg)
+		if err := f.Prepare(); err != nil {
 			t.Fatal(err)
 		}
-		steps, err := f.steps()
+		steps, err := f.Steps()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,12 +65,12 @@ func TestUpRefusesToChangeProfilingOfARunningFleet(t *testing.T) {
 	if err := writeState(cfg.StateDir, recordOf(cfg)); err != nil {
 		t.Fatal(err)
 	}
-	f := newFleet(cfg)
-	p, err := startProcess("member1/kwok", "/bin/sleep", []string{"60"}, nil, f.logPath("member1/kwok"), f.pidPath("member1/kwok"))
+	f := plan.NewFleet(cfg)
+	p, err := process.Start("member1/kwok", "/bin/sleep", []string{"60"}, nil, f.LogPath("member1/kwok"), f.PidPath("member1/kwok"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = stopRecorded(p.rec, 5*time.Second) }()
+	defer func() { _ = process.Stop(p.Rec, 5*time.Second) }()
 	cfg.Profiling = true
 	err = Up(context.Background(), cfg, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--profiling=false") || !strings.Contains(err.Error(), "karmada-local down") {
@@ -79,8 +82,8 @@ func TestUpRefusesToChangeProfilingOfARunningFleet(t *testing.T) {
 // file is what status and component restart rebuild it from.
 func TestStateRecordKeepsTheFleet(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{StateDir: dir, BinDir: "/bin", Kubeconfig: filepath.Join(dir, "kc"), Members: 4, NodesPerMember: 7,
-		PortBase: 31000, PullMembers: []string{MemberName(3), MemberName(1)}, Profiling: true, PropagateKinds: []string{"deployments.apps", "pods"}}
+	cfg := plan.Config{StateDir: dir, BinDir: "/bin", Kubeconfig: filepath.Join(dir, "kc"), Members: 4, NodesPerMember: 7,
+		PortBase: 31000, PullMembers: []string{plan.MemberName(3), plan.MemberName(1)}, Profiling: true, PropagateKinds: []string{"deployments.apps", "pods"}}
 	if err := writeState(dir, recordOf(cfg)); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestStateRecordKeepsTheFleet(t *testing.T) {
 		t.Errorf("record gives %+v, want the fleet of %+v", got, cfg)
 	}
 	other := recordOf(cfg)
-	other.PullMembers = []string{MemberName(1), MemberName(3)}
+	other.PullMembers = []string{plan.MemberName(1), plan.MemberName(3)}
 	if !rec.sameFleet(other) {
 		t.Error("the same pull members in another order were taken for another fleet")
 	}

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
 // stateVersion is the layout version of the state directory. A directory
@@ -57,7 +60,7 @@ type stateRecord struct {
 }
 
 // recordOf is what up records of cfg.
-func recordOf(cfg Config) stateRecord {
+func recordOf(cfg plan.Config) stateRecord {
 	return stateRecord{Members: cfg.Members, NodesPerMember: cfg.NodesPerMember, PortBase: cfg.PortBase,
 		Kubeconfig: cfg.Kubeconfig, PullMembers: cfg.PullMembers, Profiling: cfg.Profiling,
 		PropagateKinds: cfg.PropagateKinds, ClusterAdmin: cfg.ClusterAdmin,
@@ -68,8 +71,8 @@ func recordOf(cfg Config) stateRecord {
 }
 
 // config is the configuration of the recorded fleet.
-func (r stateRecord) config(stateDir, binDir string) Config {
-	return Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
+func (r stateRecord) config(stateDir, binDir string) plan.Config {
+	return plan.Config{StateDir: stateDir, BinDir: binDir, Kubeconfig: r.Kubeconfig, Members: r.Members,
 		NodesPerMember: r.NodesPerMember, PortBase: r.PortBase, PullMembers: r.PullMembers, Profiling: r.Profiling,
 		PropagateKinds: r.PropagateKinds, ClusterAdmin: r.ClusterAdmin,
 		AdvertiseAddress: r.AdvertiseAddress, ExternalKarmada: r.ExternalKarmada, ExternalKarmadaContext: r.ExternalKarmadaContext, HA: r.HA,
@@ -99,7 +102,7 @@ func readState(dir string) (*stateRecord, error) {
 	}
 	rec := &stateRecord{}
 	if err := json.Unmarshal(data, rec); err != nil || rec.Version != stateVersion {
-		return nil, &StaleStateError{Dir: dir, Reason: fmt.Sprintf("fleet.json is not a version %d record", stateVersion)}
+		return nil, &process.StaleStateError{Dir: dir, Reason: fmt.Sprintf("fleet.json is not a version %d record", stateVersion)}
 	}
 	return rec, nil
 }
@@ -120,18 +123,8 @@ func writeState(dir string, rec stateRecord) error {
 	return os.Rename(tmp, statePath(dir))
 }
 
-// StaleStateError says the state directory cannot be used as it is.
-type StaleStateError struct {
-	Dir    string
-	Reason string
-}
-
-func (e *StaleStateError) Error() string {
-	return fmt.Sprintf("state directory %s is stale: %s; run `karmada-local down --purge --state-dir %s` to start afresh (this deletes the fleet's data)", e.Dir, e.Reason, e.Dir)
-}
-
 // fleetFromState rebuilds the fleet recorded in a state directory.
-func fleetFromState(stateDir, binDir string) (*fleet, error) {
+func fleetFromState(stateDir, binDir string) (*plan.Fleet, error) {
 	rec, err := readState(stateDir)
 	if err != nil {
 		return nil, err
@@ -139,8 +132,8 @@ func fleetFromState(stateDir, binDir string) (*fleet, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("no fleet in %s: run `karmada-local up` first", stateDir)
 	}
-	f := newFleet(rec.config(stateDir, binDir))
-	if err := f.prepare(); err != nil {
+	f := plan.NewFleet(rec.config(stateDir, binDir))
+	if err := f.Prepare(); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -7,19 +7,22 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
 // stepsOf resolves a target: a member's name stands for every step of that
 // member; otherwise the target names one process of the fleet, by its full
 // step name (karmada/karmada-controller-manager) or by the part after the
 // slash when that is unique (karmada-controller-manager).
-func stepsOf(f *fleet, target string) ([]*Step, error) {
-	steps, err := f.steps()
+func stepsOf(f *plan.Fleet, target string) ([]*process.Step, error) {
+	steps, err := f.Steps()
 	if err != nil {
 		return nil, err
 	}
-	if c := f.cluster(target); c != nil && c.index > 0 {
-		var out []*Step
+	if c := f.Cluster(target); c != nil && c.Index > 0 {
+		var out []*process.Step
 		for _, s := range steps {
 			if s.Cluster == target {
 				out = append(out, s)
@@ -27,14 +30,14 @@ func stepsOf(f *fleet, target string) ([]*Step, error) {
 		}
 		return out, nil
 	}
-	var byShort []*Step
+	var byShort []*process.Step
 	var names []string
 	for _, s := range steps {
-		if !s.isProcess() {
+		if !s.IsProcess() {
 			continue
 		}
 		if s.Name == target {
-			return []*Step{s}, nil
+			return []*process.Step{s}, nil
 		}
 		if s.Name[strings.LastIndexByte(s.Name, '/')+1:] == target {
 			byShort = append(byShort, s)
@@ -45,8 +48,8 @@ func stepsOf(f *fleet, target string) ([]*Step, error) {
 		return byShort, nil
 	}
 	var members []string
-	for _, c := range f.clusters[1:] {
-		members = append(members, c.name)
+	for _, c := range f.Clusters[1:] {
+		members = append(members, c.Name)
 	}
 	if len(byShort) > 1 {
 		return nil, fmt.Errorf("%q names a process in several clusters; use its full name, such as %s", target, byShort[0].Name)
@@ -54,12 +57,12 @@ func stepsOf(f *fleet, target string) ([]*Step, error) {
 	return nil, fmt.Errorf("unknown member or component %q: members are %s; components are %s", target, strings.Join(members, ", "), strings.Join(names, ", "))
 }
 
-func memberStepsOf(f *fleet, name string) ([]*Step, error) {
-	c := f.cluster(name)
-	if c == nil || c.index == 0 {
+func memberStepsOf(f *plan.Fleet, name string) ([]*process.Step, error) {
+	c := f.Cluster(name)
+	if c == nil || c.Index == 0 {
 		var names []string
-		for _, c := range f.clusters[1:] {
-			names = append(names, c.name)
+		for _, c := range f.Clusters[1:] {
+			names = append(names, c.Name)
 		}
 		return nil, fmt.Errorf("unknown member %q: the fleet has %s", name, strings.Join(names, ", "))
 	}
@@ -67,13 +70,13 @@ func memberStepsOf(f *fleet, name string) ([]*Step, error) {
 }
 
 // agentStepOf resolves a pull-mode member's name to its agent process.
-func agentStepOf(f *fleet, name string) ([]*Step, error) {
-	c := f.cluster(name)
-	if c == nil || !c.pull {
+func agentStepOf(f *plan.Fleet, name string) ([]*process.Step, error) {
+	c := f.Cluster(name)
+	if c == nil || !c.Pull {
 		var pull []string
-		for _, m := range f.clusters[1:] {
-			if m.pull {
-				pull = append(pull, m.name)
+		for _, m := range f.Clusters[1:] {
+			if m.Pull {
+				pull = append(pull, m.Name)
 			}
 		}
 		if len(pull) == 0 {
@@ -81,7 +84,7 @@ func agentStepOf(f *fleet, name string) ([]*Step, error) {
 		}
 		return nil, fmt.Errorf("%q runs no karmada-agent: the pull-mode members are %s", name, strings.Join(pull, ", "))
 	}
-	return stepsOf(f, agentStep(name))
+	return stepsOf(f, plan.AgentStep(name))
 }
 
 // AgentStop stops a pull-mode member's karmada-agent only: the member keeps
@@ -120,7 +123,7 @@ func ComponentStart(ctx context.Context, stateDir, binDir, target string, out io
 }
 
 // resolver turns a target name into the fleet's steps it stands for.
-type resolver func(f *fleet, target string) ([]*Step, error)
+type resolver func(f *plan.Fleet, target string) ([]*process.Step, error)
 
 func stopTarget(stateDir, binDir, target string, resolve resolver, kill bool, out io.Writer) error {
 	f, err := fleetFromState(stateDir, binDir)
@@ -131,7 +134,7 @@ func stopTarget(stateDir, binDir, target string, resolve resolver, kill bool, ou
 	if err != nil {
 		return err
 	}
-	running, err := runningProcesses(stateDir)
+	running, err := process.Running(stateDir)
 	if err != nil {
 		return err
 	}
@@ -149,7 +152,7 @@ func stopTarget(stateDir, binDir, target string, resolve resolver, kill bool, ou
 	if kill {
 		grace = 0
 	}
-	return stopAll(stateDir, names, running, grace, out)
+	return process.StopAll(stateDir, names, running, grace, out)
 }
 
 func startTarget(ctx context.Context, stateDir, binDir, target string, resolve resolver, out io.Writer) error {
@@ -165,55 +168,55 @@ func startTarget(ctx context.Context, stateDir, binDir, target string, resolve r
 }
 
 // label names what a target resolved to: its one process, or the target.
-func label(target string, steps []*Step) string {
+func label(target string, steps []*process.Step) string {
 	if len(steps) == 1 {
 		return steps[0].Name
 	}
 	return target
 }
 
-func startSteps(ctx context.Context, f *fleet, stateDir, binDir, target string, steps []*Step, out io.Writer) error {
-	if err := checkBinaries(binDir); err != nil {
+func startSteps(ctx context.Context, f *plan.Fleet, stateDir, binDir, target string, steps []*process.Step, out io.Writer) error {
+	if err := process.CheckBinaries(binDir, plan.RequiredBinaries); err != nil {
 		return err
 	}
-	running, err := runningProcesses(stateDir)
+	running, err := process.Running(stateDir)
 	if err != nil {
 		return err
 	}
 	etcd := false
-	for _, m := range f.etcd.members {
-		_, ok := running[m.step]
+	for _, m := range f.Etcd.Members {
+		_, ok := running[m.Step]
 		etcd = etcd || ok
 	}
 	onlyEtcd := true
 	for _, s := range steps {
-		onlyEtcd = onlyEtcd && isEtcdStep(s.Name)
+		onlyEtcd = onlyEtcd && plan.IsEtcdStep(s.Name)
 	}
 	if !etcd && !onlyEtcd {
 		return fmt.Errorf("etcd of the fleet is not running: run `karmada-local up` to start the whole fleet")
 	}
 	healthy := map[string]bool{}
 	for _, s := range steps {
-		if _, ok := running[s.Name]; ok && s.isProcess() && s.Probe.Check(ctx) == nil {
+		if _, ok := running[s.Name]; ok && s.IsProcess() && s.Probe.Check(ctx) == nil {
 			healthy[s.Name] = true
 		}
 	}
 	for _, s := range steps {
-		if s.isProcess() && !healthy[s.Name] {
+		if s.IsProcess() && !healthy[s.Name] {
 			if r, ok := running[s.Name]; ok {
-				if err := stopRecorded(r, 10*time.Second); err != nil {
+				if err := process.Stop(r, 10*time.Second); err != nil {
 					return err
 				}
 			}
 			for _, p := range s.Ports {
-				if err := waitPortFree(ctx, p, s.Name, 5*time.Second); err != nil {
+				if err := process.WaitPortFree(ctx, p, s.Name, 5*time.Second); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	t0 := time.Now()
-	if err := f.run(ctx, steps, healthy, out); err != nil {
+	if err := process.RunSteps(ctx, f.Cfg.StateDir, steps, healthy, out); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s is up in %.1fs.\n", target, time.Since(t0).Seconds())

@@ -199,6 +199,16 @@ var (
 		Help:    "Duration of syncing the Works of a ResourceBinding or ClusterResourceBinding.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
 	}, []string{"result"})
+	CronFederatedHPADuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "karmada_cronfederatedhpa_process_duration_seconds",
+		Help:    "Duration of processing a CronFederatedHPA, by result.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
+	}, []string{"result"})
+	CronFederatedHPARuleDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "karmada_cronfederatedhpa_rule_process_duration_seconds",
+		Help:    "Duration of running one CronFederatedHPA rule's execution, by result.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
+	}, []string{"result"})
 	WorkSyncWorkloadDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "karmada_work_sync_workload_duration_seconds",
 		Help:    "Duration of syncing a Work's manifests to its member cluster.",
@@ -333,13 +343,15 @@ func RegisterControllerManager() {
 	registerInterpreter()
 	cmOnce.Do(func() {
 		metrics.Registry.MustRegister(ResourceMatchPolicyDuration, ResourceApplyPolicyDuration,
-			PolicyApplyAttempts, PolicyPreemption, BindingSyncWorkDuration,
+			PolicyApplyAttempts, PolicyPreemption, BindingSyncWorkDuration, CronFederatedHPADuration, CronFederatedHPARuleDuration,
 			EvictionQueueDepth, EvictionKindTotal, EvictionProcessingLatency, EvictionProcessingTotal)
 		registerClusters()
 		registerWork()
 		for _, r := range results {
 			PolicyApplyAttempts.WithLabelValues(r)
 			PolicyPreemption.WithLabelValues(r)
+			CronFederatedHPADuration.WithLabelValues(r)
+			CronFederatedHPARuleDuration.WithLabelValues(r)
 			for _, q := range EvictionQueues {
 				EvictionProcessingTotal.WithLabelValues(q, r)
 			}

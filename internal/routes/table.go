@@ -148,6 +148,8 @@ var WebhookPaths = []string{
 	"/validate-clusterresourcebinding", "/validate-work", "/validate-cluster",
 	"/validate-resourceinterpretercustomization", "/validate-resourceinterpreterwebhookconfiguration",
 	"/validate-clustertaintpolicy", "/validate-certificatesigningrequest-approval",
+	"/validate-serviceimport", "/validate-multiclusterservice", "/validate-multiclusteringress",
+	"/validate-federatedhpa", "/validate-cronfederatedhpa",
 }
 
 // EstimatorMethods are the estimators' gRPC methods.

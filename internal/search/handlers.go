@@ -260,21 +260,10 @@ func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxie
 		h.fail(w, r, notCached(t.gvr.GroupResource()))
 		return
 	}
-	q := cache.Query{Namespace: t.namespace, Name: t.name}
-	qs := r.URL.Query()
-	if s := qs.Get("labelSelector"); s != "" {
-		sel, err := labels.Parse(s)
-		if err != nil {
-			h.fail(w, r, apierrors.NewBadRequest(fmt.Sprintf("labelSelector %q: %v", s, err)))
-			return
-		}
-		q.Labels = sel
-	}
-	if s := qs.Get("fieldSelector"); s != "" {
-		if err := fieldQuery(&q, s, t.gvr.GroupResource()); err != nil {
-			h.fail(w, r, err)
-			return
-		}
+	q, err := queryOf(r, t)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	var entries []*cache.Entry
 	kind := ""
@@ -285,33 +274,72 @@ func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxie
 		entries = append(entries, s.Select(q)...)
 	}
 	if t.name != "" {
-		if len(entries) == 0 {
-			h.fail(w, r, apierrors.NewNotFound(t.gvr.GroupResource(), t.name))
-			return
-		}
-		if proxied {
-			// The proxy stands for one object: which member's is not
-			// guessed (as Karmada's).
-			if err := ambiguous(t, entries); err != nil {
-				h.fail(w, r, err)
-				return
-			}
-		}
-		if wantsTable(r) {
-			h.writeTable(w, entries[:1])
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(entries[0].Raw)
+		h.writeOne(w, r, t, entries, proxied)
 		return
 	}
-	// Pages: continue names the last entry served (cluster, namespace,
-	// name, in the order served).
+	entries, next, err := page(r, entries)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if wantsTable(r) {
+		h.writeTable(w, entries)
+		return
+	}
+	writeList(w, t, kind, entries, next)
+}
+
+// queryOf is the request's query of the cache: the target's namespace and
+// name, and its label and field selectors.
+func queryOf(r *http.Request, t target) (cache.Query, error) {
+	q := cache.Query{Namespace: t.namespace, Name: t.name}
+	qs := r.URL.Query()
+	if s := qs.Get("labelSelector"); s != "" {
+		sel, err := labels.Parse(s)
+		if err != nil {
+			return q, apierrors.NewBadRequest(fmt.Sprintf("labelSelector %q: %v", s, err))
+		}
+		q.Labels = sel
+	}
+	if s := qs.Get("fieldSelector"); s != "" {
+		if err := fieldQuery(&q, s, t.gvr.GroupResource()); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+// writeOne answers a get: the first entry, or NotFound; through the proxy,
+// which stands for one object, a name several members have is refused
+// rather than guessed (as Karmada's).
+func (h *handlers) writeOne(w http.ResponseWriter, r *http.Request, t target, entries []*cache.Entry, proxied bool) {
+	if len(entries) == 0 {
+		h.fail(w, r, apierrors.NewNotFound(t.gvr.GroupResource(), t.name))
+		return
+	}
+	if proxied {
+		if err := ambiguous(t, entries); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	if wantsTable(r) {
+		h.writeTable(w, entries[:1])
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(entries[0].Raw)
+}
+
+// page cuts a list to the request's page: continue names the last entry
+// served (cluster, namespace, name, in the order served), limit the
+// page's size; next is the continue token of the page after.
+func page(r *http.Request, entries []*cache.Entry) (_ []*cache.Entry, next string, _ error) {
+	qs := r.URL.Query()
 	if c := qs.Get("continue"); c != "" {
 		last, err := base64.RawURLEncoding.DecodeString(c)
 		if err != nil {
-			h.fail(w, r, apierrors.NewBadRequest("continue: not a token this server gave"))
-			return
+			return nil, "", apierrors.NewBadRequest("continue: not a token this server gave")
 		}
 		i := 0
 		for i < len(entries) && orderKey(entries[i]) <= string(last) {
@@ -319,15 +347,16 @@ func (h *handlers) read(w http.ResponseWriter, r *http.Request, t target, proxie
 		}
 		entries = entries[i:]
 	}
-	next := ""
 	if l, err := strconv.Atoi(qs.Get("limit")); err == nil && l > 0 && len(entries) > l {
 		entries = entries[:l]
 		next = base64.RawURLEncoding.EncodeToString([]byte(orderKey(entries[l-1])))
 	}
-	if wantsTable(r) {
-		h.writeTable(w, entries)
-		return
-	}
+	return entries, next, nil
+}
+
+// writeList answers a list as a List of the kind (List when nothing of the
+// kind is cached), the entries' JSON as cached.
+func writeList(w http.ResponseWriter, t target, kind string, entries []*cache.Entry, next string) {
 	apiVersion := t.gvr.GroupVersion().String()
 	// Nothing cached of the kind: an empty List.
 	listKind := "List"

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -163,12 +164,20 @@ func RunInformer(ctx context.Context, t testing.TB, inf cache.SharedIndexInforme
 // passes, then fails the test with check's last error.
 func Eventually(t testing.TB, timeout time.Duration, what string, check func(ctx context.Context) error) {
 	t.Helper()
-	var last error
+	var last, telling error
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		last = check(ctx)
+		// The check cut short by the deadline says less than the one
+		// before it: that one is reported too.
+		if last != nil && !errors.Is(last, context.DeadlineExceeded) && !strings.Contains(last.Error(), "would exceed context deadline") {
+			telling = last
+		}
 		return last == nil, nil
 	})
 	if err != nil {
+		if telling != nil && telling != last {
+			t.Fatalf("%s: not within %s: %v (before the deadline: %v)", what, timeout, last, telling)
+		}
 		t.Fatalf("%s: not within %s: %v", what, timeout, last)
 	}
 }

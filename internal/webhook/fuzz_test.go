@@ -39,6 +39,11 @@ var fixtures = map[string]func() client.Object{
 	"/validate-clustertaintpolicy":                      func() client.Object { return validCTP() },
 	"/validate-resourceinterpretercustomization":        func() client.Object { return validRIC() },
 	"/validate-resourceinterpreterwebhookconfiguration": func() client.Object { return validRIWC() },
+	"/validate-serviceimport":                           func() client.Object { return validServiceImport() },
+	"/validate-multiclusterservice":                     func() client.Object { return validMCS() },
+	"/validate-multiclusteringress":                     func() client.Object { return validMCI() },
+	"/validate-federatedhpa":                            func() client.Object { return validFHPA() },
+	"/validate-cronfederatedhpa":                        func() client.Object { return validCronFHPA() },
 	CSRApprovalPath: func() client.Object {
 		return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "agent"}, Spec: certificatesv1.CertificateSigningRequestSpec{
 			SignerName: certificatesv1.KubeAPIServerClientSignerName, Usages: []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth}}}
@@ -144,6 +149,11 @@ func FuzzValidateClusterTaintPolicy(f *testing.F) {
 func FuzzValidateResourceInterpreterCustomization(f *testing.F) {
 	fuzzEndpoint(f, "/validate-resourceinterpretercustomization")
 }
+func FuzzValidateServiceImport(f *testing.F)       { fuzzEndpoint(f, "/validate-serviceimport") }
+func FuzzValidateMultiClusterService(f *testing.F) { fuzzEndpoint(f, "/validate-multiclusterservice") }
+func FuzzValidateFederatedHPA(f *testing.F)        { fuzzEndpoint(f, "/validate-federatedhpa") }
+func FuzzValidateCronFederatedHPA(f *testing.F)    { fuzzEndpoint(f, "/validate-cronfederatedhpa") }
+func FuzzValidateMultiClusterIngress(f *testing.F) { fuzzEndpoint(f, "/validate-multiclusteringress") }
 func FuzzValidateResourceInterpreterWebhookConfiguration(f *testing.F) {
 	fuzzEndpoint(f, "/validate-resourceinterpreterwebhookconfiguration")
 }

@@ -79,6 +79,9 @@ type Options struct {
 	// stale copy only costs a conflict and a fresh read.
 	Quotas      client.Client
 	QuotaReader client.Reader
+	// ScaleTargets, when set, says which kinds serve a scale subresource:
+	// a FederatedHPA or CronFederatedHPA of another kind is refused.
+	ScaleTargets ScaleTargets
 }
 
 // Authorizer answers whether a user may do something.
@@ -136,6 +139,8 @@ var admittedKinds = []func(kindEnv) []Endpoint{
 	interpreterEndpoints,
 	taintPolicyEndpoints,
 	csrApprovalEndpoints,
+	serviceEndpoints,
+	autoscalingEndpoints,
 }
 
 // Handler is the endpoint's admission handler.

@@ -132,7 +132,7 @@ func TestClusterProxy(t *testing.T) {
 // TestClusterTableColumns: kubectl get clusters prints Karmada's columns
 // from the aggregated server.
 func TestClusterTableColumns(t *testing.T) {
-	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "kubectl"), "--kubeconfig", fleet.kubeconfig, "--context", "karmada-apiserver", "get", "clusters", "-o", "wide")
+	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.Bin), "kubectl"), "--kubeconfig", fleet.Kubeconfig, "--context", "karmada-apiserver", "get", "clusters", "-o", "wide")
 	outb, err := cmd.CombinedOutput()
 	out := string(outb)
 	if err != nil {

@@ -66,9 +66,9 @@ type benchReport struct {
 func karmadaBench(t *testing.T, args ...string) benchReport {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "result.json")
-	args = append(args, "--kubeconfig", fleet.kubeconfig, "--karmada-local-state-dir", fleet.stateDir,
+	args = append(args, "--kubeconfig", fleet.Kubeconfig, "--karmada-local-state-dir", fleet.StateDir,
 		"--members", "member1,member2,member3", "--out", out)
-	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "karmada-bench"), args...)
+	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.Bin), "karmada-bench"), args...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
@@ -129,7 +129,7 @@ func testBenchPropagate(ctx context.Context, t *testing.T) {
 // with one write per changed copy and none for the unchanged ones.
 func testBenchRestart(ctx context.Context, t *testing.T) {
 	r := karmadaBench(t, "restart", "--templates", "10", "--apiserver-ceiling", "1", "--settle", "3s",
-		"--karmada-local", fleet.bin)
+		"--karmada-local", fleet.Bin)
 	if r.Complete != 10 || r.Restart == nil {
 		t.Fatalf("complete %d, restart %+v", r.Complete, r.Restart)
 	}

@@ -23,19 +23,19 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/certexpiry"
-	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/localup/pki"
+	"github.com/karmada-go/karmada/internal/localup/process"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
 // fleetStatus is karmada-local status -o json.
-func fleetStatus(t *testing.T) []localup.ComponentStatus {
+func fleetStatus(t *testing.T) []process.ComponentStatus {
 	t.Helper()
-	out, err := exec.Command(fleet.bin, "status", "-o", "json", "--state-dir", fleet.stateDir).Output()
+	out, err := exec.Command(fleet.Bin, "status", "-o", "json", "--state-dir", fleet.StateDir).Output()
 	if err != nil {
 		t.Fatalf("karmada-local status -o json: %v", err)
 	}
-	var st []localup.ComponentStatus
+	var st []process.ComponentStatus
 	if err := json.Unmarshal(out, &st); err != nil {
 		t.Fatalf("karmada-local status -o json: %v\n%s", err, out)
 	}
@@ -187,7 +187,7 @@ func TestRenewCertificatesWhilePropagating(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(cfg.CAData)
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{admin}, MinVersion: tls.VersionTLS12}}}
-	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", fleet.portBase+4))
+	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", fleet.PortBase+4))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,8 +38,8 @@ func karmadaClient(t *testing.T) client.Client {
 
 // karmadactl runs the real binary against the fleet's control plane.
 func karmadactl(args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "karmadactl"),
-		append(args, "--kubeconfig", fleet.kubeconfig, "--karmada-context", "karmada-apiserver")...)
+	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.Bin), "karmadactl"),
+		append(args, "--kubeconfig", fleet.Kubeconfig, "--karmada-context", "karmada-apiserver")...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -167,14 +167,14 @@ func testJoinedClusters(ctx context.Context, t *testing.T) {
 }
 
 func testJoinRules(t *testing.T) {
-	out, err := karmadactl("join", "member1-again", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member1")
+	out, err := karmadactl("join", "member1-again", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member1")
 	if err == nil {
 		t.Fatalf("joining member1 a second time under another name was accepted:\n%s", out)
 	}
 	if !strings.Contains(out, `already joined as "member1"`) {
 		t.Errorf("refusal does not name the existing Cluster:\n%s", out)
 	}
-	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member1")
+	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member1")
 	if err != nil {
 		t.Fatalf("joining member1 again under its own name failed:\n%s", out)
 	}
@@ -183,13 +183,13 @@ func testJoinRules(t *testing.T) {
 		t.Errorf("join without --cluster-kubeconfig should name the flag:\n%s", out)
 	}
 	// Credentials go to karmada-cluster only.
-	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member1", "--cluster-namespace", "default")
+	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member1", "--cluster-namespace", "default")
 	if err == nil || !strings.Contains(out, `--cluster-namespace="default"`) {
 		t.Errorf("join with credentials in default was not refused naming the flag:\n%s", out)
 	}
 	// A member kubeconfig that skips TLS verification is refused unless
 	// the user says so, and nothing changes.
-	cfg, err := clientcmd.LoadFromFile(fleet.kubeconfig)
+	cfg, err := clientcmd.LoadFromFile(fleet.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 			t.Errorf("member start in clean-up: %v\n%s", err, out)
 		}
 		if err := c.Get(context.Background(), client.ObjectKey{Name: "member2"}, &clusterv1alpha1.Cluster{}); apierrors.IsNotFound(err) {
-			if out, err := karmadactl("join", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2"); err != nil {
+			if out, err := karmadactl("join", "member2", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member2"); err != nil {
 				t.Errorf("re-join in clean-up: %v\n%s", err, out)
 			}
 		}
@@ -395,7 +395,7 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Fatalf("member stop: %v\n%s", err, out)
 	}
-	out, err = karmadactl("unjoin", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2")
+	out, err = karmadactl("unjoin", "member2", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member2")
 	if err == nil || !strings.Contains(out, "unreachable") || !strings.Contains(out, "--force") {
 		t.Errorf("unjoin of an unreachable member should refuse and mention --force:\n%s", out)
 	}
@@ -403,7 +403,7 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 	if out, err := karmadaLocal("member", "start", "member2"); err != nil {
 		t.Fatalf("member start: %v\n%s", err, out)
 	}
-	out, err = karmadactl("unjoin", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2")
+	out, err = karmadactl("unjoin", "member2", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member2")
 	if err != nil {
 		t.Fatalf("unjoin: %v\n%s", err, out)
 	}
@@ -431,7 +431,7 @@ func testUnjoin(ctx context.Context, t *testing.T) {
 	}
 
 	// Joining again works, and the member is Ready again.
-	out, err = karmadactl("join", "member2", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2")
+	out, err = karmadactl("join", "member2", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member2")
 	if err != nil {
 		t.Fatalf("re-join: %v\n%s", err, out)
 	}

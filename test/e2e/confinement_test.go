@@ -36,7 +36,7 @@ import (
 // certificate requests. Nothing it tried changed.
 func TestControllerManagerCannotWidenItsRights(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(fleet.stateDir, "karmada", "karmada-controller-manager.kubeconfig"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(fleet.StateDir, "karmada", "karmada-controller-manager.kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,85 +33,52 @@ import (
 )
 
 // fleet is the one fleet of the run.
-var fleet struct {
-	bin        string
-	stateDir   string
-	kubeconfig string
-	portBase   int
-	upOutput   string
-	upTime     time.Duration
-}
+// fleet is the lane's fleet (testenv.StartLaneFleet).
+var fleet *testenv.LaneFleet
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
-	binDir := os.Getenv("KARMADA_BIN_DIR")
-	if binDir == "" {
-		binDir = filepath.Join(testenv.RepoRoot(), "bin")
-	}
-	fleet.bin = filepath.Join(binDir, "karmada-local")
-	if _, err := os.Stat(fleet.bin); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e needs %s: run `make build`\n", fleet.bin)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "karmada-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	fleet.stateDir = filepath.Join(dir, "state")
-	fleet.kubeconfig = filepath.Join(dir, "kubeconfig")
 	// Ports apart from a developer's default fleet (31000), and below the
 	// kernel's ephemeral range.
-	fleet.portBase = 24000
+	portBase := 24000
 	if v := os.Getenv("E2E_PORT_BASE"); v != "" {
-		if fleet.portBase, err = strconv.Atoi(v); err != nil {
+		var err error
+		if portBase, err = strconv.Atoi(v); err != nil {
 			fmt.Fprintf(os.Stderr, "E2E_PORT_BASE=%q: %v\n", v, err)
 			return 1
 		}
 	}
-
-	start := time.Now()
 	// Members stopped and started by the tests are taken for down and up
 	// again after 10 s of failing or passing probes rather than 30 s: the
 	// outage tests wait a third as long, for the same sequence.
 	// member2's nodes are twice the default size: the estimator tests
 	// place replicas that only its nodes fit. The descheduler looks every
 	// 3 s for replicas unschedulable for 6 s (2 m and 5 m by default).
-	out, err := karmadaLocal("up", "--members", "3", "--nodes-per-member", "3", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase),
+	f, err := testenv.StartLaneFleet("e2e", portBase, "--members", "3", "--nodes-per-member", "3",
 		"--cluster-failure-threshold", "10s", "--cluster-success-threshold", "10s", "--node-capacity", "member2:cpu=16,memory=64Gi",
 		"--descheduling-interval", "3s", "--unschedulable-threshold", "6s")
-	fleet.upTime, fleet.upOutput = time.Since(start), out
-	fmt.Printf("karmada-local up took %s:\n%s\n", fleet.upTime.Round(100*time.Millisecond), out)
-	// Whatever happens, leave no process behind.
-	defer func() {
-		if out, err := karmadaLocal("down", "--purge"); err != nil {
-			fmt.Fprintf(os.Stderr, "karmada-local down --purge failed: %v\n%s\n", err, out)
-		}
-	}()
+	if f != nil {
+		// Whatever happens, leave no process behind.
+		defer f.Stop()
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "karmada-local up failed: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	fleet = f
 	return m.Run()
 }
 
 // karmadaLocal runs the real binary against the run's state directory.
-func karmadaLocal(args ...string) (string, error) {
-	cmd := exec.Command(fleet.bin, append(args, "--state-dir", fleet.stateDir)...)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	return buf.String(), err
-}
+func karmadaLocal(args ...string) (string, error) { return fleet.Run(args...) }
 
 func restConfig(t testing.TB, context string) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: fleet.kubeconfig},
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: fleet.Kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	if err != nil {
 		t.Fatalf("loading context %s: %v", context, err)
@@ -138,7 +104,7 @@ func kube(t testing.TB, context string) kubernetes.Interface {
 
 func TestUpPrintsProgress(t *testing.T) {
 	for _, want := range []string{"karmada/kube-apiserver", "member3/nodes", "kubectl --context member1"} {
-		if !strings.Contains(fleet.upOutput, want) {
+		if !strings.Contains(fleet.UpOutput, want) {
 			t.Errorf("up output lacks %q", want)
 		}
 	}
@@ -403,7 +369,7 @@ func pids(t *testing.T) []int {
 		if len(args) > 0 && filepath.Base(args[0]) == "karmada-local" {
 			continue
 		}
-		if bytes.Contains(cmdline, []byte(fleet.stateDir)) {
+		if bytes.Contains(cmdline, []byte(fleet.StateDir)) {
 			out = append(out, pid)
 		}
 	}

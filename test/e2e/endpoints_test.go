@@ -60,9 +60,9 @@ func TestMetricsNeedCredentials(t *testing.T) {
 		return resp.StatusCode, nil
 	}
 	for name, port := range map[string]int{
-		"karmada-webhook":            fleet.portBase + 3,
-		"karmada-controller-manager": fleet.portBase + 4,
-		"karmada-scheduler":          fleet.portBase + 6,
+		"karmada-webhook":            fleet.PortBase + 3,
+		"karmada-controller-manager": fleet.PortBase + 4,
+		"karmada-scheduler":          fleet.PortBase + 6,
 	} {
 		for _, c := range []struct {
 			what, path string

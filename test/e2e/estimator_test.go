@@ -292,12 +292,12 @@ func TestKarmadactlTopClusters(t *testing.T) {
 	// --fit with the estimators (the scheduler's client certificate of the
 	// fleet): a 12-cpu replica fits member1 by its summary (24 cpu) but no
 	// node of it (8 cpu each); member2's 16-cpu nodes hold some.
-	pki := filepath.Join(fleet.stateDir, "estimator", "pki")
+	pki := filepath.Join(fleet.StateDir, "estimator", "pki")
 	// (Polled: the test before may still be deleting its copies from
 	// member1, whose summary then has less than 12 cpu free.)
 	testenv.Eventually(t, 90*time.Second, "member1's summary with room for a 12-cpu replica", func(context.Context) error {
 		out, err = karmadactl("top", "clusters", "member1", "member2", "--fit", "cpu=12",
-			"--scheduler-estimator-addresses", fmt.Sprintf("member1=127.0.0.1:%d,member2=127.0.0.1:%d", fleet.portBase+16, fleet.portBase+26),
+			"--scheduler-estimator-addresses", fmt.Sprintf("member1=127.0.0.1:%d,member2=127.0.0.1:%d", fleet.PortBase+16, fleet.PortBase+26),
 			"--scheduler-estimator-ca-file", filepath.Join(pki, "ca.crt"),
 			"--scheduler-estimator-cert-file", filepath.Join(pki, "karmada-scheduler-client.crt"),
 			"--scheduler-estimator-key-file", filepath.Join(pki, "karmada-scheduler-client.key"))

@@ -379,7 +379,7 @@ func reportFlink(ctx context.Context, t *testing.T, c client.Client) {
 			}
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(fleet.stateDir, "logs", "karmada", "karmada-controller-manager.log"))
+	data, err := os.ReadFile(filepath.Join(fleet.StateDir, "logs", "karmada", "karmada-controller-manager.log"))
 	if err != nil {
 		t.Logf("controller manager log: %v", err)
 		return

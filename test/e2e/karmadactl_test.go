@@ -27,7 +27,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/plan"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -36,14 +36,14 @@ import (
 // cache of the test's own, and returns stdout and stderr apart.
 func kctl(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	return kctlWith(t, fleet.kubeconfig, args...)
+	return kctlWith(t, fleet.Kubeconfig, args...)
 }
 
 // kctlWith runs karmadactl with another kubeconfig (another identity).
 func kctlWith(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	// The global flags first: what follows "--" is exec's command.
-	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "karmadactl"),
+	cmd := exec.Command(filepath.Join(filepath.Dir(fleet.Bin), "karmadactl"),
 		append([]string{"--kubeconfig", kubeconfig, "--karmada-context", "karmada-apiserver"}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+t.TempDir())
 	var o, e bytes.Buffer
@@ -185,14 +185,14 @@ func available(ctx context.Context, kc kubernetes.Interface, ns, name string, wa
 func TestKarmadactlLogsExecDescribe(t *testing.T) {
 	ctx := context.Background()
 	m1 := kube(t, "member1")
-	if _, err := m1.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: localup.KwokExecNamespace}}, metav1.CreateOptions{}); err == nil {
+	if _, err := m1.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: plan.KwokExecNamespace}}, metav1.CreateOptions{}); err == nil {
 		t.Cleanup(func() {
-			_ = m1.CoreV1().Namespaces().Delete(context.Background(), localup.KwokExecNamespace, metav1.DeleteOptions{})
+			_ = m1.CoreV1().Namespaces().Delete(context.Background(), plan.KwokExecNamespace, metav1.DeleteOptions{})
 		})
 	} else if !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: localup.KwokExecNamespace, Name: "shell-" + utilrand.String(5)},
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: plan.KwokExecNamespace, Name: "shell-" + utilrand.String(5)},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "shell", Image: "busybox"}}}}
 	if _, err := m1.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestKarmadactlLogsExecDescribe(t *testing.T) {
 		return nil
 	})
 	if out, errOut, err := kctl(t, "exec", other.Name, "-n", other.Namespace, "--operation-scope", "members", "-C", "member1", "--", "sh", "-c", "echo ran"); err == nil || strings.Contains(out, "ran") || !strings.Contains(errOut, "no exec found") {
-		t.Errorf("exec outside %s: %v %q %q, want kwok's refusal", localup.KwokExecNamespace, err, out, errOut)
+		t.Errorf("exec outside %s: %v %q %q, want kwok's refusal", plan.KwokExecNamespace, err, out, errOut)
 	}
 	if out := run("describe", "pod", pod.Name, "-n", pod.Namespace, "--operation-scope", "members", "-C", "member1"); !strings.Contains(out, "Namespace:        "+pod.Namespace) || !strings.Contains(out, pod.Name) || !strings.Contains(out, "Node:") {
 		t.Errorf("describe through the proxy:\n%s", out)

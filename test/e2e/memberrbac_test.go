@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/pki"
 )
 
 // The identity Karmada acts as in a member (joined with the default kinds,
@@ -114,7 +114,7 @@ func TestImpersonatorTokenHoldsNoRightOfItsOwn(t *testing.T) {
 		return kc
 	}
 	_, forbidden["acting as system:masters"] = as("e2e-mallory", "system:masters").CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	_, forbidden["acting as the administrator in system:masters"] = as(localup.AdminUser, "system:masters").CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	_, forbidden["acting as the administrator in system:masters"] = as(pki.AdminUser, "system:masters").CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	_, forbidden["acting as a user without clusters/proxy"] = as("e2e-nobody").CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	for what, err := range forbidden {
 		if !apierrors.IsForbidden(err) {
@@ -123,7 +123,7 @@ func TestImpersonatorTokenHoldsNoRightOfItsOwn(t *testing.T) {
 	}
 	// The fleet's administrator, granted clusters/proxy in the control
 	// plane, it may act as (member1 knows it by name).
-	if _, err := as(localup.AdminUser).CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("acting as %s in member1 with the impersonator's token: %v", localup.AdminUser, err)
+	if _, err := as(pki.AdminUser).CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("acting as %s in member1 with the impersonator's token: %v", pki.AdminUser, err)
 	}
 }

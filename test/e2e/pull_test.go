@@ -79,7 +79,7 @@ func templateAvailable(ctx context.Context, t *testing.T, c client.Client, name 
 	if err != nil {
 		// What the agent did (the fleet's state is removed after the run).
 		status, _ := karmadaLocal("status")
-		agentLog, _ := os.ReadFile(filepath.Join(fleet.stateDir, "logs", pullMember, "karmada-agent.log"))
+		agentLog, _ := os.ReadFile(filepath.Join(fleet.StateDir, "logs", pullMember, "karmada-agent.log"))
 		t.Logf("karmada-local status:\n%s\n%s's agent log (last lines):\n%s", status, pullMember, tail(string(agentLog), 40))
 		t.Fatalf("template %s never showed %d available replicas aggregated from %s: %+v", name, want, pullMember, d.Status)
 	}
@@ -243,12 +243,12 @@ func TestAgentRotatesItsCertificate(t *testing.T) {
 	c := karmadaClient(t)
 	mc := kube(t, pullMember)
 	stopAgentUntilCleanup(t, c)
-	agentDir := filepath.Join(fleet.stateDir, pullMember, "karmada-agent")
+	agentDir := filepath.Join(fleet.StateDir, pullMember, "karmada-agent")
 	kubeconfigFile := filepath.Join(agentDir, "karmada.kubeconfig")
 	before := secretCert(ctx, t, mc)
 	actx, cancel := context.WithCancel(ctx)
 	var out bytes.Buffer
-	cmd := exec.CommandContext(actx, filepath.Join(filepath.Dir(fleet.bin), "karmada-agent"),
+	cmd := exec.CommandContext(actx, filepath.Join(filepath.Dir(fleet.Bin), "karmada-agent"),
 		"--karmada-kubeconfig", kubeconfigFile, "--kubeconfig", filepath.Join(agentDir, "member.kubeconfig"), "--cluster-name", pullMember,
 		"--cert-rotation-checking-interval", "2s", "--cert-rotation-remaining-time-threshold", "1",
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
@@ -550,7 +550,7 @@ func reportChain(ctx context.Context, t *testing.T, c client.Client, kc kubernet
 		t.Logf("%s's copy: replicas %d", cluster, *d.Spec.Replicas)
 	}
 	for _, component := range []string{"karmada/karmada-controller-manager", "karmada/karmada-scheduler", cluster + "/karmada-agent"} {
-		data, err := os.ReadFile(filepath.Join(fleet.stateDir, "logs", component+".log"))
+		data, err := os.ReadFile(filepath.Join(fleet.StateDir, "logs", component+".log"))
 		if err != nil {
 			t.Logf("%s: %v", component, err)
 			continue

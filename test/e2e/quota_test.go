@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -242,13 +243,17 @@ func TestFederatedResourceQuotaEnforcedAsKarmada(t *testing.T) {
 	denied := `admission webhook "resourcebinding.karmada.io" denied the request: FederatedResourceQuota(` + ns + `/frq) exceeded for resource cpu: requested sum 3, limit 2.`
 
 	// Requests raised past the quota: the binding keeps its requirements.
+	// The template's status is written meanwhile: an update that lost
+	// that race is made again on the fresh object.
 	setCPU := func(cpu string) {
 		t.Helper()
-		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
-			t.Fatal(err)
-		}
-		web.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
-		if err := c.Update(ctx, web); err != nil {
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+				return err
+			}
+			web.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+			return c.Update(ctx, web)
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -264,11 +269,13 @@ func TestFederatedResourceQuotaEnforcedAsKarmada(t *testing.T) {
 	setCPU("1")
 
 	// Scaled up past the quota: the placement stays.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
-		t.Fatal(err)
-	}
-	web.Spec.Replicas = ptr.To(int32(3))
-	if err := c.Update(ctx, web); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+			return err
+		}
+		web.Spec.Replicas = ptr.To(int32(3))
+		return c.Update(ctx, web)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	waitEventWith(ctx, t, "ResourceBinding", ns, "web-deployment", "ScheduleBindingFailed", denied)

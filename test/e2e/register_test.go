@@ -63,7 +63,7 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	// (the default kinds include Secrets).
 	registerAs := func(name string) (string, error) {
 		args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s", "--propagate-kinds", "deployments.apps,configmaps")
-		return runKarmadactl(append(args, "--kubeconfig", fleet.kubeconfig, "--context", "member2")...)
+		return runKarmadactl(append(args, "--kubeconfig", fleet.Kubeconfig, "--context", "member2")...)
 	}
 	// member1 is registered (joined): a token holder may not take it over.
 	if out, err := registerAs("member1"); err == nil || !strings.Contains(out, "ClusterExists") {
@@ -123,7 +123,7 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	// registration and updates only the agent's rights there.
 	registration := getCluster(ctx, t, c, "e2e-pull").Annotations[clusterv1alpha1.RegistrationAnnotation]
 	again, err := runKarmadactl("register", f[2], "--cluster-name", "e2e-pull", "--propagate-kinds", "deployments.apps,configmaps,secrets",
-		"--kubeconfig", fleet.kubeconfig, "--context", "member2")
+		"--kubeconfig", fleet.Kubeconfig, "--context", "member2")
 	if err != nil || !strings.Contains(again, "cluster(e2e-pull) is registered already; its registration is kept") {
 		t.Errorf("register again: %v\n%s", err, again)
 	}
@@ -141,8 +141,8 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	}
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	agentOut, err := exec.CommandContext(actx, filepath.Join(filepath.Dir(fleet.bin), "karmada-agent"), "--karmada-kubeconfig", kcFile,
-		"--kubeconfig", filepath.Join(fleet.stateDir, "member2", "admin.kubeconfig"), "--cluster-name", "e2e-pull",
+	agentOut, err := exec.CommandContext(actx, filepath.Join(filepath.Dir(fleet.Bin), "karmada-agent"), "--karmada-kubeconfig", kcFile,
+		"--kubeconfig", filepath.Join(fleet.StateDir, "member2", "admin.kubeconfig"), "--cluster-name", "e2e-pull",
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0").CombinedOutput()
 	if err == nil || actx.Err() != nil || !strings.Contains(string(agentOut), `the member is already cluster "member2"`) {
 		t.Errorf("an agent claiming member2 as e2e-pull: want it refused, naming member2 (err %v)\n%s", err, tail(string(agentOut), 15))
@@ -153,7 +153,7 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 
 	// unregister removes the Cluster, the agent's rights with it, and the
 	// agent's kubeconfig in the member.
-	if out, err := karmadactl("unregister", "e2e-pull", "--cluster-kubeconfig", fleet.kubeconfig, "--cluster-context", "member2"); err != nil || !strings.Contains(out, "cluster(e2e-pull) is unregistered") {
+	if out, err := karmadactl("unregister", "e2e-pull", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member2"); err != nil || !strings.Contains(out, "cluster(e2e-pull) is unregistered") {
 		t.Fatalf("unregister: %v\n%s", err, out)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Name: "e2e-pull"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
@@ -182,7 +182,7 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 
 // runKarmadactl runs karmadactl with exactly these arguments.
 func runKarmadactl(args ...string) (string, error) {
-	out, err := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "karmadactl"), args...).CombinedOutput()
+	out, err := exec.Command(filepath.Join(filepath.Dir(fleet.Bin), "karmadactl"), args...).CombinedOutput()
 	return string(out), err
 }
 

@@ -116,7 +116,7 @@ func TestSearchCachesSelectedKinds(t *testing.T) {
 
 	// Plain kubectl, the proxy as its server.
 	kubectl := func(args ...string) (string, error) {
-		out, err := exec.Command(filepath.Join(filepath.Dir(fleet.bin), "kubectl"), append([]string{"--kubeconfig", fleet.kubeconfig, "--context", "karmada-apiserver",
+		out, err := exec.Command(filepath.Join(filepath.Dir(fleet.Bin), "kubectl"), append([]string{"--kubeconfig", fleet.Kubeconfig, "--context", "karmada-apiserver",
 			"--server", searchProxyServer(t), "--cache-dir", t.TempDir()}, args...)...).CombinedOutput()
 		return string(out), err
 	}

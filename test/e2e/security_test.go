@@ -22,7 +22,7 @@ import (
 // certificate <cert>.crt of its PKI: the values found, or etcd's error.
 func etcdGet(t *testing.T, cert, key string) ([][]byte, error) {
 	t.Helper()
-	pki := filepath.Join(fleet.stateDir, "etcd", "pki")
+	pki := filepath.Join(fleet.StateDir, "etcd", "pki")
 	pair, err := tls.LoadX509KeyPair(filepath.Join(pki, cert+".crt"), filepath.Join(pki, cert+".key"))
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func etcdGet(t *testing.T, cert, key string) ([][]byte, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{fmt.Sprintf("https://127.0.0.1:%d", fleet.portBase+8)},
+		Endpoints:   []string{fmt.Sprintf("https://127.0.0.1:%d", fleet.PortBase+8)},
 		TLS:         &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
 		DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
 	})

@@ -158,7 +158,7 @@ func TestOverwriteReleasesAdoptedObject(t *testing.T) {
 	}
 	// What it was before the adoption is on record, and the documented
 	// command puts it back: one replica again.
-	kubectl := filepath.Join(filepath.Dir(fleet.bin), "kubectl") + " --kubeconfig " + fleet.kubeconfig + " --context member1"
+	kubectl := filepath.Join(filepath.Dir(fleet.Bin), "kubectl") + " --kubeconfig " + fleet.Kubeconfig + " --context member1"
 	restore := kubectl + ` -n default get deployment adoptee -o jsonpath='{.metadata.annotations.work\.karmada\.io/pre-adoption}' | base64 -d | gunzip | ` + kubectl + " replace -f -"
 	if out, err := exec.Command("bash", "-o", "pipefail", "-c", restore).CombinedOutput(); err != nil {
 		t.Fatalf("restoring from the pre-adoption record: %v\n%s", err, out)

@@ -46,7 +46,7 @@ func TestUpgradeInPlace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(oldBin, "karmada-local")); err != nil {
 		t.Fatalf("the build to upgrade from is missing (%v): run `make upgrade-from` (make test-e2e does)", err)
 	}
-	newBin := filepath.Dir(fleet.bin)
+	newBin := filepath.Dir(fleet.Bin)
 	dir := t.TempDir()
 	state, kubeconfig := filepath.Join(dir, "state"), filepath.Join(dir, "kubeconfig")
 	// A fleet of its own, apart from the lane's (24000) and the others'.

@@ -35,7 +35,7 @@ func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {
 		before := pids(t)
 		status, _ := karmadaLocal("status")
-		out, err := karmadaLocal("up", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
+		out, err := karmadaLocal("up", "--kubeconfig", fleet.Kubeconfig, "--port-base", strconv.Itoa(fleet.PortBase))
 		if err != nil {
 			t.Fatalf("second up: %v\n%s", err, out)
 		}
@@ -52,7 +52,7 @@ func TestLifecycle(t *testing.T) {
 					continue
 				}
 				member, component, _ := strings.Cut(f[0], "/")
-				log, _ := os.ReadFile(filepath.Join(fleet.stateDir, "logs", member, component+".log"))
+				log, _ := os.ReadFile(filepath.Join(fleet.StateDir, "logs", member, component+".log"))
 				t.Logf("%s was not healthy before up; its log (last lines):\n%s", f[0], tail(string(log), 60))
 			}
 		}
@@ -97,7 +97,7 @@ func TestLifecycle(t *testing.T) {
 	})
 
 	t.Run("up after down brings every member back Ready", func(t *testing.T) {
-		out, err := karmadaLocal("up", "--members", "3", "--nodes-per-member", "3", "--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
+		out, err := karmadaLocal("up", "--members", "3", "--nodes-per-member", "3", "--kubeconfig", fleet.Kubeconfig, "--port-base", strconv.Itoa(fleet.PortBase))
 		if err != nil {
 			t.Fatalf("up after down: %v\n%s", err, out)
 		}

@@ -10,13 +10,11 @@
 package hae2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -26,16 +24,15 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
 // fleet is the one HA fleet of the run.
-var fleet struct {
-	bin, stateDir, kubeconfig string
-	portBase                  int
-}
+// fleet is the lane's fleet (testenv.StartLaneFleet).
+var fleet *testenv.LaneFleet
 
 // The fleet's members: member1 joined in push mode, member2 registered in
 // pull mode (its agent reaches the control plane through the balancer too).
@@ -44,60 +41,32 @@ var members = []string{"member1", "member2"}
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	binDir := os.Getenv("KARMADA_BIN_DIR")
-	if binDir == "" {
-		binDir = filepath.Join(testenv.RepoRoot(), "bin")
+	// Apart from a developer's fleet (31000), the e2e lane's (24000) and
+	// the host lane's (25000).
+	f, err := testenv.StartLaneFleet("hae2e", 26000, "--ha", "--members", "2", "--nodes-per-member", "1", "--pull-members", "member2")
+	if f != nil {
+		defer f.Stop()
 	}
-	fleet.bin = filepath.Join(binDir, "karmada-local")
-	if _, err := os.Stat(fleet.bin); err != nil {
-		fmt.Fprintf(os.Stderr, "the HA lane needs %s: run `make test-ha`\n", fleet.bin)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "karmada-hae2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	fleet.stateDir = filepath.Join(dir, "state")
-	fleet.kubeconfig = filepath.Join(dir, "kubeconfig")
-	// Apart from a developer's fleet (31000), the e2e lane's (24000) and
-	// the host lane's (25000).
-	fleet.portBase = 26000
-	start := time.Now()
-	out, err := karmadaLocal("up", "--ha", "--members", "2", "--nodes-per-member", "1", "--pull-members", "member2",
-		"--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase))
-	fmt.Printf("karmada-local up --ha took %s:\n%s\n", time.Since(start).Round(100*time.Millisecond), out)
-	defer func() {
-		if out, err := karmadaLocal("down", "--purge"); err != nil {
-			fmt.Fprintf(os.Stderr, "karmada-local down --purge failed: %v\n%s\n", err, out)
-		}
-	}()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "karmada-local up --ha failed: %v\n", err)
-		return 1
-	}
+	fleet = f
 	return m.Run()
 }
 
 // karmadaLocal runs the real binary against the run's state directory.
-func karmadaLocal(args ...string) (string, error) {
-	cmd := exec.Command(fleet.bin, append(args, "--state-dir", fleet.stateDir)...)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	return buf.String(), err
-}
+func karmadaLocal(args ...string) (string, error) { return fleet.Run(args...) }
 
 // status is karmada-local status -o json.
-func status(t *testing.T) []localup.ComponentStatus {
+func status(t *testing.T) []process.ComponentStatus {
 	t.Helper()
-	cmd := exec.Command(fleet.bin, "status", "-o", "json", "--state-dir", fleet.stateDir)
+	cmd := exec.Command(fleet.Bin, "status", "-o", "json", "--state-dir", fleet.StateDir)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("karmada-local status -o json: %v", err)
 	}
-	var st []localup.ComponentStatus
+	var st []process.ComponentStatus
 	if err := json.Unmarshal(out, &st); err != nil {
 		t.Fatalf("karmada-local status -o json: %v\n%s", err, out)
 	}
@@ -107,7 +76,7 @@ func status(t *testing.T) []localup.ComponentStatus {
 func restConfig(t *testing.T, context string) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: fleet.kubeconfig},
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: fleet.Kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	if err != nil {
 		t.Fatalf("loading context %s: %v", context, err)
@@ -130,7 +99,7 @@ func kube(t *testing.T, context string) kubernetes.Interface {
 
 func karmadaClient(t *testing.T) client.Client {
 	t.Helper()
-	c, err := client.New(restConfig(t, localup.ControlPlaneContext), client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(restConfig(t, plan.ControlPlaneContext), client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +118,7 @@ func ensureUp(t *testing.T) {
 	if whole {
 		// Healthy soon, or the wait below says which is not.
 	} else if out, err := karmadaLocal("up", "--ha", "--members", "2", "--nodes-per-member", "1", "--pull-members", "member2",
-		"--kubeconfig", fleet.kubeconfig, "--port-base", strconv.Itoa(fleet.portBase)); err != nil {
+		"--kubeconfig", fleet.Kubeconfig, "--port-base", strconv.Itoa(fleet.PortBase)); err != nil {
 		t.Fatalf("karmada-local up --ha: %v\n%s", err, out)
 	}
 	testenv.Eventually(t, time.Minute, "every process of the fleet healthy", func(ctx context.Context) error {

@@ -26,7 +26,8 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/deploy"
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
@@ -228,7 +229,7 @@ func counter(exported map[string][]*dto.MetricFamily, name string, labels map[st
 // control plane's CA, which the components' --client-ca-file trusts).
 func controlPlaneTLS(t *testing.T) *tls.Config {
 	t.Helper()
-	cfg := restConfig(t, localup.ControlPlaneContext)
+	cfg := restConfig(t, plan.ControlPlaneContext)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(cfg.CAData)
 	admin, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
@@ -267,7 +268,7 @@ func monitoringToken(t *testing.T, member string) string {
 
 // scrapeAny reads /metrics from whichever of the process's ports serves
 // it (the others serve health), retrying until one answers.
-func scrapeAny(t *testing.T, s localup.ComponentStatus, tlsConfig *tls.Config, token string) map[string]*dto.MetricFamily {
+func scrapeAny(t *testing.T, s process.ComponentStatus, tlsConfig *tls.Config, token string) map[string]*dto.MetricFamily {
 	t.Helper()
 	var families map[string]*dto.MetricFamily
 	testenv.Eventually(t, 30*time.Second, "/metrics of "+s.Name, func(ctx context.Context) error {

@@ -22,8 +22,8 @@ import (
 	"github.com/karmada-go/karmada/internal/estimator"
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
-	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/localup/pki"
+	"github.com/karmada-go/karmada/internal/localup/plan"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/scheduler"
 	"github.com/karmada-go/karmada/internal/testenv"
@@ -46,7 +46,7 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crt, key, err := ca.Ensure(pki.CertSpec{Name: "hoste2e-estimator-client", CommonName: localup.EstimatorUser, Client: true})
+	crt, key, err := ca.Ensure(pki.CertSpec{Name: "hoste2e-estimator-client", CommonName: plan.EstimatorUser, Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range estimator.MemberRBAC(localup.EstimatorUser) {
+	for _, o := range estimator.MemberRBAC(plan.EstimatorUser) {
 		if err := mc.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}

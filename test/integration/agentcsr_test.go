@@ -237,7 +237,10 @@ func TestAgentRBAC(t *testing.T) {
 	forbidden("creating a Cluster", ac.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "fake"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}))
 	_, err = akc.CoordinationV1().Leases("karmada-cluster").Get(ctx, "other", metav1.GetOptions{})
 	forbidden("reading another cluster's Lease", err)
-	forbidden("deleting its own Work", ac.Delete(ctx, w))
+	// It may delete Works in its own namespace (those holding its exported
+	// Services' EndpointSlices), never another cluster's.
+	forbidden("deleting another cluster's Work", ac.Delete(ctx, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("other"), Name: w.Name}}))
+	forbidden("creating a Work for another cluster", ac.Create(ctx, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: workv1alpha1.ExecutionNamespace("other"), Name: "forged"}}))
 
 	// Removing the Cluster removes what was made for its agent (owner
 	// references; this test's API server runs no garbage collector, so the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,5 +160,63 @@ func TestControllerManagerDeletesOnlyExecutionNamespaces(t *testing.T) {
 	// An administrator is not concerned.
 	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}); err != nil {
 		t.Fatalf("an administrator deleting team-a: %v", err)
+	}
+}
+
+// The controller manager, with the roles of deploy/rbac, creates and
+// deletes the Services ServiceImports derive and the EndpointSlices it
+// imports, and no user's: the ValidatingAdmissionPolicy shipped with its
+// role refuses the rest.
+func TestControllerManagerWritesOnlyItsOwnServicesAndSlices(t *testing.T) {
+	t.Parallel()
+	env := testenv.Start(t)
+	ctx := context.Background()
+	c := env.Client
+	if err := controlplane.ApplyComponentRBAC(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(ctx, t, c, "team-a")
+	cm := impersonating(t, env, rest.ImpersonationConfig{UserName: "system:karmada:karmada-controller-manager"})
+	port := []corev1.ServicePort{{Name: "http", Port: 80}}
+	userSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}, Spec: corev1.ServiceSpec{Ports: port}}
+	testenv.Eventually(t, 20*time.Second, "the policy in force", func(ctx context.Context) error {
+		err := cm.Create(ctx, userSvc.DeepCopy(), client.DryRunAll)
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not Service web") {
+			return fmt.Errorf("not refused by the policy yet: %v", err)
+		}
+		return nil
+	})
+	// A user's Service and EndpointSlice: neither created nor deleted.
+	// A derived- name without the claim is a user's too.
+	forged := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "derived-web"}, Spec: corev1.ServiceSpec{Ports: port}}
+	if err := cm.Create(ctx, forged); !apierrors.IsForbidden(err) {
+		t.Errorf("the controller manager creating an unclaimed derived-web: %v, want Forbidden", err)
+	}
+	userSlice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-abc", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+		AddressType: discoveryv1.AddressTypeIPv4}
+	if err := cm.Create(ctx, userSlice.DeepCopy()); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not EndpointSlice web-abc") {
+		t.Errorf("the controller manager creating a user's EndpointSlice: %v, want refused naming it", err)
+	}
+	for _, o := range []client.Object{userSvc, userSlice} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := cm.Delete(ctx, o); !apierrors.IsForbidden(err) {
+			t.Errorf("the controller manager deleting the user's %T %s: %v, want Forbidden", o, o.GetName(), err)
+		}
+	}
+	// Its own: created and deleted.
+	derived := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "derived-web",
+		Labels: map[string]string{policyv1alpha1.ResourceTemplateClaimedByLabel: "ServiceImport"}}, Spec: corev1.ServiceSpec{Ports: port}}
+	imported := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "imported-member1-web-abc",
+		Labels: map[string]string{discoveryv1.LabelServiceName: "derived-web", discoveryv1.LabelManagedBy: "endpointslice-controller.karmada.io"}},
+		AddressType: discoveryv1.AddressTypeIPv4}
+	for _, o := range []client.Object{derived, imported} {
+		if err := cm.Create(ctx, o); err != nil {
+			t.Fatalf("the controller manager creating its %T %s: %v", o, o.GetName(), err)
+		}
+		if err := cm.Delete(ctx, o); err != nil {
+			t.Errorf("the controller manager deleting its %T %s: %v", o, o.GetName(), err)
+		}
 	}
 }

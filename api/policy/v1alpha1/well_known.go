@@ -17,6 +17,20 @@ const (
 	ClusterPropagationPolicyPermanentIDLabel = "clusterpropagationpolicy.karmada.io/permanent-id"
 )
 
+// ResourceTemplateClaimedByLabel, on a resource template, names the kind of
+// object in charge of propagating it (MultiClusterService for a Service it
+// exposes, ServiceImport for the Service it derives): no policy claims it.
+const ResourceTemplateClaimedByLabel = "resourcetemplate.karmada.io/claimed-by"
+
+// RetainReplicasLabel, "true" on a resource template (set by the
+// hpaScaleTargetMarker controller on the target of a propagated
+// HorizontalPodAutoscaler), has each member's copy keep the replicas the
+// member has: an HPA there decides them.
+const (
+	RetainReplicasLabel = "resourcetemplate.karmada.io/retain-replicas"
+	RetainReplicasValue = "true"
+)
+
 // IsClaimKey reports whether a label or annotation key is part of a policy's
 // claim on a template.
 func IsClaimKey(key string) bool {

@@ -11,13 +11,12 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
+	"k8s.io/client-go/rest"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/aggregatedapiserver"
 	"github.com/karmada-go/karmada/internal/apiserverapp"
 	"github.com/karmada-go/karmada/internal/cli"
-	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Options are karmada-aggregated-apiserver's flags: those of every
@@ -39,44 +38,11 @@ func NewOptions() *Options {
 	return o
 }
 
-// Config turns the options into the server's configuration.
-func (o *Options) Config() (*genericapiserver.RecommendedConfig, error) {
-	return o.Options.Config(aggregatedapiserver.Codecs, aggregatedapiserver.SetOpenAPI)
-}
-
-// Run serves until ctx ends.
-func Run(ctx context.Context, o *Options) error {
-	if err := o.WaitForKarmadaAPIServer(ctx); err != nil {
-		return err
-	}
-	c, err := o.Config()
-	if err != nil {
-		return err
-	}
-	kube, err := kubernetes.NewForConfig(c.ClientConfig)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(c.ClientConfig)
-	if err != nil {
-		return err
-	}
-	server, err := aggregatedapiserver.New(c.Complete(), kube, dyn)
-	if err != nil {
-		return err
-	}
-	klog.InfoS("Starting", "version", version.Get().String())
-	return server.PrepareRun().RunWithContext(ctx)
-}
-
-// NewCommand returns the karmada-aggregated-apiserver command.
-func NewCommand() *cobra.Command {
-	o := NewOptions()
-	cmd := &cobra.Command{
-		Version: version.Get().String(),
-		Use:     "karmada-aggregated-apiserver",
-		Short:   "Serve the Cluster API with its status and proxy subresources",
-		Long: `karmada-aggregated-apiserver serves cluster.karmada.io/v1alpha1 behind the
+// binary is karmada-aggregated-apiserver as apiserverapp runs it.
+var binary = apiserverapp.Binary{
+	Use:   "karmada-aggregated-apiserver",
+	Short: "Serve the Cluster API with its status and proxy subresources",
+	Long: `karmada-aggregated-apiserver serves cluster.karmada.io/v1alpha1 behind the
 karmada-apiserver's aggregation layer (APIService v1alpha1.cluster.karmada.io):
 the Cluster kind (get, list, watch, create, update, patch, delete; the status
 subresource; kubectl's columns; OpenAPI), kept in etcd under --etcd-prefix.
@@ -93,24 +59,27 @@ Callers are authenticated and authorized by the karmada-apiserver (delegated:
 TokenReview, SubjectAccessReview, and the front proxy's client certificate);
 writes go through the karmada-apiserver's admission webhooks (karmada-webhook's
 rules on Clusters keep applying).`,
-		Example: `  karmada-aggregated-apiserver --kubeconfig karmada.config \
+	Example: `  karmada-aggregated-apiserver --kubeconfig karmada.config \
     --authentication-kubeconfig karmada.config --authorization-kubeconfig karmada.config \
     --etcd-servers https://127.0.0.1:2379 --etcd-prefix /registry-karmada-aggregated-apiserver \
     --etcd-cafile ca.crt --etcd-certfile etcd-client.crt --etcd-keyfile etcd-client.key \
     --tls-cert-file serving.crt --tls-private-key-file serving.key --secure-port 7443`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(cmd.Context(), o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	return cmd
+	Codecs:     aggregatedapiserver.Codecs,
+	SetOpenAPI: aggregatedapiserver.SetOpenAPI,
+	New: func(c genericapiserver.CompletedConfig, kube kubernetes.Interface, karmada *rest.Config) (*genericapiserver.GenericAPIServer, error) {
+		dyn, err := dynamic.NewForConfig(karmada)
+		if err != nil {
+			return nil, err
+		}
+		return aggregatedapiserver.New(c, kube, dyn)
+	},
 }
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, o *Options) error { return binary.Run(ctx, o.Options) }
+
+// NewCommand returns the karmada-aggregated-apiserver command.
+func NewCommand() *cobra.Command { return binary.Command(NewOptions().Options) }
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +45,7 @@ this project or any other implementation. Every wait is driven by watches.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand(), newFloorCommand())
+	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand(), newFloorCommand(), newEndpointsCommand())
 	return cmd
 }
 
@@ -502,5 +503,56 @@ deletes everything it made, timing how long the members take to be clean.`,
 	fs.StringArrayVar(&processes, "process", nil, "a process to measure, NAME=PID or NAME=PIDFILE (repeatable; default: every process of the karmada-local fleet)")
 	fs.StringVar(&stateDir, "karmada-local-state-dir", defaultStateDir(), "karmada-local's state directory, where the processes' pid files are (env KARMADA_LOCAL_STATE_DIR)")
 	fs.DurationVar(&sampleInterval, "sample-interval", 250*time.Millisecond, "how often the processes' memory and CPU time are read")
+	return cmd
+}
+
+func newEndpointsCommand() *cobra.Command {
+	c := &common{}
+	var (
+		provider  string
+		consumers []string
+		changes   int
+		timeout   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "endpoints",
+		Short: "Time a Service's endpoints from the provider to every importing cluster",
+		Long: `endpoints propagates the multi-cluster services' CRDs to the members, creates
+in a new namespace a Deployment serve with its Service and ServiceExport in
+--provider and its ServiceImport in --consumers, then scales serve between 2
+and 3 replicas --changes times. Each change is timed from the provider's
+EndpointSlice showing it (a ready endpoint added or removed, as a watch on
+the provider delivers it) to every consumer's derived-serve slices showing
+the same ready endpoints; the karmada-apiserver's requests are counted per
+change. The namespace is deleted at the end.`,
+		Example: `  karmada-bench endpoints --provider member1 --consumers member2,member3 --changes 200`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.validate(); err != nil {
+				return err
+			}
+			switch {
+			case changes < 1:
+				return fmt.Errorf("--changes=%d: must be at least 1", changes)
+			case len(consumers) == 0 || slices.Contains(consumers, provider):
+				return fmt.Errorf("--consumers %s: name at least one cluster other than --provider %s", strings.Join(consumers, ","), provider)
+			case timeout <= 0:
+				return fmt.Errorf("--change-timeout=%s: must be positive", timeout)
+			}
+			out := cmd.OutOrStdout()
+			f, err := bench.Connect(c.kubeconfig, c.karmadaContext, c.members, c.client())
+			if err != nil {
+				return err
+			}
+			r := bench.Endpoints(cmd.Context(), f, bench.EndpointsOptions{Provider: provider, Consumers: consumers, Changes: changes, ChangeTimeout: timeout, Log: out})
+			return finish(out, c.out, r, r.Error, true, nil)
+		},
+	}
+	c.addFlags(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&provider, "provider", "member1", "the cluster the Service runs in and is exported from")
+	fs.StringSliceVar(&consumers, "consumers", []string{"member2", "member3"}, "the clusters the Service is imported into")
+	fs.IntVar(&changes, "changes", 200, "how many times serve is scaled (one endpoint added or removed each time)")
+	fs.DurationVar(&timeout, "change-timeout", 30*time.Second, "how long one change may take to reach every consumer")
 	return cmd
 }

@@ -42,11 +42,19 @@ type Reconciler struct {
 	// Recorder records events; nil records none.
 	Recorder record.EventRecorder
 	Client   client.Client
-	Workers  int
+	// Reader reads past the cache; nil uses the manager's API reader. A
+	// Work created a moment before its Cluster is deleted may not be in
+	// the cache yet: the execution namespace goes only when the API
+	// server, not the cache, holds no Work in it.
+	Reader  client.Reader
+	Workers int
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Reader == nil {
+		r.Reader = mgr.GetAPIReader()
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(clusterready.Changed)).
@@ -118,6 +126,16 @@ func (r *Reconciler) remove(ctx context.Context, cluster *clusterv1alpha1.Cluste
 		}
 		// The execution controller removes each Work's resources first.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if r.Reader != nil {
+		live := &workv1alpha1.WorkList{}
+		if err := r.Reader.List(ctx, live, client.InNamespace(nsName), client.Limit(1)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("listing works of cluster %s: %w", cluster.Name, err)
+		}
+		if len(live.Items) > 0 {
+			// The cache has not caught up: come back when it has.
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+		}
 	}
 	ns := &corev1.Namespace{}
 	err := r.Client.Get(ctx, client.ObjectKey{Name: nsName}, ns)

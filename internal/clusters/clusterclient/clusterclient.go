@@ -33,11 +33,25 @@ type Options struct {
 	Static map[string]*rest.Config
 }
 
-// Serves reports whether controllers run for a cluster in this process: in
-// the control plane (agent false) for push-mode clusters, in a
-// karmada-agent for pull-mode ones (its own).
-func Serves(agent bool, c *clusterv1alpha1.Cluster) bool {
-	return (c.Spec.SyncMode == clusterv1alpha1.Pull) == agent
+// Side is the side of the fleet a member-facing controller (execution,
+// workStatus, clusterStatus) runs on. The control plane runs them for its
+// push-mode members; a karmada-agent runs them for its own pull-mode
+// cluster, with less to read in the control plane (no bindings) and the
+// member's rights of the pull grant. The zero Side is the control plane.
+type Side uint8
+
+const (
+	// ControlPlane runs in karmada-controller-manager for the push-mode
+	// members.
+	ControlPlane Side = iota
+	// Agent runs in a karmada-agent for its own pull-mode cluster.
+	Agent
+)
+
+// Serves reports whether a controller on this side acts for cluster c:
+// the control plane for push-mode clusters, an agent for pull-mode ones.
+func (s Side) Serves(c *clusterv1alpha1.Cluster) bool {
+	return (c.Spec.SyncMode == clusterv1alpha1.Pull) == (s == Agent)
 }
 
 // RESTConfig returns the configuration that reaches a push-mode member with

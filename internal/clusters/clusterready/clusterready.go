@@ -81,6 +81,9 @@ type Clusters struct {
 	// it), so that no reconcile takes a Cluster not listed yet for one that
 	// does not exist.
 	reader client.Reader
+	// live confirms a Cluster the informer lacks: one created a moment ago
+	// may not be listed yet, and taking it for gone would let its Works go.
+	live client.Reader
 }
 
 // NewClusters reads through the manager's cache, whose Cluster informer it
@@ -94,11 +97,12 @@ func NewClusters(ctx context.Context, mgr manager.Manager) (*Clusters, error) {
 	if !ok {
 		return nil, fmt.Errorf("cluster informer: %T has no indexer", inf)
 	}
-	return &Clusters{informer: shared, reader: mgr.GetClient()}, nil
+	return &Clusters{informer: shared, reader: mgr.GetClient(), live: mgr.GetAPIReader()}, nil
 }
 
 // Get returns the named Cluster, or a NotFound error. The object is shared:
-// read it, never modify it.
+// read it, never modify it. A Cluster the informer lacks is looked for in
+// the API server (one GET, only then) before NotFound is answered.
 func (c *Clusters) Get(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
 	if !c.informer.HasSynced() {
 		cl := &clusterv1alpha1.Cluster{}
@@ -112,7 +116,14 @@ func (c *Clusters) Get(ctx context.Context, name string) (*clusterv1alpha1.Clust
 		return nil, err
 	}
 	if !exists {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Group: clusterv1alpha1.GroupName, Resource: "clusters"}, name)
+		if c.live == nil {
+			return nil, apierrors.NewNotFound(schema.GroupResource{Group: clusterv1alpha1.GroupName, Resource: "clusters"}, name)
+		}
+		cl := &clusterv1alpha1.Cluster{}
+		if err := c.live.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			return nil, err
+		}
+		return cl, nil
 	}
 	cl, ok := obj.(*clusterv1alpha1.Cluster)
 	if !ok {

@@ -53,8 +53,6 @@ const (
 type Reconciler struct {
 	Client  client.Client
 	Members *clusterclient.Cache
-	// Agent runs it in a karmada-agent, for its own pull-mode cluster.
-	Agent bool
 	// UpdateFrequency is how often each cluster is probed.
 	UpdateFrequency time.Duration
 	// FailureThreshold is how long a cluster must keep failing before it is
@@ -66,10 +64,28 @@ type Reconciler struct {
 	// Clock is the clock (the real one when nil); tests pass a fake.
 	Clock clock.PassiveClock
 
+	// side is where it runs (ForControlPlane, ForAgent).
+	side clusterclient.Side
+
 	mu      sync.Mutex
 	pending map[string]observation
 	// unreached holds the clusters whose last probe did not reach them.
 	unreached map[string]bool
+}
+
+// ForControlPlane returns r as karmada-controller-manager runs it: it
+// probes the push-mode members. A Reconciler built without either
+// constructor is the control plane's.
+func ForControlPlane(r *Reconciler) *Reconciler {
+	r.side = clusterclient.ControlPlane
+	return r
+}
+
+// ForAgent returns r as a karmada-agent runs it: it probes its own
+// pull-mode cluster and writes that Cluster's status.
+func ForAgent(r *Reconciler) *Reconciler {
+	r.side = clusterclient.Agent
+	return r
 }
 
 // observation is a health result that differs from the current condition and
@@ -115,7 +131,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		metrics.ForgetCluster(cluster.Name)
 		return ctrl.Result{}, nil
 	}
-	if !clusterclient.Serves(r.Agent, cluster) {
+	if !r.side.Serves(cluster) {
 		// The agent of a pull-mode cluster reports its status; the control
 		// plane, a push-mode one's.
 		return ctrl.Result{}, nil

@@ -137,29 +137,10 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	if err != nil {
 		return err
 	}
-	ks, err := mc.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	id, err := memberID(ctx, karmada, mc, o.ClusterName)
 	if err != nil {
-		return fmt.Errorf("reading the member's kube-system namespace (is --cluster-kubeconfig right and the cluster up?): %w", err)
+		return err
 	}
-	id := string(ks.UID)
-
-	// One member cluster joins under one name only.
-	clusters := &clusterv1alpha1.ClusterList{}
-	if err := karmada.List(ctx, clusters); err != nil {
-		return fmt.Errorf("listing clusters in the control plane (are the Karmada CRDs installed?): %w", err)
-	}
-	for _, c := range clusters.Items {
-		if c.Spec.ID == id && c.Name != o.ClusterName {
-			return fmt.Errorf("this member cluster is already joined as %q (Cluster %s has the same id %s); unjoin it first or use that name", c.Name, c.Name, id)
-		}
-		// And one name stands for one member: checked before any
-		// credential is written, so that joining the wrong cluster under
-		// an existing name cannot replace that cluster's credentials.
-		if c.Name == o.ClusterName && c.Spec.ID != "" && c.Spec.ID != id {
-			return fmt.Errorf("cluster %s already exists for another member (id %s, this one is %s); unjoin it first or choose another name", o.ClusterName, c.Spec.ID, id)
-		}
-	}
-
 	if err := o.keepEarlierGrant(ctx, mc, out); err != nil {
 		return err
 	}
@@ -174,15 +155,62 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	if err != nil {
 		return err
 	}
-	ca := member.CAData
-	if len(ca) == 0 && member.CAFile != "" {
-		if ca, err = os.ReadFile(member.CAFile); err != nil {
-			return fmt.Errorf("reading the member's CA file %s: %w", member.CAFile, err)
+	ca, err := caOf(member)
+	if err != nil {
+		return err
+	}
+	impSecret, err := writeCredentials(ctx, karmada, o, token, impToken, ca)
+	if err != nil {
+		return err
+	}
+	return writeCluster(ctx, karmada, member, o, id, impSecret, out)
+}
+
+// memberID is the member's identity (its kube-system namespace's UID),
+// refused when the member is joined under another name or the name stands
+// for another member: checked before any credential is written, so that
+// joining the wrong cluster under an existing name cannot replace that
+// cluster's credentials.
+func memberID(ctx context.Context, karmada client.Client, mc kubernetes.Interface, name string) (string, error) {
+	ks, err := mc.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading the member's kube-system namespace (is --cluster-kubeconfig right and the cluster up?): %w", err)
+	}
+	id := string(ks.UID)
+
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := karmada.List(ctx, clusters); err != nil {
+		return "", fmt.Errorf("listing clusters in the control plane (are the Karmada CRDs installed?): %w", err)
+	}
+	for _, c := range clusters.Items {
+		if c.Spec.ID == id && c.Name != name {
+			return "", fmt.Errorf("this member cluster is already joined as %q (Cluster %s has the same id %s); unjoin it first or use that name", c.Name, c.Name, id)
+		}
+		if c.Name == name && c.Spec.ID != "" && c.Spec.ID != id {
+			return "", fmt.Errorf("cluster %s already exists for another member (id %s, this one is %s); unjoin it first or choose another name", name, c.Spec.ID, id)
 		}
 	}
+	return id, nil
+}
 
+// caOf is the member's CA bundle, from the kubeconfig's data or file.
+func caOf(member *rest.Config) ([]byte, error) {
+	if len(member.CAData) > 0 || member.CAFile == "" {
+		return member.CAData, nil
+	}
+	ca, err := os.ReadFile(member.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the member's CA file %s: %w", member.CAFile, err)
+	}
+	return ca, nil
+}
+
+// writeCredentials writes the member identity's and the impersonator's
+// tokens (with the CA bundle) into the cluster namespace; it returns the
+// impersonator's Secret.
+func writeCredentials(ctx context.Context, karmada client.Client, o Options, token, impToken, ca []byte) (*corev1.Secret, error) {
 	if err := ensureNamespace(ctx, karmada, o.ClusterNamespace); err != nil {
-		return err
+		return nil, err
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.ClusterNamespace, Name: o.ClusterName}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, karmada, secret, func() error {
@@ -193,7 +221,7 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("writing credentials %s/%s: %w", o.ClusterNamespace, o.ClusterName, err)
+		return nil, fmt.Errorf("writing credentials %s/%s: %w", o.ClusterNamespace, o.ClusterName, err)
 	}
 
 	impSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: o.ClusterNamespace, Name: ImpersonatorSecretName(o.ClusterName)}}
@@ -205,9 +233,13 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("writing the impersonator's credentials %s/%s: %w", o.ClusterNamespace, impSecret.Name, err)
+		return nil, fmt.Errorf("writing the impersonator's credentials %s/%s: %w", o.ClusterNamespace, impSecret.Name, err)
 	}
+	return impSecret, nil
+}
 
+// writeCluster creates or updates the Cluster, in push mode, and says so.
+func writeCluster(ctx context.Context, karmada client.Client, member *rest.Config, o Options, id string, impSecret *corev1.Secret, out io.Writer) error {
 	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: o.ClusterName}}
 	op, err := controllerutil.CreateOrUpdate(ctx, karmada, cluster, func() error {
 		if cluster.Spec.ID != "" && cluster.Spec.ID != id {

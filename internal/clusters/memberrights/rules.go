@@ -35,6 +35,7 @@ var DefaultKinds = []string{
 	"jobs.batch", "cronjobs.batch",
 	"horizontalpodautoscalers.autoscaling",
 	"ingresses.networking.k8s.io", "networkpolicies.networking.k8s.io",
+	"endpointslices.discovery.k8s.io", "serviceexports.multicluster.x-k8s.io", "serviceimports.multicluster.x-k8s.io",
 	"poddisruptionbudgets.policy",
 	"roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
 	"clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
@@ -105,6 +106,9 @@ func ParseKinds(in []string) ([]Kind, error) {
 	return out, nil
 }
 
+// mcsGroup is the multi-cluster services API's group.
+const mcsGroup = "multicluster.x-k8s.io"
+
 var (
 	readVerbs  = []string{"get", "list", "watch"}
 	writeVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
@@ -121,6 +125,8 @@ var (
 //     the member's own;
 //   - write the propagated kinds, and namespaces (Karmada propagates them);
 //   - bind the BindableRoles, when it may write role bindings;
+//   - write the status of ServiceExports, when it may write them (the
+//     export's Valid and Conflict conditions);
 //   - create and delete ResourceQuotas: before deleting a namespace it
 //     created, Karmada has the member count, with a quota, the objects of
 //     the kinds it may not list there (Secrets);
@@ -180,6 +186,11 @@ func Rules(resources []*metav1.APIResourceList, kinds []Kind) []rbacv1.PolicyRul
 		}
 		sort.Strings(res)
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: res, Verbs: writeVerbs})
+	}
+	// An exported Service's ServiceExport says whether the export is valid
+	// and in conflict: its status is written by whoever collects it.
+	if slices.Contains(byGroup[mcsGroup], "serviceexports") {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{mcsGroup}, Resources: []string{"serviceexports/status"}, Verbs: []string{"get", "update", "patch"}})
 	}
 	if rbac := byGroup[rbacv1.GroupName]; slices.ContainsFunc(rbac, func(r string) bool { return r == "*" || r == "rolebindings" || r == "clusterrolebindings" }) {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, ResourceNames: BindableRoles, Verbs: []string{"bind"}})

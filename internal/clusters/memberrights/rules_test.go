@@ -130,6 +130,9 @@ func TestDefaultKindsRules(t *testing.T) {
 		{"impersonate", "", "serviceaccounts", "", false},
 		{"patch", "", "nodes", "", false},
 		{"create", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", false},
+		{"update", "multicluster.x-k8s.io", "serviceexports/status", "", true},
+		{"update", "", "pods/status", "", false},
+		{"update", "apps", "deployments/status", "", false},
 	} {
 		if got := allowed(c.verb, c.group, c.res, c.name); got != c.want {
 			t.Errorf("%s %s.%s %q: allowed %t, want %t", c.verb, c.res, c.group, c.name, got, c.want)
@@ -137,6 +140,9 @@ func TestDefaultKindsRules(t *testing.T) {
 	}
 	// Without RBAC kinds, nothing may be bound.
 	narrow, _ := ParseKinds([]string{"deployments.apps"})
+	if ok, _ := validation.Covers(Rules(resources, narrow), []rbacv1.PolicyRule{{Verbs: []string{"update"}, APIGroups: []string{"multicluster.x-k8s.io"}, Resources: []string{"serviceexports/status"}}}); ok {
+		t.Error("an identity that may not write ServiceExports may write their status")
+	}
 	if ok, _ := validation.Covers(Rules(resources, narrow), []rbacv1.PolicyRule{{Verbs: []string{"bind"}, APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, ResourceNames: []string{"view"}}}); ok {
 		t.Error("bind allowed without role binding kinds")
 	}

@@ -24,6 +24,9 @@ import (
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/anybinding"
+	"github.com/karmada-go/karmada/internal/autoscaling/cronfhpa"
+	"github.com/karmada-go/karmada/internal/autoscaling/hpamarker"
+	"github.com/karmada-go/karmada/internal/autoscaling/replicassyncer"
 	"github.com/karmada-go/karmada/internal/cache/templatecache"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusters/cluster"
@@ -54,6 +57,10 @@ import (
 	"github.com/karmada-go/karmada/internal/propagation/workstatus"
 	"github.com/karmada-go/karmada/internal/quota/quotacontroller"
 	"github.com/karmada-go/karmada/internal/registration/agentcsr"
+	"github.com/karmada-go/karmada/internal/services/endpointslice"
+	"github.com/karmada-go/karmada/internal/services/export"
+	"github.com/karmada-go/karmada/internal/services/imports"
+	"github.com/karmada-go/karmada/internal/services/multiclusterservice"
 	"github.com/karmada-go/karmada/internal/version"
 )
 
@@ -247,6 +254,8 @@ type setupContext struct {
 	templates *templatecache.Store
 	// workStatus says the workStatus controller runs.
 	workStatus bool
+	// enabled are the controllers --controllers turns on.
+	enabled []string
 	// reinterpret are told the kinds whose customizations changed.
 	reinterpret *[]func([]schema.GroupKind)
 	// interpreter is every controller's: customizations, then interpreter
@@ -295,7 +304,7 @@ var controllers = map[string]func(c setupContext) error{
 			Timeout: c.opts.GracefulEvictionTimeout, Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	clusterstatus.ControllerName: func(c setupContext) error {
-		return (&clusterstatus.Reconciler{
+		return clusterstatus.ForControlPlane(&clusterstatus.Reconciler{
 			Client: c.mgr.GetClient(), Members: c.members, Workers: c.opts.ConcurrentClusterSyncs,
 			UpdateFrequency:  c.opts.ClusterStatusUpdateFrequency,
 			FailureThreshold: c.opts.ClusterFailureThreshold,
@@ -329,7 +338,7 @@ var controllers = map[string]func(c setupContext) error{
 		return (&binding.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBinding), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	workstatus.ControllerName: func(c setupContext) error {
-		return (&workstatus.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Recorder: c.events.RecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+		return workstatus.ForControlPlane(&workstatus.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Recorder: c.events.RecorderFor(events.SourceWorkStatus), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
 	},
 	bindingstatus.ControllerName: func(c setupContext) error {
 		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
@@ -371,11 +380,68 @@ var controllers = map[string]func(c setupContext) error{
 	workloadrebalancer.ControllerName: func(c setupContext) error {
 		return (&workloadrebalancer.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
 	},
+	export.ControllerName:        func(c setupContext) error { return setupCollection(c, export.ControllerName) },
+	export.CollectControllerName: func(c setupContext) error { return setupCollection(c, export.CollectControllerName) },
+	endpointslice.ControllerName: func(c setupContext) error {
+		return (&endpointslice.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceEndpointSlice)}).SetupWithManager(c.mgr)
+	},
+	imports.ControllerName: func(c setupContext) error {
+		return (&imports.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceServiceImport), Workers: c.opts.ConcurrentWorkSyncs}).SetupWithManager(c.mgr)
+	},
+	multiclusterservice.ControllerName: func(c setupContext) error {
+		if !features.Gate.Enabled(features.MultiClusterService) {
+			ctrl.LoggerFrom(c.ctx).Info("Not starting multiclusterservice: it needs --feature-gates=MultiClusterService=true")
+			return nil
+		}
+		return (&multiclusterservice.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceMultiClusterService), Workers: c.opts.ConcurrentWorkSyncs,
+			NoDispatch: !slices.Contains(c.enabled, multiclusterservice.DispatchControllerName)}).SetupWithManager(c.mgr)
+	},
+	// Dispatching the providers' slices is a phase of multiclusterservice.
+	multiclusterservice.DispatchControllerName: func(c setupContext) error {
+		if !slices.Contains(c.enabled, multiclusterservice.ControllerName) {
+			ctrl.LoggerFrom(c.ctx).Info("Not starting endpointsliceDispatch: it dispatches for multiclusterservice, which is disabled")
+		}
+		return nil
+	},
+	cronfhpa.ControllerName: func(c setupContext) error {
+		return (&cronfhpa.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceCronFederatedHPA)}).SetupWithManager(c.mgr)
+	},
+	hpamarker.ControllerName: func(c setupContext) error {
+		return (&hpamarker.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
+	},
+	replicassyncer.ControllerName: func(c setupContext) error {
+		return (&replicassyncer.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
+	},
 	execution.ControllerName: func(c setupContext) error {
-		return (&execution.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
+		return execution.ForControlPlane(&execution.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Recorder: c.events.RecorderFor(events.SourceExecution), Members: c.members, Workers: c.opts.ConcurrentWorkSyncs,
 			PullReleaseGrace:    c.opts.PullWorkReleaseGrace,
 			StatusWritesApplied: c.workStatus}).SetupWithManager(c.mgr)
 	},
+}
+
+// setupCollection sets up, once for both names, the controller that
+// collects the exported Services' slices (serviceExport) and the
+// MultiClusterServices' providers' (endpointsliceCollect).
+func setupCollection(c setupContext, name string) error {
+	r, first := collection(c.enabled)
+	if r == nil || name != first {
+		return nil
+	}
+	r.Client, r.Members, r.Workers = c.mgr.GetClient(), c.members, c.opts.ConcurrentWorkSyncs
+	return export.ForControlPlane(r).SetupWithManager(c.mgr)
+}
+
+// collection is the collecting controller the enabled names ask for (nil
+// for none) and which of the two names sets it up.
+func collection(enabled []string) (*export.Reconciler, string) {
+	exports, provided := slices.Contains(enabled, export.ControllerName), slices.Contains(enabled, export.CollectControllerName)
+	switch {
+	case exports:
+		return &export.Reconciler{NoProvided: !provided}, export.ControllerName
+	case provided:
+		return &export.Reconciler{NoExports: true}, export.CollectControllerName
+	}
+	return nil, ""
 }
 
 func controllerNames() []string {
@@ -387,10 +453,14 @@ func controllerNames() []string {
 	return names
 }
 
+// offByDefault are the controllers '*' leaves out (Karmada's): they are
+// turned on by name.
+var offByDefault = []string{hpamarker.ControllerName, replicassyncer.ControllerName}
+
 // enabledControllers resolves --controllers: '*' enables all, 'name' one,
 // '-name' disables one (which wins over '*').
 func enabledControllers(spec []string) ([]string, error) {
-	return features.Enabled("--controllers", "controller", controllerNames(), spec)
+	return features.Enabled("--controllers", "controller", controllerNames(), spec, offByDefault...)
 }
 
 // NewCommand returns the karmada-controller-manager command.
@@ -410,8 +480,13 @@ push-mode members), workStatus (member state into Works), bindingStatus
 ConfigMaps, Secrets, ServiceAccounts and claims of workloads with
 propagateDeps, sent where they run), orphanSweep (member objects
 whose Work is gone), tokenRenewal (push-mode members' tokens, renewed
-before they expire) and unifiedAuth (each push-mode member's impersonator
-narrowed to the subjects allowed clusters/proxy on it).`,
+before they expire), unifiedAuth (each push-mode member's impersonator
+narrowed to the subjects allowed clusters/proxy on it) and the multi-cluster
+services: serviceExport and endpointsliceCollect (members' EndpointSlices
+collected; ServiceExport conditions), endpointSlice, serviceImport,
+multiclusterservice and endpointsliceDispatch; cronFederatedHorizontalPodAutoscaler
+(CronFederatedHPA rules); hpaScaleTargetMarker and deploymentReplicasSyncer (the
+native-HPA path, off unless named).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -489,6 +564,7 @@ func Run(ctx context.Context, o *Options) error {
 	if slices.Contains(enabled, workstatus.ControllerName) {
 		sc.workStatus = true
 	}
+	sc.enabled = enabled
 	for _, name := range enabled {
 		if err := controllers[name](sc); err != nil {
 			return fmt.Errorf("setting up controller %s: %w", name, err)

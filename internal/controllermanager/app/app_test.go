@@ -18,10 +18,12 @@ func TestEnabledControllers(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{spec: []string{"*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,namespace,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
-		{spec: []string{"*", "-namespace"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
-		{spec: []string{"-namespace", "*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,dependenciesDistributor,detector,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,orphanSweep,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,cronFederatedHorizontalPodAutoscaler,dependenciesDistributor,detector,endpointSlice,endpointsliceCollect,endpointsliceDispatch,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,multiclusterservice,namespace,orphanSweep,serviceExport,serviceImport,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"*", "-namespace"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,cronFederatedHorizontalPodAutoscaler,dependenciesDistributor,detector,endpointSlice,endpointsliceCollect,endpointsliceDispatch,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,multiclusterservice,orphanSweep,serviceExport,serviceImport,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
+		{spec: []string{"-namespace", "*"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,cronFederatedHorizontalPodAutoscaler,dependenciesDistributor,detector,endpointSlice,endpointsliceCollect,endpointsliceDispatch,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,multiclusterservice,orphanSweep,serviceExport,serviceImport,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
 		{spec: []string{"cluster", "clusterStatus"}, want: "cluster,clusterStatus"},
+		// Off unless named, as Karmada's.
+		{spec: []string{"*", "hpaScaleTargetMarker", "deploymentReplicasSyncer"}, want: "agentcsrapproving,applicationFailover,binding,bindingStatus,cluster,clusterStatus,clusterTaintPolicy,cronFederatedHorizontalPodAutoscaler,dependenciesDistributor,deploymentReplicasSyncer,detector,endpointSlice,endpointsliceCollect,endpointsliceDispatch,execution,federatedResourceQuotaEnforcement,federatedResourceQuotaStatus,federatedResourceQuotaSync,gracefulEviction,hpaScaleTargetMarker,multiclusterservice,namespace,orphanSweep,serviceExport,serviceImport,tokenRenewal,unifiedAuth,workStatus,workloadRebalancer"},
 		{spec: []string{"cluster", "-cluster"}, want: ""},
 		{spec: []string{"*", "bogus"}, wantErr: `unknown controller "bogus"`},
 		{spec: []string{"-bogus"}, wantErr: `unknown controller "bogus"`},
@@ -131,5 +133,26 @@ func TestWorkerFlagDefaults(t *testing.T) {
 	}
 	if o.ConcurrentWorkSyncs != 3 || o.ConcurrentBindingSyncs != 4 {
 		t.Fatalf("given 3 and 4: works %d, bindings %d", o.ConcurrentWorkSyncs, o.ConcurrentBindingSyncs)
+	}
+}
+
+// serviceExport and endpointsliceCollect are one controller with two
+// halves: each name turns its half on, and it is set up once.
+func TestCollectionHalves(t *testing.T) {
+	for _, tc := range []struct {
+		enabled               []string
+		want                  bool
+		noExports, noProvided bool
+		setUpBy               string
+	}{
+		{[]string{"serviceExport", "endpointsliceCollect"}, true, false, false, "serviceExport"},
+		{[]string{"serviceExport"}, true, false, true, "serviceExport"},
+		{[]string{"endpointsliceCollect"}, true, true, false, "endpointsliceCollect"},
+		{[]string{"binding"}, false, false, false, ""},
+	} {
+		r, by := collection(tc.enabled)
+		if (r != nil) != tc.want || by != tc.setUpBy || r != nil && (r.NoExports != tc.noExports || r.NoProvided != tc.noProvided) {
+			t.Errorf("%v: %+v set up by %q, want exports off %t, provided off %t, by %q", tc.enabled, r, by, tc.noExports, tc.noProvided, tc.setUpBy)
+		}
 	}
 }

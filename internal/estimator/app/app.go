@@ -172,18 +172,9 @@ func stripMeta(obj any) (any, error) {
 func Run(ctx context.Context, o *Options) error {
 	ctrl.SetLogger(klog.NewKlogr())
 	metrics.RegisterEstimator()
-	var cfg *rest.Config
-	var err error
-	if o.Kubeconfig != "" || o.Master != "" {
-		cfg, err = cli.LoadConfig(o.Kubeconfig, "")
-		if err == nil && o.Master != "" {
-			cfg.Host = o.Master
-		}
-	} else {
-		cfg, err = ctrl.GetConfig()
-	}
+	cfg, err := memberConfig(o)
 	if err != nil {
-		return fmt.Errorf("reaching member cluster %s (--kubeconfig, in-cluster or $KUBECONFIG): %w", o.ClusterName, err)
+		return err
 	}
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	cfg.UserAgent = "karmada-scheduler-estimator/" + o.ClusterName
@@ -207,8 +198,49 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	svc := estimatorService(ctx, o, mgr, c, dyn)
+	if err := serveGRPC(o, mgr, c, svc); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("informers-synced", func(r *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(r.Context()) {
+			return errors.New("informers not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Starting karmada-scheduler-estimator", "cluster", o.ClusterName)
+	return mgr.Start(ctx)
+}
+
+// memberConfig reaches the member: --kubeconfig (and --master), else
+// in-cluster or $KUBECONFIG.
+func memberConfig(o *Options) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if o.Kubeconfig != "" || o.Master != "" {
+		cfg, err = cli.LoadConfig(o.Kubeconfig, "")
+		if err == nil && o.Master != "" {
+			cfg.Host = o.Master
+		}
+	} else {
+		cfg, err = ctrl.GetConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reaching member cluster %s (--kubeconfig, in-cluster or $KUBECONFIG): %w", o.ClusterName, err)
+	}
+	return cfg, nil
+}
+
+// estimatorService answers the scheduler's questions from the informers: nodes and
+// pods (the cache c), quotas and workloads.
+func estimatorService(ctx context.Context, o *Options, mgr ctrl.Manager, c *server.Cache, dyn dynamic.Interface) *server.Service {
 	reader := mgr.GetCache()
-	svc := &server.Service{
+	return &server.Service{
 		Cluster: o.ClusterName,
 		Estimator: &server.Estimator{Cache: c, Quotas: func(ns string) ([]*corev1.ResourceQuota, error) {
 			var l corev1.ResourceQuotaList
@@ -234,7 +266,13 @@ func Run(ctx context.Context, o *Options) error {
 		},
 		Workloads: &server.Workloads{Client: dyn, Mapper: mgr.GetRESTMapper()},
 	}
+}
+
+// serveGRPC serves the estimator's gRPC API on --bind-address:--server-port
+// (mutual TLS unless plaintext), once the informers hold the member.
+func serveGRPC(o *Options, mgr ctrl.Manager, c *server.Cache, svc *server.Service) error {
 	var creds credentials.TransportCredentials
+	var err error
 	if !o.Plaintext {
 		if creds, err = server.Credentials(o.CertFile, o.KeyFile, o.ClientCAFile); err != nil {
 			return err
@@ -250,7 +288,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	gs := grpc.NewServer(opts...)
 	service.RegisterEstimatorServer(gs, svc)
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		// Answer only once the informers hold the member: before, every
 		// node would look empty.
 		if !mgr.GetCache().WaitForCacheSync(ctx) {
@@ -262,22 +300,7 @@ func Run(ctx context.Context, o *Options) error {
 			gs.GracefulStop()
 		}()
 		return gs.Serve(lis)
-	})); err != nil {
-		return err
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("informers-synced", func(r *http.Request) error {
-		if !mgr.GetCache().WaitForCacheSync(r.Context()) {
-			return errors.New("informers not synced")
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	klog.FromContext(ctx).Info("Starting karmada-scheduler-estimator", "cluster", o.ClusterName)
-	return mgr.Start(ctx)
+	}))
 }
 
 // feed keeps the estimator's cache in step with the Node and Pod informers.

@@ -86,37 +86,54 @@ type Outcome struct {
 //     binding's minAvailable (held: BelowMinAvailable); under a budget even
 //     a Directly task keeps its copy until the budget allows it to go.
 func Assess(in Input) Outcome {
-	var out Outcome
-	var blocked []string
-	reason := ""
-	block := func(r, msg string) {
-		if reason == "" {
-			reason = r
+	a := newAssessment(in)
+	for _, t := range in.Spec.GracefulEvictionTasks {
+		if t.CreationTimestamp == nil {
+			now := metav1.NewTime(in.Now)
+			t.CreationTimestamp = &now
 		}
-		blocked = append(blocked, msg)
+		a.judge(t)
 	}
-	wait := func(d time.Duration) {
-		if d > 0 && (out.After == 0 || d < out.After) {
-			out.After = d
-		}
+	if len(a.blocked) > 0 {
+		a.out.Blocked = &metav1.Condition{Type: workv1alpha2.EvictionBlocked, Status: metav1.ConditionTrue, Reason: a.reason, Message: strings.Join(a.blocked, "; ")}
 	}
-	items := map[string]*workv1alpha2.AggregatedStatusItem{}
+	return a.out
+}
+
+// assessment is Assess at work: the figures every task is judged against,
+// and the outcome so far.
+type assessment struct {
+	in  Input
+	out Outcome
+	// blocked are the holds' messages; reason is the first hold's.
+	blocked []string
+	reason  string
+
+	items     map[string]*workv1alpha2.AggregatedStatusItem
+	scheduled *metav1.Condition
+	// caughtUp: the scheduler has placed the binding since it changed.
+	caughtUp bool
+	// The placed clusters: all healthy, any healthy, replicas available.
+	placedHealthy, placedAny bool
+	placedAvailable          int32
+	// What each kept copy contributes to the budget, and their sum.
+	keptAvailable map[string]int32
+	keptTotal     int32
+}
+
+func newAssessment(in Input) *assessment {
+	a := &assessment{in: in, items: map[string]*workv1alpha2.AggregatedStatusItem{}, keptAvailable: map[string]int32{}, placedHealthy: true}
 	for i := range in.Status.AggregatedStatus {
-		items[in.Status.AggregatedStatus[i].ClusterName] = &in.Status.AggregatedStatus[i]
+		a.items[in.Status.AggregatedStatus[i].ClusterName] = &in.Status.AggregatedStatus[i]
 	}
-	scheduled := meta.FindStatusCondition(in.Status.Conditions, workv1alpha2.Scheduled)
-	caughtUp := in.Status.SchedulerObservedGeneration >= in.Generation
-	placedHealthy, placedAny := true, false
-	var placedAvailable int32
+	a.scheduled = meta.FindStatusCondition(in.Status.Conditions, workv1alpha2.Scheduled)
+	a.caughtUp = in.Status.SchedulerObservedGeneration >= in.Generation
 	for _, t := range in.Spec.Clusters {
-		ok, n := eviction.CopyHealthy(items[t.Name], t.Replicas, in.Ready(t.Name))
-		placedHealthy = placedHealthy && ok
-		placedAny = placedAny || ok
-		placedAvailable += n
+		ok, n := eviction.CopyHealthy(a.items[t.Name], t.Replicas, in.Ready(t.Name))
+		a.placedHealthy = a.placedHealthy && ok
+		a.placedAny = a.placedAny || ok
+		a.placedAvailable += n
 	}
-	// What each kept copy contributes to the budget.
-	keptAvailable := map[string]int32{}
-	var keptTotal int32
 	budgeted := in.MinAvailable > 0
 	for _, t := range in.Spec.GracefulEvictionTasks {
 		if !eviction.KeepsCopy(&t, budgeted) {
@@ -126,113 +143,135 @@ func Assess(in Input) Outcome {
 		if t.Replicas != nil {
 			want = *t.Replicas
 		}
-		_, n := eviction.CopyHealthy(items[t.FromCluster], want, in.Ready(t.FromCluster))
-		keptAvailable[t.FromCluster] = n
-		keptTotal += n
+		_, n := eviction.CopyHealthy(a.items[t.FromCluster], want, in.Ready(t.FromCluster))
+		a.keptAvailable[t.FromCluster] = n
+		a.keptTotal += n
 	}
+	return a
+}
 
-	for _, t := range in.Spec.GracefulEvictionTasks {
-		if t.CreationTimestamp == nil {
-			now := metav1.NewTime(in.Now)
-			t.CreationTimestamp = &now
-		}
-		keep := func() { out.Tasks = append(out.Tasks, t) }
-		end := func(why string) {
-			out.Ended = append(out.Ended, Ended{Task: t, Why: why})
-			keptTotal -= keptAvailable[t.FromCluster]
-		}
-		if slices.ContainsFunc(in.Spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == t.FromCluster }) {
-			// Placed there again (a narrowing undone): nothing to evict.
-			out.Ended = append(out.Ended, Ended{Task: t, Why: "the workload is placed there again", Restored: true})
-			continue
-		}
-		switch {
-		case t.SuppressDeletion != nil && *t.SuppressDeletion:
-			keep()
-			continue
-		case t.SuppressDeletion != nil:
-			end("its deletion is no longer suppressed")
-			continue
-		case t.PurgeMode == policyv1alpha1.PurgeModeNever:
-			keep()
-			continue
-		case !caughtUp:
-			// The scheduler has not placed the binding since it changed.
-			keep()
-			continue
-		case len(in.Spec.Clusters) == 0 || scheduled == nil || scheduled.Status != metav1.ConditionTrue:
-			why := "the scheduler has not placed it"
-			if scheduled != nil && scheduled.Message != "" {
-				why = scheduled.Message
-			}
-			if in.Recovered != nil && in.Recovered(&t) && !slices.ContainsFunc(in.Spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == t.FromCluster }) {
-				var replicas int32
-				if t.Replicas != nil {
-					replicas = *t.Replicas
-				}
-				out.Restored = append(out.Restored, workv1alpha2.TargetCluster{Name: t.FromCluster, Replicas: replicas})
-				out.Ended = append(out.Ended, Ended{Task: t, Why: "the cluster recovered before any other could take the workload: it is placed back", Restored: true})
-				continue
-			}
-			block(workv1alpha2.ReasonNoReplacement, fmt.Sprintf("the copy in %s is kept: no cluster can take the workload (%s)", t.FromCluster, why))
-			keep()
-			continue
-		}
-		// The budget: what stays available once this copy is gone.
-		if in.MinAvailable > 0 && keptAvailable[t.FromCluster] > 0 && placedAvailable+keptTotal-keptAvailable[t.FromCluster] < in.MinAvailable {
-			block(workv1alpha2.ReasonBelowMinAvailable, fmt.Sprintf("the copy in %s is kept: without its %d available replicas, %d would be available, under minAvailable %d",
-				t.FromCluster, keptAvailable[t.FromCluster], placedAvailable+keptTotal-keptAvailable[t.FromCluster], in.MinAvailable))
-			keep()
-			continue
-		}
-		if t.PurgeMode == policyv1alpha1.PurgeModeDirectly {
-			// Kept only for the budget, which now allows it to go.
-			end("purge mode Directly, within the availability budget")
-			continue
-		}
-		if placedHealthy && in.Pull != nil && in.Pull(t.FromCluster) && !in.Ready(t.FromCluster) {
-			// Ended now, the copy would be deleted when the agent is back,
-			// whatever the workload's health then: wait for it.
-			keep()
-			continue
-		}
-		if placedHealthy {
-			out.Ended = append(out.Ended, Ended{Task: t, Why: "the workload is healthy in " + strings.Join(targetNames(in.Spec.Clusters), ", "), Gated: true})
-			keptTotal -= keptAvailable[t.FromCluster]
-			continue
-		}
-		grace := in.Timeout
-		if t.GracePeriodSeconds != nil {
-			grace = time.Duration(*t.GracePeriodSeconds) * time.Second
-		}
-		if left := t.CreationTimestamp.Add(grace).Sub(in.Now); left > 0 {
-			keep()
-			wait(left)
-			continue
-		}
-		// The grace period is over and the replacement is not healthy: the
-		// evicted copy, healthy, unhealthy or unknown (its cluster not
-		// Ready), may be all there is of the workload. It is held until the
-		// replacement is healthy, or a user sets suppressDeletion false.
-		evicted := "its health unknown (cluster " + t.FromCluster + " not Ready)"
-		if in.Ready(t.FromCluster) {
-			if ok, _ := eviction.CopyHealthy(items[t.FromCluster], 0, true); ok {
-				evicted = "healthy"
-				if !placedAny {
-					evicted = "the last healthy one"
-				}
-			} else {
-				evicted = "not healthy"
-			}
-		}
-		block(workv1alpha2.ReasonReplacementUnhealthy, fmt.Sprintf("the copy in %s (%s) is kept after its grace period (%s): the workload is not healthy in %s",
-			t.FromCluster, evicted, grace, strings.Join(targetNames(in.Spec.Clusters), ", ")))
-		keep()
+func (a *assessment) block(reason, msg string) {
+	if a.reason == "" {
+		a.reason = reason
 	}
-	if len(blocked) > 0 {
-		out.Blocked = &metav1.Condition{Type: workv1alpha2.EvictionBlocked, Status: metav1.ConditionTrue, Reason: reason, Message: strings.Join(blocked, "; ")}
+	a.blocked = append(a.blocked, msg)
+}
+
+func (a *assessment) wait(d time.Duration) {
+	if d > 0 && (a.out.After == 0 || d < a.out.After) {
+		a.out.After = d
 	}
-	return out
+}
+
+func (a *assessment) keep(t workv1alpha2.GracefulEvictionTask) { a.out.Tasks = append(a.out.Tasks, t) }
+
+func (a *assessment) end(t workv1alpha2.GracefulEvictionTask, e Ended) {
+	a.out.Ended = append(a.out.Ended, e)
+	if !e.Restored {
+		a.keptTotal -= a.keptAvailable[t.FromCluster]
+	}
+}
+
+func (a *assessment) placedIn(cluster string) bool {
+	return slices.ContainsFunc(a.in.Spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == cluster })
+}
+
+// judge decides one task, in the order the rules of Assess are given.
+func (a *assessment) judge(t workv1alpha2.GracefulEvictionTask) {
+	in := a.in
+	if a.placedIn(t.FromCluster) {
+		// Placed there again (a narrowing undone): nothing to evict.
+		a.end(t, Ended{Task: t, Why: "the workload is placed there again", Restored: true})
+		return
+	}
+	switch {
+	case t.SuppressDeletion != nil && *t.SuppressDeletion:
+		a.keep(t)
+		return
+	case t.SuppressDeletion != nil:
+		a.end(t, Ended{Task: t, Why: "its deletion is no longer suppressed"})
+		return
+	case t.PurgeMode == policyv1alpha1.PurgeModeNever:
+		a.keep(t)
+		return
+	case !a.caughtUp:
+		// The scheduler has not placed the binding since it changed.
+		a.keep(t)
+		return
+	case len(in.Spec.Clusters) == 0 || a.scheduled == nil || a.scheduled.Status != metav1.ConditionTrue:
+		a.unplaced(t)
+		return
+	}
+	// The budget: what stays available once this copy is gone.
+	if left := a.placedAvailable + a.keptTotal - a.keptAvailable[t.FromCluster]; in.MinAvailable > 0 && a.keptAvailable[t.FromCluster] > 0 && left < in.MinAvailable {
+		a.block(workv1alpha2.ReasonBelowMinAvailable, fmt.Sprintf("the copy in %s is kept: without its %d available replicas, %d would be available, under minAvailable %d",
+			t.FromCluster, a.keptAvailable[t.FromCluster], left, in.MinAvailable))
+		a.keep(t)
+		return
+	}
+	switch {
+	case t.PurgeMode == policyv1alpha1.PurgeModeDirectly:
+		// Kept only for the budget, which now allows it to go.
+		a.end(t, Ended{Task: t, Why: "purge mode Directly, within the availability budget"})
+	case a.placedHealthy && in.Pull != nil && in.Pull(t.FromCluster) && !in.Ready(t.FromCluster):
+		// Ended now, the copy would be deleted when the agent is back,
+		// whatever the workload's health then: wait for it.
+		a.keep(t)
+	case a.placedHealthy:
+		a.end(t, Ended{Task: t, Why: "the workload is healthy in " + strings.Join(targetNames(in.Spec.Clusters), ", "), Gated: true})
+	default:
+		a.graceOver(t)
+	}
+}
+
+// unplaced: the scheduler has not placed the workload anywhere. A cluster
+// that recovered meanwhile takes it back; otherwise the copy is held.
+func (a *assessment) unplaced(t workv1alpha2.GracefulEvictionTask) {
+	why := "the scheduler has not placed it"
+	if a.scheduled != nil && a.scheduled.Message != "" {
+		why = a.scheduled.Message
+	}
+	if a.in.Recovered != nil && a.in.Recovered(&t) && !a.placedIn(t.FromCluster) {
+		var replicas int32
+		if t.Replicas != nil {
+			replicas = *t.Replicas
+		}
+		a.out.Restored = append(a.out.Restored, workv1alpha2.TargetCluster{Name: t.FromCluster, Replicas: replicas})
+		a.out.Ended = append(a.out.Ended, Ended{Task: t, Why: "the cluster recovered before any other could take the workload: it is placed back", Restored: true})
+		return
+	}
+	a.block(workv1alpha2.ReasonNoReplacement, fmt.Sprintf("the copy in %s is kept: no cluster can take the workload (%s)", t.FromCluster, why))
+	a.keep(t)
+}
+
+// graceOver: the replacement is not healthy. Within its grace period the
+// task waits; after it, the evicted copy, healthy, unhealthy or unknown
+// (its cluster not Ready), may be all there is of the workload: it is held
+// until the replacement is healthy, or a user sets suppressDeletion false.
+func (a *assessment) graceOver(t workv1alpha2.GracefulEvictionTask) {
+	grace := a.in.Timeout
+	if t.GracePeriodSeconds != nil {
+		grace = time.Duration(*t.GracePeriodSeconds) * time.Second
+	}
+	if left := t.CreationTimestamp.Add(grace).Sub(a.in.Now); left > 0 {
+		a.keep(t)
+		a.wait(left)
+		return
+	}
+	evicted := "its health unknown (cluster " + t.FromCluster + " not Ready)"
+	if a.in.Ready(t.FromCluster) {
+		if ok, _ := eviction.CopyHealthy(a.items[t.FromCluster], 0, true); ok {
+			evicted = "healthy"
+			if !a.placedAny {
+				evicted = "the last healthy one"
+			}
+		} else {
+			evicted = "not healthy"
+		}
+	}
+	a.block(workv1alpha2.ReasonReplacementUnhealthy, fmt.Sprintf("the copy in %s (%s) is kept after its grace period (%s): the workload is not healthy in %s",
+		t.FromCluster, evicted, grace, strings.Join(targetNames(a.in.Spec.Clusters), ", ")))
+	a.keep(t)
 }
 
 func targetNames(ts []workv1alpha2.TargetCluster) []string {

@@ -198,121 +198,165 @@ func both(first, second func(*unstructured.Unstructured) ([]interpreter.Dependen
 	}
 }
 
+// script is a compiled script bound to one operation of a kind: run on
+// the VM, its failures said as the customization's.
+type script struct {
+	vm   *luavm.VM
+	s    *luavm.Script
+	fail func(error) error
+}
+
+// binders set a kind's function for each operation a script may define.
+var binders = map[interpreter.Operation]func(*interpreter.Kind, script){
+	interpreter.OpInterpretReplica:    bindReplicas,
+	interpreter.OpInterpretComponent:  bindComponents,
+	interpreter.OpReviseReplica:       bindReviseReplica,
+	interpreter.OpRetain:              bindRetain,
+	interpreter.OpAggregateStatus:     bindAggregateStatus,
+	interpreter.OpInterpretStatus:     bindReflectStatus,
+	interpreter.OpInterpretHealth:     bindHealth,
+	interpreter.OpInterpretDependency: bindDependencies,
+}
+
 // bind sets k's function for op to run s.
 func bind(k *interpreter.Kind, vm *luavm.VM, s *luavm.Script, op interpreter.Operation, source string) {
-	fail := func(err error) error { return &interpreter.Error{Source: source, Operation: op, Err: err} }
-	switch op {
-	case interpreter.OpInterpretReplica:
-		k.GetReplicas = func(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-			out, err := vm.Call(s, 2, obj.Object)
-			if err != nil {
-				return 0, nil, fail(err)
-			}
-			n, err := replicaCount(out[0])
-			if err != nil {
-				return 0, nil, fail(fmt.Errorf("replica: %w", err))
-			}
-			req := &workv1alpha2.ReplicaRequirements{}
-			if found, err := decode(out[1], req, obj.Object); err != nil {
-				return 0, nil, fail(fmt.Errorf("requirement: %w", err))
-			} else if !found {
-				req = nil
-			}
-			return n, req, nil
+	if b, ok := binders[op]; ok {
+		b(k, script{vm: vm, s: s, fail: func(err error) error { return &interpreter.Error{Source: source, Operation: op, Err: err} }})
+	}
+}
+
+// bindReplicas binds the replica count and requirements (InterpretReplica).
+func bindReplicas(k *interpreter.Kind, c script) {
+	k.GetReplicas = func(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
+		out, err := c.vm.Call(c.s, 2, obj.Object)
+		if err != nil {
+			return 0, nil, c.fail(err)
 		}
-	case interpreter.OpInterpretComponent:
-		k.GetComponents = func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
-			out, err := vm.Call(s, 1, obj.Object)
-			if err != nil {
-				return nil, fail(err)
-			}
-			var comps []workv1alpha2.Component
-			if _, err := decode(out[0], &comps, obj.Object); err != nil {
-				return nil, fail(fmt.Errorf("components: %w", err))
-			}
-			return comps, nil
+		n, err := replicaCount(out[0])
+		if err != nil {
+			return 0, nil, c.fail(fmt.Errorf("replica: %w", err))
 		}
-	case interpreter.OpReviseReplica:
-		k.ReviseReplica = func(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
-			out, err := vm.Call(s, 1, obj.Object, int64(replicas))
-			if err != nil {
-				return nil, fail(err)
-			}
-			return object(out[0], obj, fail, obj.Object)
+		req := &workv1alpha2.ReplicaRequirements{}
+		if found, err := decode(out[1], req, obj.Object); err != nil {
+			return 0, nil, c.fail(fmt.Errorf("requirement: %w", err))
+		} else if !found {
+			req = nil
 		}
-	case interpreter.OpRetain:
-		k.Retain = func(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			out, err := vm.Call(s, 1, desired.Object, observed.Object)
-			if err != nil {
-				return nil, fail(err)
-			}
-			return object(out[0], desired, fail, desired.Object, observed.Object)
+		return n, req, nil
+	}
+}
+
+// bindComponents binds the components (InterpretComponent).
+func bindComponents(k *interpreter.Kind, c script) {
+	k.GetComponents = func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
+		out, err := c.vm.Call(c.s, 1, obj.Object)
+		if err != nil {
+			return nil, c.fail(err)
 		}
-	case interpreter.OpAggregateStatus:
-		k.AggregateStatus = func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
-			generic, err := luavm.JSONValue(items)
-			if err != nil {
-				return nil, fail(err)
-			}
-			out, err := vm.Call(s, 1, template.Object, generic)
-			if err != nil {
-				return nil, fail(err)
-			}
-			return object(out[0], template, fail, template.Object, generic)
+		var comps []workv1alpha2.Component
+		if _, err := decode(out[0], &comps, obj.Object); err != nil {
+			return nil, c.fail(fmt.Errorf("components: %w", err))
 		}
-	case interpreter.OpInterpretStatus:
-		k.ReflectStatus = func(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
-			out, err := vm.Call(s, 1, obj.Object)
-			if err != nil {
-				return nil, fail(err)
-			}
-			v, err := luavm.Result(out[0], obj.Object)
-			if err != nil {
-				return nil, fail(fmt.Errorf("status: %w", err))
-			}
-			if v == nil {
-				return nil, nil
-			}
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return nil, fail(err)
-			}
-			return &runtime.RawExtension{Raw: raw}, nil
+		return comps, nil
+	}
+}
+
+// bindReviseReplica binds the copy with revised replicas (ReviseReplica).
+func bindReviseReplica(k *interpreter.Kind, c script) {
+	k.ReviseReplica = func(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
+		out, err := c.vm.Call(c.s, 1, obj.Object, int64(replicas))
+		if err != nil {
+			return nil, c.fail(err)
 		}
-	case interpreter.OpInterpretHealth:
-		k.Health = func(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
-			out, err := vm.Call(s, 1, obj.Object)
-			if err != nil {
-				return workv1alpha1.ResourceUnknownHealth, fail(err)
-			}
-			b, ok := out[0].(lua.LBool)
-			if !ok {
-				return workv1alpha1.ResourceUnknownHealth, fail(fmt.Errorf("returned a %s, want a boolean", out[0].Type()))
-			}
-			if b {
-				return workv1alpha1.ResourceHealthy, nil
-			}
-			return workv1alpha1.ResourceUnhealthy, nil
+		return object(out[0], obj, c.fail, obj.Object)
+	}
+}
+
+// bindRetain binds the desired copy keeping what the member changed (Retain).
+func bindRetain(k *interpreter.Kind, c script) {
+	k.Retain = func(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		out, err := c.vm.Call(c.s, 1, desired.Object, observed.Object)
+		if err != nil {
+			return nil, c.fail(err)
 		}
-	case interpreter.OpInterpretDependency:
-		k.Dependencies = func(obj *unstructured.Unstructured) ([]interpreter.DependentObject, error) {
-			out, err := vm.Call(s, 1, obj.Object)
-			if err != nil {
-				return nil, fail(err)
-			}
-			var refs []configv1alpha1.DependentObjectReference
-			if _, err := decode(out[0], &refs, obj.Object); err != nil {
-				return nil, fail(fmt.Errorf("dependencies: %w", err))
-			}
-			deps := make([]interpreter.DependentObject, 0, len(refs))
-			for i, r := range refs {
-				if r.APIVersion == "" || r.Kind == "" || (r.Name == "" && r.LabelSelector == nil) {
-					return nil, fail(fmt.Errorf("dependencies[%d]: apiVersion, kind and name (or labelSelector) are required, got %+v", i+1, r))
-				}
-				deps = append(deps, interpreter.DependentObject{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, LabelSelector: r.LabelSelector})
-			}
-			return deps, nil
+		return object(out[0], desired, c.fail, desired.Object, observed.Object)
+	}
+}
+
+// bindAggregateStatus binds the template with the members' status aggregated (AggregateStatus).
+func bindAggregateStatus(k *interpreter.Kind, c script) {
+	k.AggregateStatus = func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+		generic, err := luavm.JSONValue(items)
+		if err != nil {
+			return nil, c.fail(err)
 		}
+		out, err := c.vm.Call(c.s, 1, template.Object, generic)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		return object(out[0], template, c.fail, template.Object, generic)
+	}
+}
+
+// bindReflectStatus binds the status reflected from a member's copy (InterpretStatus).
+func bindReflectStatus(k *interpreter.Kind, c script) {
+	k.ReflectStatus = func(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
+		out, err := c.vm.Call(c.s, 1, obj.Object)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		v, err := luavm.Result(out[0], obj.Object)
+		if err != nil {
+			return nil, c.fail(fmt.Errorf("status: %w", err))
+		}
+		if v == nil {
+			return nil, nil
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		return &runtime.RawExtension{Raw: raw}, nil
+	}
+}
+
+// bindHealth binds the health of a member's copy (InterpretHealth).
+func bindHealth(k *interpreter.Kind, c script) {
+	k.Health = func(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
+		out, err := c.vm.Call(c.s, 1, obj.Object)
+		if err != nil {
+			return workv1alpha1.ResourceUnknownHealth, c.fail(err)
+		}
+		b, ok := out[0].(lua.LBool)
+		if !ok {
+			return workv1alpha1.ResourceUnknownHealth, c.fail(fmt.Errorf("returned a %s, want a boolean", out[0].Type()))
+		}
+		if b {
+			return workv1alpha1.ResourceHealthy, nil
+		}
+		return workv1alpha1.ResourceUnhealthy, nil
+	}
+}
+
+// bindDependencies binds the objects a workload depends on (InterpretDependency).
+func bindDependencies(k *interpreter.Kind, c script) {
+	k.Dependencies = func(obj *unstructured.Unstructured) ([]interpreter.DependentObject, error) {
+		out, err := c.vm.Call(c.s, 1, obj.Object)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		var refs []configv1alpha1.DependentObjectReference
+		if _, err := decode(out[0], &refs, obj.Object); err != nil {
+			return nil, c.fail(fmt.Errorf("dependencies: %w", err))
+		}
+		deps := make([]interpreter.DependentObject, 0, len(refs))
+		for i, r := range refs {
+			if r.APIVersion == "" || r.Kind == "" || (r.Name == "" && r.LabelSelector == nil) {
+				return nil, c.fail(fmt.Errorf("dependencies[%d]: apiVersion, kind and name (or labelSelector) are required, got %+v", i+1, r))
+			}
+			deps = append(deps, interpreter.DependentObject{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, LabelSelector: r.LabelSelector})
+		}
+		return deps, nil
 	}
 }
 

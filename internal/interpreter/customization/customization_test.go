@@ -324,3 +324,13 @@ end`, `function InterpretHealth(obj) return true end`)
 		t.Errorf("health %v %v: want a-deps' (first by name)", h, err)
 	}
 }
+
+// TestEveryScriptedOperationHasABinder: each operation a customization may
+// script (all but Prune, which Karmada does not script) binds a function.
+func TestEveryScriptedOperationHasABinder(t *testing.T) {
+	for _, op := range interpreter.Operations {
+		if _, ok := binders[op]; ok != (op != interpreter.OpPrune) {
+			t.Errorf("operation %s: binder %v", op, ok)
+		}
+	}
+}

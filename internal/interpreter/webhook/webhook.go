@@ -299,6 +299,25 @@ func patched(obj *unstructured.Unstructured, r *configv1alpha1.ResourceInterpret
 	return out, nil
 }
 
+// call asks one webhook for one operation of a kind, its failures said
+// as the webhook's.
+type call struct {
+	ask  func(obj *unstructured.Unstructured, fill func(*configv1alpha1.ResourceInterpreterRequest)) (*configv1alpha1.ResourceInterpreterResponse, error)
+	fail func(error) error
+}
+
+// askers set a kind's function for each operation a webhook may answer.
+var askers = map[configv1alpha1.InterpreterOperation]func(*interpreter.Kind, call){
+	configv1alpha1.InterpreterOperationInterpretReplica:    askReplicas,
+	configv1alpha1.InterpreterOperationInterpretComponent:  askComponents,
+	configv1alpha1.InterpreterOperationReviseReplica:       askReviseReplica,
+	configv1alpha1.InterpreterOperationRetain:              askRetain,
+	configv1alpha1.InterpreterOperationAggregateStatus:     askAggregateStatus,
+	configv1alpha1.InterpreterOperationInterpretStatus:     askReflectStatus,
+	configv1alpha1.InterpreterOperationInterpretHealth:     askHealth,
+	configv1alpha1.InterpreterOperationInterpretDependency: askDependencies,
+}
+
 // bind sets k's function for op to call h.
 func (h *hook) bind(k *interpreter.Kind, op configv1alpha1.InterpreterOperation) {
 	iop := interpreter.Operation(op)
@@ -320,102 +339,127 @@ func (h *hook) bind(k *interpreter.Kind, op configv1alpha1.InterpreterOperation)
 		}
 		return r, nil
 	}
-	switch op {
-	case configv1alpha1.InterpreterOperationInterpretReplica:
-		k.GetReplicas = func(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-			r, err := ask(obj, nil)
-			if err != nil {
-				return 0, nil, err
-			}
-			if r.Replicas == nil {
-				return 0, nil, fail(errors.New("the response has no replicas"))
-			}
-			return *r.Replicas, r.ReplicaRequirements, nil
+	if a, ok := askers[op]; ok {
+		a(k, call{ask: ask, fail: fail})
+	}
+}
+
+// askReplicas asks the webhook for the replica count and requirements.
+func askReplicas(k *interpreter.Kind, c call) {
+	k.GetReplicas = func(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
+		r, err := c.ask(obj, nil)
+		if err != nil {
+			return 0, nil, err
 		}
-	case configv1alpha1.InterpreterOperationInterpretComponent:
-		k.GetComponents = func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
-			r, err := ask(obj, nil)
-			if err != nil {
-				return nil, err
-			}
-			return r.Components, nil
+		if r.Replicas == nil {
+			return 0, nil, c.fail(errors.New("the response has no replicas"))
 		}
-	case configv1alpha1.InterpreterOperationReviseReplica:
-		k.ReviseReplica = func(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
-			r, err := ask(obj, func(req *configv1alpha1.ResourceInterpreterRequest) { req.DesiredReplicas = &replicas })
-			if err != nil {
-				return nil, err
-			}
-			out, err := patched(obj, r)
-			if err != nil {
-				return nil, fail(err)
-			}
-			return out, nil
+		return *r.Replicas, r.ReplicaRequirements, nil
+	}
+}
+
+// askComponents asks the webhook for the components.
+func askComponents(k *interpreter.Kind, c call) {
+	k.GetComponents = func(obj *unstructured.Unstructured) ([]workv1alpha2.Component, error) {
+		r, err := c.ask(obj, nil)
+		if err != nil {
+			return nil, err
 		}
-	case configv1alpha1.InterpreterOperationRetain:
-		k.Retain = func(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			raw, err := observed.MarshalJSON()
-			if err != nil {
-				return nil, fail(err)
-			}
-			r, err := ask(desired, func(req *configv1alpha1.ResourceInterpreterRequest) {
-				req.ObservedObject = &runtime.RawExtension{Raw: raw}
-			})
-			if err != nil {
-				return nil, err
-			}
-			out, err := patched(desired, r)
-			if err != nil {
-				return nil, fail(err)
-			}
-			return out, nil
+		return r.Components, nil
+	}
+}
+
+// askReviseReplica asks the webhook for the copy with revised replicas.
+func askReviseReplica(k *interpreter.Kind, c call) {
+	k.ReviseReplica = func(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, error) {
+		r, err := c.ask(obj, func(req *configv1alpha1.ResourceInterpreterRequest) { req.DesiredReplicas = &replicas })
+		if err != nil {
+			return nil, err
 		}
-	case configv1alpha1.InterpreterOperationAggregateStatus:
-		k.AggregateStatus = func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
-			r, err := ask(template, func(req *configv1alpha1.ResourceInterpreterRequest) { req.AggregatedStatus = items })
-			if err != nil {
-				return nil, err
-			}
-			out, err := patched(template, r)
-			if err != nil {
-				return nil, fail(err)
-			}
-			return out, nil
+		out, err := patched(obj, r)
+		if err != nil {
+			return nil, c.fail(err)
 		}
-	case configv1alpha1.InterpreterOperationInterpretStatus:
-		k.ReflectStatus = func(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
-			r, err := ask(obj, nil)
-			if err != nil {
-				return nil, err
-			}
-			return r.RawStatus, nil
+		return out, nil
+	}
+}
+
+// askRetain asks the webhook for the desired copy keeping what the member changed.
+func askRetain(k *interpreter.Kind, c call) {
+	k.Retain = func(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		raw, err := observed.MarshalJSON()
+		if err != nil {
+			return nil, c.fail(err)
 		}
-	case configv1alpha1.InterpreterOperationInterpretHealth:
-		k.Health = func(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
-			r, err := ask(obj, nil)
-			if err != nil {
-				return workv1alpha1.ResourceUnknownHealth, err
-			}
-			if r.Healthy == nil {
-				return workv1alpha1.ResourceUnknownHealth, fail(errors.New("the response has no healthy"))
-			}
-			if *r.Healthy {
-				return workv1alpha1.ResourceHealthy, nil
-			}
-			return workv1alpha1.ResourceUnhealthy, nil
+		r, err := c.ask(desired, func(req *configv1alpha1.ResourceInterpreterRequest) {
+			req.ObservedObject = &runtime.RawExtension{Raw: raw}
+		})
+		if err != nil {
+			return nil, err
 		}
-	case configv1alpha1.InterpreterOperationInterpretDependency:
-		k.Dependencies = func(obj *unstructured.Unstructured) ([]interpreter.DependentObject, error) {
-			r, err := ask(obj, nil)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]interpreter.DependentObject, 0, len(r.Dependencies))
-			for _, d := range r.Dependencies {
-				out = append(out, interpreter.DependentObject{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, LabelSelector: d.LabelSelector})
-			}
-			return out, nil
+		out, err := patched(desired, r)
+		if err != nil {
+			return nil, c.fail(err)
 		}
+		return out, nil
+	}
+}
+
+// askAggregateStatus asks the webhook for the template with the members' status aggregated.
+func askAggregateStatus(k *interpreter.Kind, c call) {
+	k.AggregateStatus = func(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+		r, err := c.ask(template, func(req *configv1alpha1.ResourceInterpreterRequest) { req.AggregatedStatus = items })
+		if err != nil {
+			return nil, err
+		}
+		out, err := patched(template, r)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		return out, nil
+	}
+}
+
+// askReflectStatus asks the webhook for the status reflected from a member's copy.
+func askReflectStatus(k *interpreter.Kind, c call) {
+	k.ReflectStatus = func(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
+		r, err := c.ask(obj, nil)
+		if err != nil {
+			return nil, err
+		}
+		return r.RawStatus, nil
+	}
+}
+
+// askHealth asks the webhook for the health of a member's copy.
+func askHealth(k *interpreter.Kind, c call) {
+	k.Health = func(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
+		r, err := c.ask(obj, nil)
+		if err != nil {
+			return workv1alpha1.ResourceUnknownHealth, err
+		}
+		if r.Healthy == nil {
+			return workv1alpha1.ResourceUnknownHealth, c.fail(errors.New("the response has no healthy"))
+		}
+		if *r.Healthy {
+			return workv1alpha1.ResourceHealthy, nil
+		}
+		return workv1alpha1.ResourceUnhealthy, nil
+	}
+}
+
+// askDependencies asks the webhook for the objects a workload depends on.
+func askDependencies(k *interpreter.Kind, c call) {
+	k.Dependencies = func(obj *unstructured.Unstructured) ([]interpreter.DependentObject, error) {
+		r, err := c.ask(obj, nil)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]interpreter.DependentObject, 0, len(r.Dependencies))
+		for _, d := range r.Dependencies {
+			out = append(out, interpreter.DependentObject{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, LabelSelector: d.LabelSelector})
+		}
+		return out, nil
 	}
 }
 

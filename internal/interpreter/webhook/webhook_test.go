@@ -249,3 +249,13 @@ func TestFailures(t *testing.T) {
 		t.Errorf("a redirect was followed: the other host was called %d times", elsewhereCalls.Load())
 	}
 }
+
+// TestEveryOperationHasAnAsker: a webhook may answer each operation of
+// Karmada's interpreter API (all but Prune, which webhooks do not answer).
+func TestEveryOperationHasAnAsker(t *testing.T) {
+	for _, op := range interpreter.Operations {
+		if _, ok := askers[configv1alpha1.InterpreterOperation(op)]; ok != (op != interpreter.OpPrune) {
+			t.Errorf("operation %s: asker %v", op, ok)
+		}
+	}
+}

@@ -124,29 +124,58 @@ func readFile(flag, path string) (string, error) {
 
 // Values are the chart values the flags say.
 func (o *Options) Values() (map[string]any, error) {
-	v := map[string]any{}
-	set := func(path string, val any) {
-		m := v
-		parts := strings.Split(path, ".")
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := m[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[p] = next
-			}
-			m = next
-		}
-		m[parts[len(parts)-1]] = val
+	v := values{}
+	o.imageValues(v)
+	if err := o.certValues(v); err != nil {
+		return nil, err
 	}
+	if o.Port != 0 || o.AdvertiseAddress != "" {
+		v.set("apiServer.serviceType", "NodePort")
+		v.set("apiServer.nodePort", int64(o.Port))
+	}
+	if o.AdvertiseAddress != "" && o.Port != 0 {
+		v.set("apiServer.externalURL", fmt.Sprintf("https://%s", net.JoinHostPort(o.AdvertiseAddress, fmt.Sprint(o.Port))))
+	}
+	if err := o.etcdValues(v); err != nil {
+		return nil, err
+	}
+	for comp, n := range map[string]int32{"apiServer": o.APIServerReplicas, "controllerManager": o.ControllerManagerReplicas,
+		"scheduler": o.SchedulerReplicas, "webhook": o.WebhookReplicas, "kubeControllerManager": o.KubeControllerManagerReplicas,
+		"aggregatedApiServer": o.AggregatedAPIServerReplicas} {
+		v.set(comp+".replicaCount", int64(n))
+	}
+	return v, nil
+}
+
+// values are the chart's values, set by dotted path.
+type values map[string]any
+
+func (v values) set(path string, val any) {
+	m := map[string]any(v)
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = val
+}
+
+// imageValues: the registry, tag and pull policy of every image, and each
+// image flag's reference split into registry, repository and tag.
+func (o *Options) imageValues(v values) {
 	if o.ImageRegistry != "" {
-		set("global.imageRegistry", o.ImageRegistry)
+		v.set("global.imageRegistry", o.ImageRegistry)
 	}
 	for flag, comp := range imageFlags {
 		if o.ImageTag != "" {
-			set(comp+".image.tag", o.ImageTag)
+			v.set(comp+".image.tag", o.ImageTag)
 		}
 		if o.ImagePullPolicy != "" {
-			set(comp+".image.pullPolicy", o.ImagePullPolicy)
+			v.set(comp+".image.pullPolicy", o.ImagePullPolicy)
 		}
 		ref, ok := o.Images[flag]
 		if !ok || ref == "" {
@@ -160,73 +189,72 @@ func (o *Options) Values() (map[string]any, error) {
 		if i := strings.Index(repo, "/"); i > 0 && strings.ContainsAny(repo[:i], ".:") {
 			registry, repo = repo[:i], repo[i+1:]
 		}
-		set(comp+".image.registry", registry)
-		set(comp+".image.repository", repo)
+		v.set(comp+".image.registry", registry)
+		v.set(comp+".image.repository", repo)
 		if tag != "" {
-			set(comp+".image.tag", tag)
+			v.set(comp+".image.tag", tag)
 		}
 	}
-	set("certs.auto.expiry", fmt.Sprintf("%dh", int(o.CertValidity.Hours())))
+}
+
+// certValues: the certificates' lifetime and extra names, and a CA of the
+// user's (--ca-cert-file, --ca-key-file).
+func (o *Options) certValues(v values) error {
+	v.set("certs.auto.expiry", fmt.Sprintf("%dh", int(o.CertValidity.Hours())))
 	hosts := append(append([]string{}, o.CertExternalIPs...), o.CertExternalDNS...)
 	if o.AdvertiseAddress != "" {
 		hosts = append(hosts, o.AdvertiseAddress)
 	}
 	if len(hosts) > 0 {
-		set("certs.auto.hosts", toAny(hosts))
+		v.set("certs.auto.hosts", toAny(hosts))
 	}
 	if o.CACertFile != "" {
 		crt, err := readFile("ca-cert-file", o.CACertFile)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		key, err := readFile("ca-key-file", o.CAKeyFile)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		set("certs.mode", "custom")
-		set("certs.custom.caCrt", crt)
-		set("certs.custom.caKey", key)
+		v.set("certs.mode", "custom")
+		v.set("certs.custom.caCrt", crt)
+		v.set("certs.custom.caKey", key)
 	}
-	if o.Port != 0 || o.AdvertiseAddress != "" {
-		set("apiServer.serviceType", "NodePort")
-		set("apiServer.nodePort", int64(o.Port))
-	}
-	if o.AdvertiseAddress != "" && o.Port != 0 {
-		set("apiServer.externalURL", fmt.Sprintf("https://%s", net.JoinHostPort(o.AdvertiseAddress, fmt.Sprint(o.Port))))
-	}
+	return nil
+}
+
+// etcdValues: an external etcd with its certificates, or the chart's own
+// with its storage.
+func (o *Options) etcdValues(v values) error {
 	if o.ExternalEtcd != "" {
-		set("etcd.mode", "external")
-		set("etcd.external.servers", o.ExternalEtcd)
+		v.set("etcd.mode", "external")
+		v.set("etcd.external.servers", o.ExternalEtcd)
 		if o.ExternalEtcdPrefix != "" {
-			set("etcd.external.registryPrefix", o.ExternalEtcdPrefix)
+			v.set("etcd.external.registryPrefix", o.ExternalEtcdPrefix)
 		}
 		for flag, key := range map[string]string{"external-etcd-ca-cert-path": "caCrt", "external-etcd-client-cert-path": "crt", "external-etcd-client-key-path": "key"} {
 			path := map[string]string{"external-etcd-ca-cert-path": o.ExternalEtcdCA, "external-etcd-client-cert-path": o.ExternalEtcdCert, "external-etcd-client-key-path": o.ExternalEtcdKey}[flag]
 			data, err := readFile(flag, path)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			set("etcd.external.certs."+key, data)
+			v.set("etcd.external.certs."+key, data)
 		}
 	} else {
-		set("etcd.internal.replicaCount", int64(o.EtcdReplicas))
-		set("etcd.internal.storageType", map[string]string{"PVC": "pvc", "emptyDir": "emptyDir", "hostPath": "hostPath"}[o.EtcdStorageMode])
+		v.set("etcd.internal.replicaCount", int64(o.EtcdReplicas))
+		v.set("etcd.internal.storageType", map[string]string{"PVC": "pvc", "emptyDir": "emptyDir", "hostPath": "hostPath"}[o.EtcdStorageMode])
 		if o.StorageClassName != "" {
-			set("etcd.internal.pvc.storageClass", o.StorageClassName)
+			v.set("etcd.internal.pvc.storageClass", o.StorageClassName)
 		}
 		if o.EtcdPVCSize != "" {
-			set("etcd.internal.pvc.size", o.EtcdPVCSize)
+			v.set("etcd.internal.pvc.size", o.EtcdPVCSize)
 		}
 		if o.EtcdHostDataPath != "" {
-			set("etcd.internal.hostPath.path", o.EtcdHostDataPath)
+			v.set("etcd.internal.hostPath.path", o.EtcdHostDataPath)
 		}
 	}
-	for comp, n := range map[string]int32{"apiServer": o.APIServerReplicas, "controllerManager": o.ControllerManagerReplicas,
-		"scheduler": o.SchedulerReplicas, "webhook": o.WebhookReplicas, "kubeControllerManager": o.KubeControllerManagerReplicas,
-		"aggregatedApiServer": o.AggregatedAPIServerReplicas} {
-		set(comp+".replicaCount", int64(n))
-	}
-	return v, nil
+	return nil
 }
 
 func toAny(s []string) []any {

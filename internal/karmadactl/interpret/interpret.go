@@ -256,103 +256,16 @@ func (o *Options) Run(w io.Writer, rics []configv1alpha1.ResourceInterpreterCust
 	if subject == nil {
 		subject = observed
 	}
-	need := func(obj *unstructured.Unstructured, flag string) error {
-		if obj == nil {
+	x := inputs{desired: desired, observed: observed, subject: subject, opts: o}
+	r := runners[op]
+	for _, n := range r.needs {
+		if obj, flag := x.input(n); obj == nil {
 			return fmt.Errorf("%s needs %s", op, flag)
 		}
-		return nil
 	}
-	var results []result
-	switch op {
-	case interpreter.OpInterpretReplica:
-		if err := need(subject, "--desired-file or --observed-file"); err != nil {
-			return err
-		}
-		n, req, err := in.Replicas(subject)
-		if err != nil {
-			return err
-		}
-		results = []result{{"replica", n}, {"requires", req}}
-	case interpreter.OpInterpretComponent:
-		if err := need(subject, "--desired-file or --observed-file"); err != nil {
-			return err
-		}
-		comps, err := in.Components(subject)
-		if err != nil {
-			return err
-		}
-		results = []result{{"components", comps}}
-	case interpreter.OpReviseReplica:
-		if err := need(subject, "--desired-file or --observed-file"); err != nil {
-			return err
-		}
-		out, err := in.ReviseReplicas(subject, o.DesiredReplica)
-		if err != nil {
-			return err
-		}
-		results = []result{{"revised", out.Object}}
-	case interpreter.OpRetain:
-		if err := need(desired, "--desired-file"); err != nil {
-			return err
-		}
-		if err := need(observed, "--observed-file"); err != nil {
-			return err
-		}
-		out, err := in.Retain(desired, observed)
-		if err != nil {
-			return err
-		}
-		results = []result{{"retained", out.Object}}
-	case interpreter.OpInterpretStatus:
-		if err := need(observed, "--observed-file"); err != nil {
-			return err
-		}
-		raw, err := in.ReflectStatus(observed)
-		if err != nil {
-			return err
-		}
-		var status any
-		if raw != nil {
-			if err := json.Unmarshal(raw.Raw, &status); err != nil {
-				return err
-			}
-		}
-		results = []result{{"status", status}}
-	case interpreter.OpInterpretHealth:
-		if err := need(observed, "--observed-file"); err != nil {
-			return err
-		}
-		h, err := in.Health(observed)
-		if err != nil {
-			return err
-		}
-		results = []result{{"healthy", h == "Healthy"}}
-	case interpreter.OpInterpretDependency:
-		if err := need(subject, "--desired-file or --observed-file"); err != nil {
-			return err
-		}
-		deps, err := in.Dependencies(subject)
-		if err != nil {
-			return err
-		}
-		refs := make([]configv1alpha1.DependentObjectReference, 0, len(deps))
-		for _, d := range deps {
-			refs = append(refs, configv1alpha1.DependentObjectReference{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, LabelSelector: d.LabelSelector})
-		}
-		results = []result{{"dependencies", refs}}
-	case interpreter.OpAggregateStatus:
-		if err := need(subject, "--desired-file or --observed-file"); err != nil {
-			return err
-		}
-		items, err := readStatusItems(o.StatusFiles)
-		if err != nil {
-			return err
-		}
-		out, err := in.AggregateStatus(subject, items)
-		if err != nil {
-			return err
-		}
-		results = []result{{"aggregatedStatus", out.Object}}
+	results, err := r.run(in, x)
+	if err != nil {
+		return err
 	}
 	if subject != nil {
 		gk := subject.GroupVersionKind().GroupKind()
@@ -361,6 +274,101 @@ func (o *Options) Run(w io.Writer, rics []configv1alpha1.ResourceInterpreterCust
 		}
 	}
 	return printResults(w, results)
+}
+
+// inputs are what an operation is run on: the objects of --desired-file
+// and --observed-file, the subject (desired, else observed) and the flags.
+type inputs struct {
+	desired, observed, subject *unstructured.Unstructured
+	opts                       *Options
+}
+
+// The objects an operation may need.
+const (
+	needSubject = iota
+	needDesired
+	needObserved
+)
+
+func (x inputs) input(n int) (*unstructured.Unstructured, string) {
+	switch n {
+	case needDesired:
+		return x.desired, "--desired-file"
+	case needObserved:
+		return x.observed, "--observed-file"
+	}
+	return x.subject, "--desired-file or --observed-file"
+}
+
+// runner runs one operation once the objects it needs are given.
+type runner struct {
+	needs []int
+	run   func(in *interpreter.Interpreter, x inputs) ([]result, error)
+}
+
+// runners are the operations --operation names, with what each prints.
+var runners = map[interpreter.Operation]runner{
+	interpreter.OpInterpretReplica: {[]int{needSubject}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		n, req, err := in.Replicas(x.subject)
+		return []result{{"replica", n}, {"requires", req}}, err
+	}},
+	interpreter.OpInterpretComponent: {[]int{needSubject}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		comps, err := in.Components(x.subject)
+		return []result{{"components", comps}}, err
+	}},
+	interpreter.OpReviseReplica: {[]int{needSubject}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		out, err := in.ReviseReplicas(x.subject, x.opts.DesiredReplica)
+		if err != nil {
+			return nil, err
+		}
+		return []result{{"revised", out.Object}}, nil
+	}},
+	interpreter.OpRetain: {[]int{needDesired, needObserved}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		out, err := in.Retain(x.desired, x.observed)
+		if err != nil {
+			return nil, err
+		}
+		return []result{{"retained", out.Object}}, nil
+	}},
+	interpreter.OpInterpretStatus: {[]int{needObserved}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		raw, err := in.ReflectStatus(x.observed)
+		if err != nil {
+			return nil, err
+		}
+		var status any
+		if raw != nil {
+			if err := json.Unmarshal(raw.Raw, &status); err != nil {
+				return nil, err
+			}
+		}
+		return []result{{"status", status}}, nil
+	}},
+	interpreter.OpInterpretHealth: {[]int{needObserved}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		h, err := in.Health(x.observed)
+		return []result{{"healthy", h == "Healthy"}}, err
+	}},
+	interpreter.OpInterpretDependency: {[]int{needSubject}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		deps, err := in.Dependencies(x.subject)
+		if err != nil {
+			return nil, err
+		}
+		refs := make([]configv1alpha1.DependentObjectReference, 0, len(deps))
+		for _, d := range deps {
+			refs = append(refs, configv1alpha1.DependentObjectReference{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, LabelSelector: d.LabelSelector})
+		}
+		return []result{{"dependencies", refs}}, nil
+	}},
+	interpreter.OpAggregateStatus: {[]int{needSubject}, func(in *interpreter.Interpreter, x inputs) ([]result, error) {
+		items, err := readStatusItems(x.opts.StatusFiles)
+		if err != nil {
+			return nil, err
+		}
+		out, err := in.AggregateStatus(x.subject, items)
+		if err != nil {
+			return nil, err
+		}
+		return []result{{"aggregatedStatus", out.Object}}, nil
+	}},
 }
 
 func describe(gk schema.GroupKind) string {

@@ -80,3 +80,16 @@ func TestInterpretErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryOperationHasARunner: --operation accepts exactly the operations
+// a runner answers.
+func TestEveryOperationHasARunner(t *testing.T) {
+	for name, op := range operations {
+		if runners[op].run == nil {
+			t.Errorf("--operation %s has no runner", name)
+		}
+	}
+	if len(runners) != len(operations) {
+		t.Errorf("%d runners for %d operations", len(runners), len(operations))
+	}
+}

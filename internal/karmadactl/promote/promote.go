@@ -133,18 +133,46 @@ func (o *Options) memberGetter() genericclioptions.RESTClientGetter {
 
 // Run promotes the object.
 func (o *Options) Run(ctx context.Context, kind, name string) error {
-	member := o.memberGetter()
-	ns, _, err := o.flags.ForCluster("").ToRawKubeConfigLoader().Namespace()
+	p, err := o.read(ctx, kind, name)
 	if err != nil {
 		return err
 	}
+	var policy client.Object
+	if o.AutoCreatePolicy {
+		policy = o.policy(p.obj, p.namespaced)
+	}
+	if o.DryRun {
+		return o.print(p.templates, policy)
+	}
+	return o.create(ctx, p.ns, p.templates, policy)
+}
+
+// promoted is what read found in the member: the object, its namespace
+// (empty for a cluster-scoped kind), and the templates the control plane is
+// to get, the object's first.
+type promoted struct {
+	obj        *unstructured.Unstructured
+	ns         string
+	namespaced bool
+	templates  []*unstructured.Unstructured
+}
+
+// read reads the object (and with --dependencies what it depends on) from
+// the member, refusing one Karmada manages already.
+func (o *Options) read(ctx context.Context, kind, name string) (*promoted, error) {
+	fail := func(err error) (*promoted, error) { return nil, err }
+	member := o.memberGetter()
+	ns, _, err := o.flags.ForCluster("").ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return fail(err)
+	}
 	info, err := get(member, ns, kind+"/"+name)
 	if err != nil {
-		return fmt.Errorf("reading %s %s in cluster %s: %w", kind, name, o.Cluster, err)
+		return fail(fmt.Errorf("reading %s %s in cluster %s: %w", kind, name, o.Cluster, err))
 	}
 	obj := info.Object.(*unstructured.Unstructured)
 	if obj.GetLabels()[workv1alpha1.ManagedLabel] == "true" {
-		return fmt.Errorf("%s %s in cluster %s is managed by Karmada already (label %s=true)", info.Mapping.Resource.Resource, describe(obj), o.Cluster, workv1alpha1.ManagedLabel)
+		return fail(fmt.Errorf("%s %s in cluster %s is managed by Karmada already (label %s=true)", info.Mapping.Resource.Resource, describe(obj), o.Cluster, workv1alpha1.ManagedLabel))
 	}
 	namespaced := info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace
 	if !namespaced {
@@ -154,27 +182,26 @@ func (o *Options) Run(ctx context.Context, kind, name string) error {
 	var deps []interpreter.DependentObject
 	if o.Dependencies {
 		if deps, err = interpreter.Default.Dependencies(obj); err != nil {
-			return fmt.Errorf("the dependencies of %s: %w", describe(obj), err)
+			return fail(fmt.Errorf("the dependencies of %s: %w", describe(obj), err))
 		}
 		for _, d := range deps {
 			if d.Name == "" {
-				return fmt.Errorf("a dependency of %s selects %s by label: promote those one by one", describe(obj), d.Kind)
+				return fail(fmt.Errorf("a dependency of %s selects %s by label: promote those one by one", describe(obj), d.Kind))
 			}
 			dep, err := getDependency(ctx, member, d)
 			if err != nil {
-				return fmt.Errorf("reading dependency %s %s/%s in cluster %s: %w", d.Kind, d.Namespace, d.Name, o.Cluster, err)
+				return fail(fmt.Errorf("reading dependency %s %s/%s in cluster %s: %w", d.Kind, d.Namespace, d.Name, o.Cluster, err))
 			}
 			templates = append(templates, interpreter.Default.Prune(dep))
 		}
 	}
-	var policy client.Object
-	if o.AutoCreatePolicy {
-		policy = o.policy(obj, namespaced)
-	}
-	if o.DryRun {
-		return o.print(templates, policy)
-	}
+	return &promoted{obj: obj, ns: ns, namespaced: namespaced, templates: templates}, nil
+}
 
+// create writes into the control plane, after checking that the object's
+// template does not exist there: the namespace, then the policy (so that
+// the template is claimed by it as it appears), then the templates.
+func (o *Options) create(ctx context.Context, ns string, templates []*unstructured.Unstructured, policy client.Object) error {
 	cp := o.flags.ForCluster("")
 	cfg, err := cp.ToRESTConfig()
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/localup/pki"
+	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/process"
 	"github.com/karmada-go/karmada/internal/version"
 )
 
@@ -77,7 +79,7 @@ func defaultBinDir() string {
 func Run() int { return cli.Run(NewCommand()) }
 
 func newUpCommand(g *globalOptions) *cobra.Command {
-	cfg := localup.Config{}
+	cfg := plan.Config{}
 	home, _ := os.UserHomeDir()
 	var nodeCapacity []string
 	cmd := &cobra.Command{
@@ -115,10 +117,10 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 			}
 			if !cmd.Flags().Changed("pull-members") && cfg.Members >= 3 {
 				// As Karmada's own local setup: member3 in pull mode.
-				cfg.PullMembers = []string{localup.MemberName(3)}
+				cfg.PullMembers = []string{plan.MemberName(3)}
 			}
 			if cmd.Flags().Changed("node-capacity") {
-				nc, err := localup.ParseNodeCapacity(nodeCapacity)
+				nc, err := plan.ParseNodeCapacity(nodeCapacity)
 				if err != nil {
 					return err
 				}
@@ -136,7 +138,7 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 	cmd.Flags().StringVar(&cfg.Kubeconfig, "kubeconfig", filepath.Join(home, ".kube", "karmada.config"), "kubeconfig file that receives the contexts karmada-apiserver and member1..N")
 	cmd.Flags().IntVar(&cfg.PortBase, "port-base", defaultPortBase, "first port of the fleet; cluster i (0 = control plane) uses the ten ports from port-base+10*i (--ha: and the twenty after the last member's)")
 	cmd.Flags().BoolVar(&cfg.HA, "ha", false, "a highly available control plane: three etcd members, two karmada-apiservers and two karmada-webhooks behind haproxy (Debian package; make ha-deps), two leader-elected replicas of kube-controller-manager, karmada-controller-manager and karmada-scheduler")
-	cmd.Flags().StringSliceVar(&cfg.PropagateKinds, "propagate-kinds", nil, "kinds Karmada may write in the members, as karmadactl join --propagate-kinds takes them (default "+strings.Join(localup.DefaultPropagateKinds, ",")+")")
+	cmd.Flags().StringSliceVar(&cfg.PropagateKinds, "propagate-kinds", nil, "kinds Karmada may write in the members, as karmadactl join --propagate-kinds takes them (default "+strings.Join(plan.DefaultPropagateKinds, ",")+")")
 	cmd.Flags().BoolVar(&cfg.ClusterAdmin, "cluster-admin", false, "join the members with karmadactl join --cluster-admin (every right in the members) instead")
 	cmd.Flags().BoolVar(&cfg.Profiling, "profiling", false, "serve /debug/pprof on every kube-apiserver (kube-apiserver --profiling; an admin's credentials are needed) and on etcd (--enable-pprof; its client certificates); off by default")
 	cmd.Flags().StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address the API servers listen at and are reached at (default 127.0.0.1); the host cluster's node address lets its pods reach the members")
@@ -192,7 +194,7 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(st)
 			}
-			localup.PrintStatus(cmd.OutOrStdout(), st)
+			process.PrintStatus(cmd.OutOrStdout(), st)
 			return nil
 		},
 	}

@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/host"
+	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
 // newHostCommand is `karmada-local host`: a real single-node Kubernetes
@@ -31,7 +32,7 @@ root and the packages of make host-deps.`,
 	}
 	cmd.PersistentFlags().StringVar(&dir, "host-dir", dir, "directory holding the host cluster's certificates, etcd data, containerd's images, volumes, logs and pids (env KARMADA_LOCAL_HOST_DIR)")
 
-	cfg := localup.HostConfig{}
+	cfg := host.Config{}
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start the host cluster, or whatever part of it is not running",
@@ -50,11 +51,11 @@ Running it again changes nothing that runs (new images are imported).`,
 			if cfg.ImageDir == "" {
 				cfg.ImageDir = filepath.Join(g.binDir, "..", "_output", "images")
 			}
-			return localup.HostUp(cmd.Context(), cfg, cmd.OutOrStdout())
+			return host.Up(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}
 	up.Flags().StringVar(&cfg.Kubeconfig, "kubeconfig", filepath.Join(home, ".kube", "karmada.config"), "kubeconfig file that receives the context karmada-host")
-	up.Flags().StringVar(&cfg.NodeIP, "node-ip", localup.DefaultHostNodeIP, "the node's address, given to a bridge of its own; the API server listens there, NodePorts answer there")
+	up.Flags().StringVar(&cfg.NodeIP, "node-ip", host.DefaultNodeIP, "the node's address, given to a bridge of its own; the API server listens there, NodePorts answer there")
 	up.Flags().StringVar(&cfg.ImageDir, "images", "", "directory of the OCI image tarballs to import (default: <bin-dir>/../_output/images, where make images writes them)")
 
 	var purge bool
@@ -69,7 +70,7 @@ for the next up unless --purge.`,
   karmada-local host down --purge`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return localup.HostDown(cmd.Context(), dir, purge, cmd.OutOrStdout())
+			return host.Down(cmd.Context(), dir, purge, cmd.OutOrStdout())
 		},
 	}
 	down.Flags().BoolVar(&purge, "purge", false, "also delete the host directory and the kubeconfig context karmada-host")
@@ -79,28 +80,28 @@ for the next up unless --purge.`,
 		Short: "List each process of the host cluster with its pid, ports and health",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := localup.HostStatus(cmd.Context(), dir)
+			st, err := host.Status(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
-			localup.PrintStatus(cmd.OutOrStdout(), st)
+			process.PrintStatus(cmd.OutOrStdout(), st)
 			return nil
 		},
 	}
 
-	po := localup.ProvisionerOptions{}
+	po := host.ProvisionerOptions{}
 	provisioner := &cobra.Command{
 		Use:    "provisioner",
-		Short:  "Provision node-local volumes for the StorageClass " + localup.HostStorageClass + " (run by host up)",
+		Short:  "Provision node-local volumes for the StorageClass " + host.StorageClass + " (run by host up)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return localup.RunProvisioner(cmd.Context(), po)
+			return host.RunProvisioner(cmd.Context(), po)
 		},
 	}
 	provisioner.Flags().StringVar(&po.Kubeconfig, "kubeconfig", "", "kubeconfig of the host cluster")
 	provisioner.Flags().StringVar(&po.VolumeDir, "volume-dir", "", "directory of the volumes")
-	provisioner.Flags().StringVar(&po.Node, "node", localup.HostNodeName, "the node the volumes are on")
+	provisioner.Flags().StringVar(&po.Node, "node", host.NodeName, "the node the volumes are on")
 	provisioner.Flags().StringVar(&po.HealthAddress, "health-address", "127.0.0.1:10261", "address of /healthz")
 
 	cmd.AddCommand(up, down, status, provisioner)

@@ -24,7 +24,7 @@ func TestCAIssuesVerifiableServingAndClientCerts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srvCert, srvKey, err := ca.Ensure(CertSpec{Name: "srv", CommonName: "srv", Server: true, IPs: loopback, DNS: []string{"localhost"}})
+	srvCert, srvKey, err := ca.Ensure(CertSpec{Name: "srv", CommonName: "srv", Server: true, IPs: Loopback, DNS: []string{"localhost"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,5 +298,3 @@ func TestValidity(t *testing.T) {
 		}
 	}
 }
-
-var loopback = []net.IP{net.ParseIP("127.0.0.1")}

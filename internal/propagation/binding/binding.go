@@ -284,12 +284,11 @@ func setAnnotation(om *metav1.ObjectMeta, key, value string) {
 	om.Annotations[key] = value
 }
 
-// setOverrideCondition records the outcome of applying override policies:
-// True when every policy applied, False naming the policy and path that
-// failed. Bindings without policies get no condition (one left from
-// earlier policies is removed).
-func (r *Reconciler) setOverrideCondition(ctx context.Context, obj client.Object, status *workv1alpha2.ResourceBindingStatus, hasPolicies bool, errs []string) error {
-	before := obj.DeepCopyObject().(client.Object)
+// markOverrides sets, in memory, the outcome of applying override
+// policies: True when every policy applied, False naming the policy and
+// path that failed. Bindings without policies get no condition (one left
+// from earlier policies is removed).
+func markOverrides(obj client.Object, status *workv1alpha2.ResourceBindingStatus, hasPolicies bool, errs []string) {
 	switch {
 	case len(errs) > 0:
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: workv1alpha2.OverridesApplied, Status: metav1.ConditionFalse,
@@ -298,10 +297,13 @@ func (r *Reconciler) setOverrideCondition(ctx context.Context, obj client.Object
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: workv1alpha2.OverridesApplied, Status: metav1.ConditionTrue,
 			Reason: workv1alpha2.ReasonOverridesApplied, Message: workv1alpha2.MessageOverridesApplied, ObservedGeneration: obj.GetGeneration()})
 	default:
-		if !meta.RemoveStatusCondition(&status.Conditions, workv1alpha2.OverridesApplied) {
-			return nil
-		}
+		meta.RemoveStatusCondition(&status.Conditions, workv1alpha2.OverridesApplied)
 	}
+}
+
+// writeStatus writes the binding's status, as the phases left it, when it
+// differs from before: the one status write of a sync.
+func (r *Reconciler) writeStatus(ctx context.Context, before, obj client.Object) error {
 	if equality.Semantic.DeepEqual(before, obj) {
 		return nil
 	}

@@ -32,8 +32,10 @@ import (
 // what the Works are made of is read (the template, the override policies,
 // the Works there are, the namespace's quotas), one Work per target
 // cluster is written, what was written is recorded (events, conditions),
-// and the Works of clusters no longer targeted are removed.
-func (r *Reconciler) sync(ctx context.Context, b anybinding.Binding) error {
+// and the Works of clusters no longer targeted are removed. The phases set
+// the binding's conditions in memory; its status is written once, at the
+// end, whatever phase stopped.
+func (r *Reconciler) sync(ctx context.Context, b anybinding.Binding) (err error) {
 	if !b.Object.GetDeletionTimestamp().IsZero() {
 		return r.finalize(ctx, b)
 	}
@@ -50,6 +52,12 @@ func (r *Reconciler) sync(ctx context.Context, b anybinding.Binding) error {
 	if !meta.IsStatusConditionTrue(b.Status.Conditions, workv1alpha2.Scheduled) && len(targets) == 0 {
 		return nil
 	}
+	before := b.Object.DeepCopyObject().(client.Object)
+	defer func() {
+		if werr := r.writeStatus(ctx, before, b.Object); err == nil {
+			err = werr
+		}
+	}()
 	in, err := r.read(ctx, b)
 	if err != nil || in == nil {
 		return err
@@ -58,9 +66,7 @@ func (r *Reconciler) sync(ctx context.Context, b anybinding.Binding) error {
 	if err != nil {
 		return err
 	}
-	if err := r.record(ctx, b, in, out); err != nil {
-		return err
-	}
+	r.record(b, in, out)
 	return r.removeUntargeted(ctx, b, in.works, out.keep)
 }
 
@@ -173,9 +179,7 @@ func (r *Reconciler) writeWorks(ctx context.Context, b anybinding.Binding, in *i
 		}
 		if ierr := (*interpreter.Error)(nil); errors.As(err, &ierr) {
 			events.OnBinding(r.Recorder, b.Object, b.Spec.Resource, corev1.EventTypeWarning, events.InterpretFailed, "%v", ierr)
-			if cerr := anybinding.SetInterpreted(ctx, r.Client, b, reviseOps, ierr); cerr != nil {
-				return nil, cerr
-			}
+			anybinding.MarkInterpreted(b, reviseOps, ierr)
 			return nil, err
 		}
 		if err != nil {
@@ -249,9 +253,9 @@ func (r *Reconciler) writeWork(ctx context.Context, b anybinding.Binding, works 
 }
 
 // record says what was written, whatever happens next: the override
-// events on the template, SyncWorkSucceed on the binding, and the
-// binding's OverridesApplied and interpretation conditions.
-func (r *Reconciler) record(ctx context.Context, b anybinding.Binding, in *inputs, out *written) error {
+// events on the template, SyncWorkSucceed on the binding, and (in memory)
+// the binding's OverridesApplied and interpretation conditions.
+func (r *Reconciler) record(b anybinding.Binding, in *inputs, out *written) {
 	obj, spec := b.Object, b.Spec
 	if t := events.Template(spec.Resource); t != nil {
 		if len(out.overrideErrs) > 0 {
@@ -264,10 +268,8 @@ func (r *Reconciler) record(ctx context.Context, b anybinding.Binding, in *input
 	if len(out.synced) > 0 {
 		events.OnBinding(r.Recorder, obj, spec.Resource, corev1.EventTypeNormal, events.SyncWorkSucceed, "Sync work of %s successful.", events.BindingWords(obj))
 	}
-	if err := r.setOverrideCondition(ctx, obj, b.Status, len(in.policies) > 0, out.overrideErrs); err != nil {
-		return err
-	}
-	return anybinding.SetInterpreted(ctx, r.Client, b, reviseOps, nil)
+	markOverrides(obj, b.Status, len(in.policies) > 0, out.overrideErrs)
+	anybinding.MarkInterpreted(b, reviseOps, nil)
 }
 
 // removeUntargeted removes the Works of clusters no longer targeted. A

@@ -43,6 +43,11 @@ func (d *Detector) reconcile(ctx context.Context, k key) (err error) {
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
+	if obj.GetLabels()[policyv1alpha1.ResourceTemplateClaimedByLabel] != "" {
+		// Propagated by what claims it (a MultiClusterService, a
+		// ServiceImport), not by a policy.
+		return nil
+	}
 	matchStart := time.Now()
 	pps := &policyv1alpha1.PropagationPolicyList{}
 	if obj.GetNamespace() != "" {

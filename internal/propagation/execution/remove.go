@@ -52,7 +52,7 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 	}
 	preserve := work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion
 	// pull: another process (the cluster's agent) removes what it applied.
-	pull := cluster != nil && !clusterclient.Serves(r.Agent, cluster)
+	pull := cluster != nil && !r.side.Serves(cluster)
 	if pull && cluster.DeletionTimestamp.IsZero() {
 		// The agent removes the Work's copies and then its finalizer; only
 		// a cluster being removed, or (with PullReleaseGrace) one whose
@@ -106,7 +106,7 @@ func (r *Reconciler) remove(ctx context.Context, work *workv1alpha1.Work, cluste
 		switch verdict {
 		case evictedcopy.Hold:
 			ctrl.LoggerFrom(ctx).Info("Holding the deletion of an evicted copy", "work", klog.KObj(work), "cluster", cluster.Name, "why", why)
-			if !r.Agent {
+			if r.side == clusterclient.ControlPlane {
 				// An agent's holds are told by the control plane, which judged.
 				events.Warning(r.Recorder, work, events.EvictionBlocked, "The evicted copy in cluster %s is kept: %s", cluster.Name, why)
 			}
@@ -149,7 +149,7 @@ const evictedRecheck = 10 * time.Second
 // not read bindings, acts on the verdict the control plane recorded on the
 // Work (judgeForAgent), and holds the copy until there is one.
 func (r *Reconciler) evictedVerdict(ctx context.Context, work *workv1alpha1.Work, cluster *clusterv1alpha1.Cluster) (evictedcopy.Verdict, string, error) {
-	if r.Agent {
+	if r.side == clusterclient.Agent {
 		v, why := evictedcopy.Recorded(work)
 		return v, why, nil
 	}

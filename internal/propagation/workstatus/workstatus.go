@@ -56,8 +56,6 @@ type Reconciler struct {
 	Client   client.Client
 	Members  *clusterclient.Cache
 	Workers  int
-	// Agent runs it in a karmada-agent, for its own pull-mode cluster.
-	Agent bool
 
 	// Window delays the reflection of a member object's change (DefaultWindow
 	// when zero), so that the quick succession of status changes of a
@@ -74,10 +72,28 @@ type Reconciler struct {
 	// clusters reads Clusters without copying them.
 	clusters *clusterready.Clusters
 
+	// side is where it runs (ForControlPlane, ForAgent).
+	side clusterclient.Side
+
 	// progress paces the Works' status writes: Begin is when the copies
 	// of a generation were first seen applied (its Applied condition not
 	// written yet), a write's note the resourceVersion written over.
 	progress settle.Tracker[types.NamespacedName]
+}
+
+// ForControlPlane returns r as karmada-controller-manager runs it: it
+// reflects the member status of the push-mode members' Works. A Reconciler
+// built without either constructor is the control plane's.
+func ForControlPlane(r *Reconciler) *Reconciler {
+	r.side = clusterclient.ControlPlane
+	return r
+}
+
+// ForAgent returns r as a karmada-agent runs it: it reflects the member
+// status of its own pull-mode cluster's Works.
+func ForAgent(r *Reconciler) *Reconciler {
+	r.side = clusterclient.Agent
+	return r
 }
 
 // DefaultSettle is the default of Reconciler.Settle: as long as the binding
@@ -176,7 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !clusterclient.Serves(r.Agent, cluster) || !clusterready.IsReady(cluster) {
+	if !r.side.Serves(cluster) || !clusterready.IsReady(cluster) {
 		// An agent reports a pull-mode member's Works; a member that is not
 		// Ready has nothing current to report (the execution controller
 		// writes why its Works are not applied).

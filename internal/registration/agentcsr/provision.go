@@ -44,6 +44,10 @@ func AgentRBAC(cluster, registration string) []client.Object {
 	events := rbacv1.PolicyRule{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}}
 	worksRole, worksBinding := role(es,
 		rbacv1.PolicyRule{APIGroups: []string{workv1alpha1.GroupName}, Resources: []string{"works"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		// The Works holding its exported Services' EndpointSlices
+		// (serviceExport), which the control plane takes only for a
+		// Service it exports there itself.
+		rbacv1.PolicyRule{APIGroups: []string{workv1alpha1.GroupName}, Resources: []string{"works"}, Verbs: []string{"create", "delete"}},
 		rbacv1.PolicyRule{APIGroups: []string{workv1alpha1.GroupName}, Resources: []string{"works/status"}, Verbs: []string{"get", "update", "patch"}},
 		events)
 	leaseRole, leaseBinding := role(names.ClusterNamespace,

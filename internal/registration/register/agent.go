@@ -93,99 +93,17 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 	meta := func(ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: ns, Name: AgentName, Labels: labels, Annotations: map[string]string{clusterv1alpha1.PropagateKindsAnnotation: grant}}
 	}
-	objs := []struct {
-		kind string
-		get  func() (metav1.Object, error)
-		put  func(create bool) error
-	}{{
-		"ServiceAccount",
-		func() (metav1.Object, error) {
-			return mc.CoreV1().ServiceAccounts(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		func(create bool) error {
-			if !create {
-				return nil
-			}
-			_, err := mc.CoreV1().ServiceAccounts(AgentNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta(AgentNamespace)}, metav1.CreateOptions{})
-			return err
-		},
-	}, {
-		"ClusterRole",
-		func() (metav1.Object, error) {
-			return mc.RbacV1().ClusterRoles().Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		func(create bool) error {
-			o := &rbacv1.ClusterRole{ObjectMeta: meta(""), Rules: clusterRules}
-			if create {
-				_, err := mc.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-				return err
-			}
-			_, err := mc.RbacV1().ClusterRoles().Update(ctx, o, metav1.UpdateOptions{})
-			return err
-		},
-	}, {
-		"ClusterRoleBinding",
-		func() (metav1.Object, error) {
-			return mc.RbacV1().ClusterRoleBindings().Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		func(create bool) error {
-			o := &rbacv1.ClusterRoleBinding{ObjectMeta: meta(""), Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentName}}
-			if create {
-				_, err := mc.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-				return err
-			}
-			_, err := mc.RbacV1().ClusterRoleBindings().Update(ctx, o, metav1.UpdateOptions{})
-			return err
-		},
-	}, {
-		"Role",
-		func() (metav1.Object, error) {
-			return mc.RbacV1().Roles(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		func(create bool) error {
-			o := &rbacv1.Role{ObjectMeta: meta(AgentNamespace), Rules: localRules}
-			if create {
-				_, err := mc.RbacV1().Roles(AgentNamespace).Create(ctx, o, metav1.CreateOptions{})
-				return err
-			}
-			_, err := mc.RbacV1().Roles(AgentNamespace).Update(ctx, o, metav1.UpdateOptions{})
-			return err
-		},
-	}, {
-		"RoleBinding",
-		func() (metav1.Object, error) {
-			return mc.RbacV1().RoleBindings(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		func(create bool) error {
-			o := &rbacv1.RoleBinding{ObjectMeta: meta(AgentNamespace), Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: AgentName}}
-			if create {
-				_, err := mc.RbacV1().RoleBindings(AgentNamespace).Create(ctx, o, metav1.CreateOptions{})
-				return err
-			}
-			_, err := mc.RbacV1().RoleBindings(AgentNamespace).Update(ctx, o, metav1.UpdateOptions{})
-			return err
-		},
-	}}
+	objs := []agentObject{
+		memberObject(ctx, "ServiceAccount", mc.CoreV1().ServiceAccounts(AgentNamespace), &corev1.ServiceAccount{ObjectMeta: meta(AgentNamespace)}, false),
+		memberObject(ctx, "ClusterRole", mc.RbacV1().ClusterRoles(), &rbacv1.ClusterRole{ObjectMeta: meta(""), Rules: clusterRules}, true),
+		memberObject(ctx, "ClusterRoleBinding", mc.RbacV1().ClusterRoleBindings(), &rbacv1.ClusterRoleBinding{ObjectMeta: meta(""), Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AgentName}}, true),
+		memberObject(ctx, "Role", mc.RbacV1().Roles(AgentNamespace), &rbacv1.Role{ObjectMeta: meta(AgentNamespace), Rules: localRules}, true),
+		memberObject(ctx, "RoleBinding", mc.RbacV1().RoleBindings(AgentNamespace), &rbacv1.RoleBinding{ObjectMeta: meta(AgentNamespace), Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: AgentName}}, true),
+	}
 	if a.Image != "" {
-		objs = append(objs, struct {
-			kind string
-			get  func() (metav1.Object, error)
-			put  func(create bool) error
-		}{
-			"Deployment",
-			func() (metav1.Object, error) {
-				return mc.AppsV1().Deployments(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-			},
-			func(create bool) error {
-				o := AgentDeployment(a)
-				if create {
-					_, err := mc.AppsV1().Deployments(AgentNamespace).Create(ctx, o, metav1.CreateOptions{})
-					return err
-				}
-				_, err := mc.AppsV1().Deployments(AgentNamespace).Update(ctx, o, metav1.UpdateOptions{})
-				return err
-			},
-		})
+		objs = append(objs, memberObject(ctx, "Deployment", mc.AppsV1().Deployments(AgentNamespace), AgentDeployment(a), true))
 	}
 	// Checked first, all of them: nothing is written when one is not ours.
 	exists := make([]bool, len(objs))
@@ -201,6 +119,51 @@ func InstallAgent(ctx context.Context, mc kubernetes.Interface, a AgentMember) e
 		}
 	}
 	return nil
+}
+
+// agentObject is one object InstallAgent writes in the member: read to
+// check it is register's, then created, or (unless it is kept as it is)
+// updated.
+type agentObject struct {
+	kind string
+	get  func() (metav1.Object, error)
+	put  func(create bool) error
+}
+
+// typedGetter and typedClient are what client-go's typed clients offer
+// for one kind.
+type typedGetter[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+}
+
+type typedClient[T metav1.Object] interface {
+	typedGetter[T]
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// getter reads the object named name of one kind, for ours.
+func getter[T metav1.Object](ctx context.Context, c typedGetter[T], name string) func() (metav1.Object, error) {
+	return func() (metav1.Object, error) { return c.Get(ctx, name, metav1.GetOptions{}) }
+}
+
+// memberObject is the agent's object want (named AgentName) of one kind;
+// update false keeps an existing one as it is.
+func memberObject[T metav1.Object](ctx context.Context, kind string, c typedClient[T], want T, update bool) agentObject {
+	return agentObject{
+		kind: kind,
+		get:  getter[T](ctx, c, AgentName),
+		put: func(create bool) error {
+			var err error
+			switch {
+			case create:
+				_, err = c.Create(ctx, want, metav1.CreateOptions{})
+			case update:
+				_, err = c.Update(ctx, want, metav1.UpdateOptions{})
+			}
+			return err
+		},
+	}
 }
 
 // ours says whether the object get reads exists, and fails when it exists
@@ -224,37 +187,25 @@ func ours(kind, cluster string, get func() (metav1.Object, error)) (bool, error)
 // an object register would write (the agent's Secret, ServiceAccount, RBAC
 // or Deployment) that it did not make for this cluster.
 func CheckMember(ctx context.Context, mc kubernetes.Interface, cluster string, deployment bool) error {
-	gets := map[string]func() (metav1.Object, error){
-		"Secret": func() (metav1.Object, error) {
-			return mc.CoreV1().Secrets(AgentNamespace).Get(ctx, AgentSecretName, metav1.GetOptions{})
-		},
-		"ServiceAccount": func() (metav1.Object, error) {
-			return mc.CoreV1().ServiceAccounts(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		"ClusterRole": func() (metav1.Object, error) {
-			return mc.RbacV1().ClusterRoles().Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		"ClusterRoleBinding": func() (metav1.Object, error) {
-			return mc.RbacV1().ClusterRoleBindings().Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		"Role": func() (metav1.Object, error) {
-			return mc.RbacV1().Roles(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-		},
-		"RoleBinding": func() (metav1.Object, error) {
-			return mc.RbacV1().RoleBindings(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-		},
+	checks := []struct {
+		kind string
+		get  func() (metav1.Object, error)
+	}{
+		{"Secret", getter(ctx, mc.CoreV1().Secrets(AgentNamespace), AgentSecretName)},
+		{"ServiceAccount", getter(ctx, mc.CoreV1().ServiceAccounts(AgentNamespace), AgentName)},
+		{"ClusterRole", getter(ctx, mc.RbacV1().ClusterRoles(), AgentName)},
+		{"ClusterRoleBinding", getter(ctx, mc.RbacV1().ClusterRoleBindings(), AgentName)},
+		{"Role", getter(ctx, mc.RbacV1().Roles(AgentNamespace), AgentName)},
+		{"RoleBinding", getter(ctx, mc.RbacV1().RoleBindings(AgentNamespace), AgentName)},
 	}
 	if deployment {
-		gets["Deployment"] = func() (metav1.Object, error) {
-			return mc.AppsV1().Deployments(AgentNamespace).Get(ctx, AgentName, metav1.GetOptions{})
-		}
+		checks = append(checks, struct {
+			kind string
+			get  func() (metav1.Object, error)
+		}{"Deployment", getter(ctx, mc.AppsV1().Deployments(AgentNamespace), AgentName)})
 	}
-	for _, kind := range []string{"Secret", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment"} {
-		get, ok := gets[kind]
-		if !ok {
-			continue
-		}
-		if _, err := ours(kind, cluster, get); err != nil {
+	for _, c := range checks {
+		if _, err := ours(c.kind, cluster, c.get); err != nil {
 			return err
 		}
 	}

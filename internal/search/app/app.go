@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
@@ -17,7 +17,6 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/scheme"
 	"github.com/karmada-go/karmada/internal/search"
-	"github.com/karmada-go/karmada/internal/version"
 )
 
 // Options are karmada-search's flags: those of every k8s.io/apiserver
@@ -36,44 +35,11 @@ func NewOptions() *Options {
 	return o
 }
 
-// Config turns the options into the server's configuration.
-func (o *Options) Config() (*genericapiserver.RecommendedConfig, error) {
-	return o.Options.Config(search.Codecs, search.SetOpenAPI)
-}
-
-// Run serves until ctx ends.
-func Run(ctx context.Context, o *Options) error {
-	if err := o.WaitForKarmadaAPIServer(ctx); err != nil {
-		return err
-	}
-	c, err := o.Config()
-	if err != nil {
-		return err
-	}
-	kube, err := kubernetes.NewForConfig(c.ClientConfig)
-	if err != nil {
-		return err
-	}
-	karmada, err := client.New(c.ClientConfig, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		return err
-	}
-	server, err := search.New(c.Complete(), kube, karmada)
-	if err != nil {
-		return err
-	}
-	klog.InfoS("Starting", "version", version.Get().String())
-	return server.PrepareRun().RunWithContext(ctx)
-}
-
-// NewCommand returns the karmada-search command.
-func NewCommand() *cobra.Command {
-	o := NewOptions()
-	cmd := &cobra.Command{
-		Version: version.Get().String(),
-		Use:     "karmada-search",
-		Short:   "Cache chosen kinds of the member clusters and serve them through a search API and a proxy",
-		Long: `karmada-search serves search.karmada.io/v1alpha1 behind the karmada-apiserver's
+// binary is karmada-search as apiserverapp runs it.
+var binary = apiserverapp.Binary{
+	Use:   "karmada-search",
+	Short: "Cache chosen kinds of the member clusters and serve them through a search API and a proxy",
+	Long: `karmada-search serves search.karmada.io/v1alpha1 behind the karmada-apiserver's
 aggregation layer (APIService v1alpha1.search.karmada.io):
 
 - ResourceRegistry (kept in etcd under --etcd-prefix): the kinds to cache
@@ -93,24 +59,31 @@ aggregation layer (APIService v1alpha1.search.karmada.io):
 Every read is authorized as the caller's list or get of that resource in the
 karmada-apiserver (a SubjectAccessReview); every write needs clusters/proxy
 on the member, where the member's RBAC applies to the caller.`,
-		Example: `  karmada-search --kubeconfig karmada.config \
+	Example: `  karmada-search --kubeconfig karmada.config \
     --authentication-kubeconfig karmada.config --authorization-kubeconfig karmada.config \
     --etcd-servers https://127.0.0.1:2379 --etcd-prefix /registry-karmada-search \
     --etcd-cafile ca.crt --etcd-certfile etcd-client.crt --etcd-keyfile etcd-client.key \
     --tls-cert-file serving.crt --tls-private-key-file serving.key --secure-port 7444`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(cmd.Context(), o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	return cmd
+	Codecs:     search.Codecs,
+	SetOpenAPI: search.SetOpenAPI,
+	New: func(c genericapiserver.CompletedConfig, kube kubernetes.Interface, karmada *rest.Config) (*genericapiserver.GenericAPIServer, error) {
+		cl, err := client.New(karmada, client.Options{Scheme: scheme.Scheme})
+		if err != nil {
+			return nil, err
+		}
+		server, err := search.New(c, kube, cl)
+		if err != nil {
+			return nil, err
+		}
+		return server.GenericAPIServer, nil
+	},
 }
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, o *Options) error { return binary.Run(ctx, o.Options) }
+
+// NewCommand returns the karmada-search command.
+func NewCommand() *cobra.Command { return binary.Command(NewOptions().Options) }
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }

@@ -2,11 +2,15 @@
 package app
 
 import (
+	"strings"
+
 	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"net"
 	"net/http"
 	"os"
@@ -194,12 +198,14 @@ func Run(ctx context.Context, o *Options) error {
 		log.Info("No --kubeconfig: a Cluster taking another Cluster's spec.id (one member under two names) is not refused")
 	}
 	var authorizer webhook.Authorizer
+	var scales webhook.ScaleTargets
 	if cfg != nil {
 		kc, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return err
 		}
 		authorizer = reviews{kc}
+		scales = discoveryScales{kc.Discovery()}
 	} else {
 		log.Info("No --kubeconfig: policies with conflictResolution: Overwrite are refused (their author's adopt right cannot be checked)")
 	}
@@ -218,7 +224,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		log.Info("Enforcing FederatedResourceQuotas' overall limits on placements")
 	}
-	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, Authorizer: authorizer, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy, Quotas: quotas, QuotaReader: quotaReader.reader(),
+	for _, e := range webhook.EndpointsWith(scheme.Scheme, webhook.Options{Clusters: clusters, Authorizer: authorizer, AllowNoExecuteTaintPolicy: o.AllowNoExecuteTaintPolicy, Quotas: quotas, QuotaReader: quotaReader.reader(), ScaleTargets: scales,
 		DefaultNotReadyTolerationSeconds: &o.DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds: &o.DefaultUnreachableTolerationSeconds}) {
 		server.Register(e.Path, &crwebhook.Admission{Handler: e.Handler()})
 	}
@@ -267,3 +273,37 @@ func Run(ctx context.Context, o *Options) error {
 
 // Main runs the command and returns the exit code.
 func Main() int { return cli.Run(NewCommand()) }
+
+// discoveryScales answers from the API server's discovery whether a kind
+// serves a scale subresource (one discovery request per FederatedHPA or
+// CronFederatedHPA written: they are few). A group or kind the API server
+// does not serve (yet) is not refused: the controllers report it.
+type discoveryScales struct{ dc discovery.DiscoveryInterface }
+
+func (d discoveryScales) Scalable(_ context.Context, apiVersion, kind string) (bool, error) {
+	if apiVersion == "" {
+		return true, nil
+	}
+	list, err := d.dc.ServerResourcesForGroupVersion(apiVersion)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var resource string
+	for _, r := range list.APIResources {
+		if r.Kind == kind && !strings.Contains(r.Name, "/") {
+			resource = r.Name
+		}
+	}
+	if resource == "" {
+		return true, nil
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource+"/scale" {
+			return true, nil
+		}
+	}
+	return false, nil
+}

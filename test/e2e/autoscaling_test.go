@@ -1,0 +1,179 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/testenv"
+)
+
+// webDeployment is a Deployment of replicas pods in namespace ns.
+func webDeployment(ns string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": "web"}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web:e2e"}}}}}}
+}
+
+// memberReplicas is the spec.replicas of the member's copy of ns/web.
+func memberReplicas(ctx context.Context, t *testing.T, member, ns string) (int32, error) {
+	d, err := kube(t, member).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return ptr.Deref(d.Spec.Replicas, 1), nil
+}
+
+// A CronFederatedHPA's every-minute rule scales the template (and so its
+// copy in member1) and records the execution; karmada-webhook refuses a
+// bad rule with its field path.
+func TestCronFederatedHPAScalesOnSchedule(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const ns = "e2e-cron"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}}}}
+	cron := &autoscalingv1alpha1.CronFederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv1alpha1.CronFederatedHPASpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			Rules:          []autoscalingv1alpha1.CronFederatedHPARule{{Name: "every-minute", Schedule: "* * * * *", TargetReplicas: ptr.To[int32](3), TimeZone: ptr.To("Asia/Tokyo")}}}}
+	bad := cron.DeepCopy()
+	bad.Name = "bad"
+	bad.Spec.Rules[0].Schedule = "every minute"
+	err := c.Create(ctx, bad)
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `spec.rules[0].schedule: Invalid value: "every minute": invalid cron format`) {
+		t.Errorf("a bad schedule: %v, want refused with its field path", err)
+	}
+	createUntilCleanup(ctx, t, c, webDeployment(ns, 1), pp, cron)
+	// A CronFederatedHPA reaches only its own namespace: one in another
+	// namespace, aiming at web (which that namespace does not have), fails
+	// and leaves e2e-cron's web alone.
+	const other = "e2e-cron-other"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})
+	intruder := cron.DeepCopy()
+	intruder.Namespace, intruder.ResourceVersion, intruder.UID = other, "", ""
+	intruder.Spec.Rules[0].TargetReplicas = ptr.To[int32](9)
+	createUntilCleanup(ctx, t, c, intruder)
+	testenv.Eventually(t, 100*time.Second, "the other namespace's rule failed", func(ctx context.Context) error {
+		got := &autoscalingv1alpha1.CronFederatedHPA{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(intruder), got); err != nil {
+			return err
+		}
+		if h := got.Status.ExecutionHistories; len(h) != 1 || len(h[0].FailedExecutions) == 0 || !strings.Contains(h[0].FailedExecutions[0].Message, "not found") {
+			return fmt.Errorf("histories %+v", h)
+		}
+		return nil
+	})
+	testenv.Eventually(t, 100*time.Second, "the rule run and recorded, member1 at 3", func(ctx context.Context) error {
+		got := &autoscalingv1alpha1.CronFederatedHPA{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cron), got); err != nil {
+			return err
+		}
+		h := got.Status.ExecutionHistories
+		if len(h) != 1 || len(h[0].SuccessfulExecutions) == 0 {
+			return fmt.Errorf("histories %+v", h)
+		}
+		s := h[0].SuccessfulExecutions[0]
+		if ptr.Deref(s.AppliedReplicas, 0) != 3 || s.ScheduleTime == nil || s.ScheduleTime.Second() != 0 || h[0].NextExecutionTime == nil ||
+			!h[0].NextExecutionTime.After(s.ScheduleTime.Time) {
+			return fmt.Errorf("execution %+v, next %v", s, h[0].NextExecutionTime)
+		}
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil || ptr.Deref(d.Spec.Replicas, 1) != 3 {
+			return fmt.Errorf("the template: %v (err %v)", d.Spec.Replicas, err)
+		}
+		if n, err := memberReplicas(ctx, t, "member1", ns); err != nil || n != 3 {
+			return fmt.Errorf("member1: %d (err %v)", n, err)
+		}
+		return nil
+	})
+}
+
+// The native-HPA path: an HPA propagated with its Deployment marks the
+// template retain-replicas (hpaScaleTargetMarker); each member's HPA
+// scales its copy to its minReplicas (3) and the copies keep what the
+// members decide; deploymentReplicasSyncer writes their sum (6) into the
+// template.
+func TestNativeHPARetainsMemberReplicas(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const ns = "e2e-native-hpa"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	two := []string{"member1", "member2"}
+	divided := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: two},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+					ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+					WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 1}}}}}}}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas: ptr.To[int32](3), MaxReplicas: 5,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}}}
+	duplicated := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-hpa"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "web"}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: two}}}}
+	createUntilCleanup(ctx, t, c, webDeployment(ns, 2), divided, hpa, duplicated)
+
+	testenv.Eventually(t, 120*time.Second, "the template marked, each member at its HPA's 3, the template at their sum", func(ctx context.Context) error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil {
+			return err
+		}
+		if d.Labels[policyv1alpha1.RetainReplicasLabel] != "true" {
+			return fmt.Errorf("template labels %v", d.Labels)
+		}
+		for _, m := range two {
+			if n, err := memberReplicas(ctx, t, m, ns); err != nil || n != 3 {
+				return fmt.Errorf("%s: %d (err %v)", m, n, err)
+			}
+		}
+		if r := ptr.Deref(d.Spec.Replicas, 1); r != 6 {
+			return fmt.Errorf("template replicas %d, want 6", r)
+		}
+		return nil
+	})
+	// The members' replicas hold: Karmada does not push the template's
+	// division back over them.
+	testenv.Consistently(t, 5*time.Second, "members stay at 3", func(ctx context.Context) error {
+		for _, m := range two {
+			if n, err := memberReplicas(ctx, t, m, ns); err != nil || n != 3 {
+				return fmt.Errorf("%s: %d (err %v)", m, n, err)
+			}
+		}
+		return nil
+	})
+	// The HPA goes: so does the mark.
+	deleteAll(t, c, hpa)
+	testenv.Eventually(t, 30*time.Second, "the mark removed", func(ctx context.Context) error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil {
+			return err
+		}
+		if _, ok := d.Labels[policyv1alpha1.RetainReplicasLabel]; ok {
+			return fmt.Errorf("template labels %v", d.Labels)
+		}
+		return nil
+	})
+}
