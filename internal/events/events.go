@@ -136,6 +136,21 @@ const (
 	UpdateCronFederatedHPAFailed = "UpdateCronFederatedHPAFailed"
 )
 
+// Reasons recorded on FederatedHPAs (Karmada's, most of them
+// kube-controller-manager's HPA's).
+const (
+	FailedGetScale               = "FailedGetScale"
+	FailedGetScaleTargetRef      = "FailedGetScaleTargetRef"
+	FailedGetBindings            = "FailedGetBindings"
+	FailedGetTargetClusters      = "FailedGetTargetClusters"
+	FailedComputeMetricsReplicas = "FailedComputeMetricsReplicas"
+	FailedGetResourceMetric      = "FailedGetResourceMetric"
+	FailedGetContainerResource   = "FailedGetContainerResourceMetric"
+	InvalidMetricSourceType      = "InvalidMetricSourceType"
+	FailedRescale                = "FailedRescale"
+	SuccessfulRescale            = "SuccessfulRescale"
+)
+
 const (
 	CollectOverallStatusSucceed = "CollectOverallStatusSucceed"
 	CollectOverallStatusFailed  = "CollectOverallStatusFailed"
@@ -172,6 +187,8 @@ const (
 	SourceServiceImport       = "service-import-controller"
 	SourceMultiClusterService = "multiclusterservice-controller"
 	SourceCronFederatedHPA    = "cronfederatedhpa-controller"
+	// SourceFederatedHPA is Karmada's name for it.
+	SourceFederatedHPA = "federatedHPA-controller"
 )
 
 // Normal records a Normal event on obj; a nil recorder records nothing.

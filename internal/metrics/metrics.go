@@ -209,6 +209,16 @@ var (
 		Help:    "Duration of running one CronFederatedHPA rule's execution, by result.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
 	}, []string{"result"})
+	FederatedHPADuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "karmada_federatedhpa_process_duration_seconds",
+		Help:    "Duration of processing a FederatedHPA, by result.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
+	}, []string{"result"})
+	FederatedHPAPullMetricsDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "karmada_federatedhpa_pull_metrics_duration_seconds",
+		Help:    "Duration of pulling one metric of a FederatedHPA's pods, by result and metric type.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12),
+	}, []string{"result", "metricType"})
 	WorkSyncWorkloadDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "karmada_work_sync_workload_duration_seconds",
 		Help:    "Duration of syncing a Work's manifests to its member cluster.",
@@ -344,6 +354,7 @@ func RegisterControllerManager() {
 	cmOnce.Do(func() {
 		metrics.Registry.MustRegister(ResourceMatchPolicyDuration, ResourceApplyPolicyDuration,
 			PolicyApplyAttempts, PolicyPreemption, BindingSyncWorkDuration, CronFederatedHPADuration, CronFederatedHPARuleDuration,
+			FederatedHPADuration, FederatedHPAPullMetricsDuration,
 			EvictionQueueDepth, EvictionKindTotal, EvictionProcessingLatency, EvictionProcessingTotal)
 		registerClusters()
 		registerWork()
@@ -352,6 +363,7 @@ func RegisterControllerManager() {
 			PolicyPreemption.WithLabelValues(r)
 			CronFederatedHPADuration.WithLabelValues(r)
 			CronFederatedHPARuleDuration.WithLabelValues(r)
+			FederatedHPADuration.WithLabelValues(r)
 			for _, q := range EvictionQueues {
 				EvictionProcessingTotal.WithLabelValues(q, r)
 			}

@@ -19,12 +19,15 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	metricsv1beta1 "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/autoscaling/cronfhpa"
+	"github.com/karmada-go/karmada/internal/autoscaling/fhpa"
+	"github.com/karmada-go/karmada/internal/autoscaling/hpa"
 	"github.com/karmada-go/karmada/internal/autoscaling/hpamarker"
 	"github.com/karmada-go/karmada/internal/autoscaling/replicassyncer"
 	"github.com/karmada-go/karmada/internal/cache/templatecache"
@@ -81,6 +84,10 @@ type Options struct {
 	// PullWorkReleaseGrace: how long a pull-mode cluster's agent may be
 	// silent before deleted Works of the cluster are let go (0: never).
 	PullWorkReleaseGrace time.Duration
+	// The FederatedHPA controller's settings (kube-controller-manager's
+	// HPA flags, under Karmada's names).
+	HPASyncPeriod, HPADownscaleStabilization, HPACPUInitializationPeriod, HPAInitialReadinessDelay time.Duration
+	HPATolerance                                                                                   float64
 	// AgentCertificateMaxLifetime is the longest lifetime an agent's
 	// certificate is approved for.
 	AgentCertificateMaxLifetime time.Duration
@@ -127,6 +134,11 @@ func (o *Options) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.ClusterMonitorGracePeriod, "cluster-monitor-grace-period", 40*time.Second, "how long a pull-mode cluster's lease may go unrenewed before it is marked Ready=Unknown (and tainted unreachable)")
 	f.DurationVar(&o.ClusterStartupGracePeriod, "cluster-startup-grace-period", 60*time.Second, "how long a new pull-mode cluster's agent has to renew its lease first")
 	f.DurationVar(&o.AgentCertificateMaxLifetime, "agent-certificate-max-lifetime", agentcsr.DefaultMaxLifetime, "the longest lifetime a pull-mode agent's client certificate is approved for (agentcsrapproving); the agent renews it at 80% of it, so a short one limits how long a copied certificate works")
+	f.DurationVar(&o.HPASyncPeriod, "horizontal-pod-autoscaler-sync-period", 15*time.Second, "how often each FederatedHPA's metrics are read and its target scaled (0: 15s)")
+	f.DurationVar(&o.HPADownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", 5*time.Minute, "the window over which a FederatedHPA without a behaviour takes the highest recommendation before scaling down")
+	f.DurationVar(&o.HPACPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", 5*time.Minute, "how long after a pod starts its cpu samples may be set aside")
+	f.DurationVar(&o.HPAInitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", 30*time.Second, "how long after a pod starts a change of its readiness counts as its first")
+	f.Float64Var(&o.HPATolerance, "horizontal-pod-autoscaler-tolerance", 0.1, "how far the ratio of a metric to its target may be from 1.0 without a scale")
 	f.DurationVar(&o.PullWorkReleaseGrace, "pull-work-release-grace", 0, "how long a pull-mode cluster may be Ready=Unknown (its agent silent) before the Works deleted for it are let go without their copies being removed (they stay in the member); 0 keeps them until the agent is back or the cluster is unregistered")
 	f.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a cluster must keep failing its probe before it is marked NotReady")
 	f.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", 30*time.Second, "how long a NotReady cluster must keep passing its probe before it is marked Ready")
@@ -218,6 +230,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-monitor-period=%s, --cluster-monitor-grace-period=%s, --cluster-startup-grace-period=%s: must be positive", o.ClusterMonitorPeriod, o.ClusterMonitorGracePeriod, o.ClusterStartupGracePeriod)
 	case o.AgentCertificateMaxLifetime < 10*time.Minute:
 		return fmt.Errorf("--agent-certificate-max-lifetime=%s: must be at least 10m (the signer's shortest lifetime)", o.AgentCertificateMaxLifetime)
+	case o.HPASyncPeriod < 0:
+		return fmt.Errorf("--horizontal-pod-autoscaler-sync-period=%s: must not be negative (0: 15s)", o.HPASyncPeriod)
+	case o.HPATolerance < 0 || o.HPATolerance >= 1:
+		return fmt.Errorf("--horizontal-pod-autoscaler-tolerance=%v: must be at least 0 and below 1", o.HPATolerance)
+	case o.HPADownscaleStabilization < 0 || o.HPACPUInitializationPeriod < 0 || o.HPAInitialReadinessDelay < 0:
+		return fmt.Errorf("the --horizontal-pod-autoscaler-* durations must not be negative")
 	case o.PullWorkReleaseGrace < 0:
 		return fmt.Errorf("--pull-work-release-grace=%s: must not be negative (0: never)", o.PullWorkReleaseGrace)
 	case o.ClusterStatusUpdateFrequency <= 0:
@@ -403,6 +421,19 @@ var controllers = map[string]func(c setupContext) error{
 		}
 		return nil
 	},
+	fhpa.ControllerName: func(c setupContext) error {
+		mc, err := metricsv1beta1.NewForConfig(c.mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		rec := hpa.NewRecommender()
+		rec.DownscaleWindow = c.opts.HPADownscaleStabilization
+		return (&fhpa.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceFederatedHPA),
+			Members: fhpa.MemberClients{Karmada: c.mgr.GetClient(), Cache: c.members}, Metrics: fhpa.MetricsAPI{Client: mc},
+			SyncPeriod: c.opts.HPASyncPeriod, Recommender: rec,
+			Config: hpa.Config{Tolerance: c.opts.HPATolerance, CPUInitializationPeriod: c.opts.HPACPUInitializationPeriod, InitialReadinessDelay: c.opts.HPAInitialReadinessDelay},
+		}).SetupWithManager(c.mgr)
+	},
 	cronfhpa.ControllerName: func(c setupContext) error {
 		return (&cronfhpa.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceCronFederatedHPA)}).SetupWithManager(c.mgr)
 	},
@@ -484,7 +515,8 @@ before they expire), unifiedAuth (each push-mode member's impersonator
 narrowed to the subjects allowed clusters/proxy on it) and the multi-cluster
 services: serviceExport and endpointsliceCollect (members' EndpointSlices
 collected; ServiceExport conditions), endpointSlice, serviceImport,
-multiclusterservice and endpointsliceDispatch; cronFederatedHorizontalPodAutoscaler
+multiclusterservice and endpointsliceDispatch; federatedHorizontalPodAutoscaler
+(FederatedHPAs on the members' metrics) and cronFederatedHorizontalPodAutoscaler
 (CronFederatedHPA rules); hpaScaleTargetMarker and deploymentReplicasSyncer (the
 native-HPA path, off unless named).`,
 		SilenceUsage:  true,
