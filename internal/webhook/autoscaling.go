@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
@@ -32,9 +34,9 @@ var (
 )
 
 // ScaleTargets says whether a kind can be scaled: it serves a scale
-// subresource.
+// subresource; and its resource name ("" for a kind not served).
 type ScaleTargets interface {
-	Scalable(ctx context.Context, apiVersion, kind string) (bool, error)
+	Scalable(ctx context.Context, apiVersion, kind string) (resource string, scalable bool, err error)
 }
 
 // autoscalingEndpoints admit FederatedHPAs and CronFederatedHPAs.
@@ -44,33 +46,80 @@ func autoscalingEndpoints(k kindEnv) []Endpoint {
 		{Path: "/validate-federatedhpa", GVR: autoscalingResource("federatedhpas"), Kind: "FederatedHPA", Namespaced: true,
 			handler: &validating[*autoscalingv1alpha1.FederatedHPA]{dec: dec, new: func() *autoscalingv1alpha1.FederatedHPA { return &autoscalingv1alpha1.FederatedHPA{} },
 				validate: func(f, _ *autoscalingv1alpha1.FederatedHPA) field.ErrorList { return validateFederatedHPA(f) },
-				authorize: func(ctx context.Context, _ authenticationv1.UserInfo, f, _ *autoscalingv1alpha1.FederatedHPA) (field.ErrorList, error) {
-					return scalable(ctx, k.o.ScaleTargets, f.Spec.ScaleTargetRef)
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, f, old *autoscalingv1alpha1.FederatedHPA) (field.ErrorList, error) {
+					var was *autoscalingv2.CrossVersionObjectReference
+					if old != nil {
+						was = &old.Spec.ScaleTargetRef
+					}
+					return k.o.mayScale(ctx, user, f.Namespace, f.Spec.ScaleTargetRef, was)
 				}}},
 		{Path: "/validate-cronfederatedhpa", GVR: autoscalingResource("cronfederatedhpas"), Kind: "CronFederatedHPA", Namespaced: true,
 			handler: &validating[*autoscalingv1alpha1.CronFederatedHPA]{dec: dec, new: func() *autoscalingv1alpha1.CronFederatedHPA { return &autoscalingv1alpha1.CronFederatedHPA{} },
 				validate: func(c, _ *autoscalingv1alpha1.CronFederatedHPA) field.ErrorList { return validateCronFederatedHPA(c) },
-				authorize: func(ctx context.Context, _ authenticationv1.UserInfo, c, _ *autoscalingv1alpha1.CronFederatedHPA) (field.ErrorList, error) {
-					if targetsFederatedHPA(c.Spec.ScaleTargetRef) {
-						return nil, nil
+				authorize: func(ctx context.Context, user authenticationv1.UserInfo, c, old *autoscalingv1alpha1.CronFederatedHPA) (field.ErrorList, error) {
+					var was *autoscalingv2.CrossVersionObjectReference
+					if old != nil {
+						was = &old.Spec.ScaleTargetRef
 					}
-					return scalable(ctx, k.o.ScaleTargets, c.Spec.ScaleTargetRef)
+					return k.o.mayScale(ctx, user, c.Namespace, c.Spec.ScaleTargetRef, was)
 				}}},
 	}
 }
 
-// scalable refuses a target whose kind has no scale subresource (with
-// ScaleTargets set; a kind not served yet is left to the controllers).
-func scalable(ctx context.Context, targets ScaleTargets, ref autoscalingv2.CrossVersionObjectReference) (field.ErrorList, error) {
-	if targets == nil || ref.Kind == "" {
+// mayScale refuses an autoscaler whose target's kind has no scale
+// subresource, and one whose author may not do what it will have the
+// controller manager do: update the target's scale (or, for a
+// CronFederatedHPA of a FederatedHPA, the FederatedHPA) in its namespace.
+// Without that check a user allowed only to create autoscalers would scale
+// any workload of the namespace with the controller manager's rights
+// (Karmada does not check; only authors lacking the right they would need
+// to scale by hand are refused). An update is checked only when it changes
+// the target. A kind not served yet is left to the controllers; without
+// ScaleTargets and an Authorizer (no --kubeconfig) nothing is checked.
+func (o Options) mayScale(ctx context.Context, user authenticationv1.UserInfo, namespace string, ref autoscalingv2.CrossVersionObjectReference, old *autoscalingv2.CrossVersionObjectReference) (field.ErrorList, error) {
+	if o.ScaleTargets == nil || ref.Kind == "" || (old != nil && *old == ref) {
 		return nil, nil
 	}
-	ok, err := targets.Scalable(ctx, ref.APIVersion, ref.Kind)
-	if err != nil || ok {
-		return nil, err
+	path := field.NewPath("spec", "scaleTargetRef")
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, nil // validation reports it
 	}
-	return field.ErrorList{field.Invalid(field.NewPath("spec", "scaleTargetRef", "kind"), ref.Kind,
-		fmt.Sprintf("%s %s has no scale subresource: only kinds that serve one (Deployments, StatefulSets, ...) can be scaled", ref.APIVersion, ref.Kind))}, nil
+	attrs := authorizationv1.ResourceAttributes{Group: gv.Group, Version: gv.Version, Namespace: namespace, Name: ref.Name, Verb: "update"}
+	if targetsFederatedHPA(ref) {
+		attrs.Resource = "federatedhpas"
+	} else {
+		resource, ok, err := o.ScaleTargets.Scalable(ctx, ref.APIVersion, ref.Kind)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return field.ErrorList{field.Invalid(path.Child("kind"), ref.Kind,
+				fmt.Sprintf("%s %s has no scale subresource: only kinds that serve one (Deployments, StatefulSets, ...) can be scaled", ref.APIVersion, ref.Kind))}, nil
+		}
+		if resource == "" {
+			return nil, nil
+		}
+		attrs.Resource, attrs.Subresource = resource, "scale"
+	}
+	if o.Authorizer == nil {
+		return nil, nil
+	}
+	allowed, err := o.Authorizer.Allowed(ctx, user, attrs)
+	if err != nil {
+		return nil, fmt.Errorf("asking whether %s may scale %s: %w", user.Username, ref.Name, err)
+	}
+	if allowed {
+		return nil, nil
+	}
+	what := attrs.Resource
+	if attrs.Subresource != "" {
+		what += "/" + attrs.Subresource
+	}
+	if gv.Group != "" {
+		what += "." + gv.Group
+	}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s may not update %s %q in namespace %s: the autoscaler would have the controller manager do it, so its author needs that right", user.Username, what, ref.Name, namespace))}, nil
 }
 
 // targetsFederatedHPA reports whether a CronFederatedHPA acts on a

@@ -1,15 +1,19 @@
 package webhook
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
+	"github.com/karmada-go/karmada/internal/scheme"
 )
 
 func validFHPA() *autoscalingv1alpha1.FederatedHPA {
@@ -130,5 +134,60 @@ func TestAutoscalingRules(t *testing.T) {
 				t.Errorf("causes (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// An autoscaler's author needs the right it will have the controller
+// manager use: update on the target's scale subresource (or, for a
+// CronFederatedHPA of a FederatedHPA, on the FederatedHPA) in its
+// namespace. An update that keeps the target is not asked again.
+func TestAutoscalerAuthorMayScaleItsTarget(t *testing.T) {
+	admin := authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters"}}
+	tenant := authenticationv1.UserInfo{Username: "tenant-a", Groups: []string{"system:authenticated"}}
+	auth := &testAuthorizer{}
+	admitWith := func(path string, user authenticationv1.UserInfo, obj, old client.Object) []string {
+		t.Helper()
+		for _, e := range EndpointsWith(scheme.Scheme, Options{Authorizer: auth, ScaleTargets: testScaleTargets{}}) {
+			if e.Path == path {
+				req := request(t, e, obj, old)
+				req.UserInfo = user
+				return denials(t, e.Handler().Handle(context.Background(), req))
+			}
+		}
+		t.Fatalf("no endpoint %s", path)
+		return nil
+	}
+	if got := admitWith("/validate-federatedhpa", admin, validFHPA(), nil); got != nil {
+		t.Errorf("an administrator's FederatedHPA denied: %v", got)
+	}
+	if len(auth.asked) != 1 || auth.asked[0].Resource != "deployments" || auth.asked[0].Subresource != "scale" || auth.asked[0].Group != "apps" ||
+		auth.asked[0].Namespace != "shop" || auth.asked[0].Name != "web" || auth.asked[0].Verb != "update" {
+		t.Errorf("asked %+v, want update deployments/scale apps shop/web", auth.asked)
+	}
+	want := `spec.scaleTargetRef: Forbidden: tenant-a may not update deployments/scale.apps "web" in namespace shop: the autoscaler would have the controller manager do it, so its author needs that right`
+	if d := cmp.Diff([]string{want}, admitWith("/validate-federatedhpa", tenant, validFHPA(), nil)); d != "" {
+		t.Errorf("a tenant's FederatedHPA (-want,+got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{want}, admitWith("/validate-cronfederatedhpa", tenant, validCronFHPA(), nil)); d != "" {
+		t.Errorf("a tenant's CronFederatedHPA (-want,+got):\n%s", d)
+	}
+	ofFHPA := validCronFHPA()
+	ofFHPA.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: "autoscaling.karmada.io/v1alpha1", Kind: "FederatedHPA", Name: "web"}
+	ofFHPA.Spec.Rules[0].TargetReplicas, ofFHPA.Spec.Rules[0].TargetMinReplicas = nil, ptr.To[int32](2)
+	wantFHPA := `spec.scaleTargetRef: Forbidden: tenant-a may not update federatedhpas.autoscaling.karmada.io "web" in namespace shop: the autoscaler would have the controller manager do it, so its author needs that right`
+	if d := cmp.Diff([]string{wantFHPA}, admitWith("/validate-cronfederatedhpa", tenant, ofFHPA, nil)); d != "" {
+		t.Errorf("a tenant's CronFederatedHPA of a FederatedHPA (-want,+got):\n%s", d)
+	}
+	// The target unchanged: a tenant may edit an administrator's bounds.
+	auth.asked = nil
+	changed := validFHPA()
+	changed.Spec.MaxReplicas = 20
+	if got := admitWith("/validate-federatedhpa", tenant, changed, validFHPA()); got != nil || len(auth.asked) != 0 {
+		t.Errorf("an update keeping the target: %v (asked %v)", got, auth.asked)
+	}
+	retarget := validFHPA()
+	retarget.Spec.ScaleTargetRef.Name = "other"
+	if got := admitWith("/validate-federatedhpa", tenant, retarget, validFHPA()); len(got) != 1 {
+		t.Errorf("a tenant retargeting: %v, want refused", got)
 	}
 }

@@ -38,8 +38,8 @@ func (a *testAuthorizer) Allowed(_ context.Context, user authenticationv1.UserIn
 // ConfigMaps.
 type testScaleTargets struct{}
 
-func (testScaleTargets) Scalable(_ context.Context, _, kind string) (bool, error) {
-	return kind != "ConfigMap", nil
+func (testScaleTargets) Scalable(_ context.Context, _, kind string) (string, bool, error) {
+	return strings.ToLower(kind) + "s", kind != "ConfigMap", nil
 }
 
 var endpoints = func() map[string]Endpoint {

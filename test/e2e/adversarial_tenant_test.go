@@ -11,6 +11,8 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -29,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -60,6 +63,7 @@ func tenantConfig(ctx context.Context, t *testing.T, ns string) *rest.Config {
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "resourcequotas", "limitranges", "secrets"}, Verbs: []string{"*"}},
 		{APIGroups: []string{"policy.karmada.io"}, Resources: []string{"propagationpolicies", "overridepolicies"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		{APIGroups: []string{"work.karmada.io"}, Resources: []string{"resourcebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{APIGroups: []string{"autoscaling.karmada.io"}, Resources: []string{"federatedhpas", "cronfederatedhpas"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	}}
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "tenant"}, Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
@@ -596,4 +600,63 @@ func TestTenantCannotRunPastItsQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	runsIn1("big", 50, "once no quota limits the namespace")
+}
+
+// A tenant's FederatedHPA scales only what the tenant could scale by
+// hand: without update on deployments/scale in its namespace, karmada-webhook
+// refuses it (the controller manager would otherwise scale for it); with
+// that right, one naming a Deployment that exists only in another
+// namespace finds nothing (FailedGetScaleTargetRef) and the other
+// namespace's replicas stay; and it cannot put one in the other namespace.
+func TestTenantFederatedHPAScalesOnlyItsNamespace(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	victim := "e2e-fhpa-victim-" + utilrand.String(5)
+	ns := "e2e-fhpa-tenant-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: victim}})
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	d := webDeployment(victim, 2)
+	createUntilCleanup(ctx, t, c, d)
+	cfg := tenantConfig(ctx, t, ns)
+	tenant, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hpa := func(namespace string) *autoscalingv1alpha1.FederatedHPA {
+		return &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "grab"},
+			Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+				MinReplicas: ptr.To(int32(7)), MaxReplicas: 9}}
+	}
+	wantRefused(t, "a FederatedHPA in another namespace", tenant.Create(ctx, hpa(victim)))
+	err = tenant.Create(ctx, hpa(ns))
+	if err == nil || !strings.Contains(err.Error(), `may not update deployments/scale.apps "web" in namespace `+ns) {
+		t.Errorf("a FederatedHPA of a tenant without the scale right: %v, want refused naming the right", err)
+	}
+	scaler := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scaler"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale"}, Verbs: []string{"get", "update"}}}}
+	grant := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scaler"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "scaler"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: cfg.Impersonate.UserName}}}
+	createUntilCleanup(ctx, t, c, scaler, grant)
+	own := hpa(ns)
+	testenv.Eventually(t, 30*time.Second, "the tenant, granted the scale right, creates its FederatedHPA", func(ctx context.Context) error {
+		return tenant.Create(ctx, own.DeepCopy())
+	})
+	t.Cleanup(func() { deleteAll(t, c, own) })
+	testenv.Eventually(t, 60*time.Second, "the tenant's FederatedHPA finds no target in its namespace", func(ctx context.Context) error {
+		got := &autoscalingv1alpha1.FederatedHPA{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(own), got); err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == autoscalingv2.AbleToScale && cond.Status == corev1.ConditionFalse && cond.Reason == "FailedGetScaleTargetRef" {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", got.Status.Conditions)
+	})
+	got := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil || ptr.Deref(got.Spec.Replicas, 0) != 2 {
+		t.Errorf("%s/web has %d replicas (%v) after the tenant's FederatedHPA, want 2", victim, ptr.Deref(got.Spec.Replicas, 0), err)
+	}
 }

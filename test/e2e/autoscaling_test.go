@@ -13,6 +13,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -176,4 +177,76 @@ func TestNativeHPARetainsMemberReplicas(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A FederatedHPA over a Deployment divided over member1 and member2: the
+// controller reads the members' scale and pods through its member
+// clients and raises the template to minReplicas (the scheduler divides
+// the 4 over both members, with the HPA's event and conditions); then,
+// with no metrics.k8s.io in the control plane yet, it says so as the HPA
+// does and scales nothing.
+func TestFederatedHPAScalesToItsBounds(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const ns = "e2e-fhpa"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+					ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+					WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 1}}}}}}}
+	d := webDeployment(ns, 2)
+	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	f := &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas: ptr.To(int32(4)), MaxReplicas: 6,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(50))}}}}}}
+	createUntilCleanup(ctx, t, c, d, pp)
+	testenv.Eventually(t, 60*time.Second, "web in both members", func(ctx context.Context) error {
+		for _, m := range []string{"member1", "member2"} {
+			if _, err := memberReplicas(ctx, t, m, ns); err != nil {
+				return fmt.Errorf("%s: %w", m, err)
+			}
+		}
+		return nil
+	})
+	createUntilCleanup(ctx, t, c, f)
+	testenv.Eventually(t, 90*time.Second, "the template raised to minReplicas and divided 2+2", func(ctx context.Context) error {
+		got := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+			return err
+		}
+		if r := ptr.Deref(got.Spec.Replicas, 0); r != 4 {
+			return fmt.Errorf("template replicas %d", r)
+		}
+		for _, m := range []string{"member1", "member2"} {
+			if r, err := memberReplicas(ctx, t, m, ns); err != nil || r != 2 {
+				return fmt.Errorf("%s: %d replicas (%v)", m, r, err)
+			}
+		}
+		return nil
+	})
+	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "New size: 4; reason: Current number of replicas below Spec.MinReplicas")
+	testenv.Eventually(t, 60*time.Second, "the missing metrics API reported as the HPA does", func(ctx context.Context) error {
+		got := &autoscalingv1alpha1.FederatedHPA{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(f), got); err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == autoscalingv2.ScalingActive && cond.Status == corev1.ConditionFalse && cond.Reason == "FailedGetResourceMetric" &&
+				strings.HasPrefix(cond.Message, "the HPA was unable to compute the replica count: failed to get cpu utilization") && got.Status.CurrentReplicas == 4 {
+				return nil
+			}
+		}
+		return fmt.Errorf("status %+v", got.Status)
+	})
+	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "FailedComputeMetricsReplicas", "invalid metrics (1 invalid out of 1)")
+	got := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil || ptr.Deref(got.Spec.Replicas, 0) != 4 {
+		t.Errorf("template replicas %d after the metrics failure (%v), want 4 kept", ptr.Deref(got.Spec.Replicas, 0), err)
+	}
 }

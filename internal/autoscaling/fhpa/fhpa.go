@@ -26,12 +26,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -87,7 +89,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.defaults()
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&autoscalingv1alpha1.FederatedHPA{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		// A failure is retried soon at first, and at the latest after
+		// SyncPeriod (kube-controller-manager's HPA retries at its resync
+		// period; backing off for minutes would leave a workload unscaled).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1),
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, r.SyncPeriod)}).
 		Complete(r)
 }
 

@@ -280,16 +280,16 @@ func Main() int { return cli.Run(NewCommand()) }
 // does not serve (yet) is not refused: the controllers report it.
 type discoveryScales struct{ dc discovery.DiscoveryInterface }
 
-func (d discoveryScales) Scalable(_ context.Context, apiVersion, kind string) (bool, error) {
+func (d discoveryScales) Scalable(_ context.Context, apiVersion, kind string) (string, bool, error) {
 	if apiVersion == "" {
-		return true, nil
+		return "", true, nil
 	}
 	list, err := d.dc.ServerResourcesForGroupVersion(apiVersion)
 	if apierrors.IsNotFound(err) {
-		return true, nil
+		return "", true, nil
 	}
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
 	var resource string
 	for _, r := range list.APIResources {
@@ -298,12 +298,12 @@ func (d discoveryScales) Scalable(_ context.Context, apiVersion, kind string) (b
 		}
 	}
 	if resource == "" {
-		return true, nil
+		return "", true, nil
 	}
 	for _, r := range list.APIResources {
 		if r.Name == resource+"/scale" {
-			return true, nil
+			return resource, true, nil
 		}
 	}
-	return false, nil
+	return resource, false, nil
 }
