@@ -43,7 +43,7 @@ images: build upstream-host ## Build an OCI image of every binary we ship (and o
 		--version $(VERSION) --revision $(GIT_REVISION) --source-date-epoch $(SOURCE_DATE_EPOCH)
 
 .PHONY: upstream
-upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from their pinned Go modules
+upstream: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and metrics-server from their pinned Go modules
 	@hack/build-kube.sh fleet
 
 .PHONY: upstream-host

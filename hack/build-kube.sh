@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the pinned upstream binaries into bin/: by default what the local
 # fleet runs (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
-# etcd, kwok); with the argument `host`, what the host cluster of
+# etcd, kwok, metrics-server); with the argument `host`, what the host cluster of
 # `karmada-local host` and the images add (kubelet, kube-proxy, CoreDNS). A
 # stamp file per set records the pins it was built from; when they are
 # unchanged and every binary exists, nothing is rebuilt. Every binary is
@@ -17,9 +17,9 @@ set_name=${1:-fleet}
 case "$set_name" in
   fleet)
     kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
-    others=(kwok)
+    others=(kwok metrics-server)
     stamp="$bin/.upstream-stamp"
-    inputs=("$root/kube/go.mod" "$root/kube/go.sum" "$root/kube/kwok/go.mod" "$root/kube/kwok/go.sum")
+    inputs=("$root/kube/go.mod" "$root/kube/go.sum" "$root/kube/kwok/go.mod" "$root/kube/kwok/go.sum" "$root/kube/metrics-server/go.mod" "$root/kube/metrics-server/go.sum")
     ;;
   host)
     kube_bins=(kubelet kube-proxy)
@@ -64,6 +64,11 @@ if [ "$set_name" = fleet ]; then
   echo "building kwok $kwokver"
   start=$(date +%s)
   (cd "$root/kube/kwok" && go build -trimpath -ldflags "-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok)
+  echo "built in $(( $(date +%s) - start ))s"
+  msver=$(cd "$root/kube/metrics-server" && go list -m -f '{{.Version}}' sigs.k8s.io/metrics-server)
+  echo "building metrics-server $msver"
+  start=$(date +%s)
+  (cd "$root/kube/metrics-server" && go build -trimpath -ldflags "-s -w -X k8s.io/client-go/pkg/version.gitVersion=$msver" -o "$bin/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server)
   echo "built in $(( $(date +%s) - start ))s"
 else
   corednsver=$(cd "$root/kube/coredns" && go list -m -f '{{.Version}}' github.com/coredns/coredns)

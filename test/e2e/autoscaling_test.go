@@ -250,3 +250,78 @@ func TestFederatedHPAScalesToItsBounds(t *testing.T) {
 		t.Errorf("template replicas %d after the metrics failure (%v), want 4 kept", ptr.Deref(got.Spec.Replicas, 0), err)
 	}
 }
+
+// A FederatedHPA on real member metrics: each member's metrics-server
+// serves kwok's emulated usage; a Deployment of 2 (100m each) divided over
+// member1 and member2 scales up when `karmada-local usage set` raises its
+// pods' cpu to 150m (150 % of a 50 % target) and back down to its minimum
+// when the usage falls (a scale-down window of 0 s keeps the test short).
+func TestFederatedHPAScalesWithMemberCPU(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const ns = "e2e-fhpa-cpu"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
+				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
+					ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+					WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
+						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 1}}}}}}}
+	d := webDeployment(ns, 2)
+	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	f := &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas: ptr.To(int32(2)), MaxReplicas: 6,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(50))}}}},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To(int32(0)),
+				Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15}}}}}}
+	createUntilCleanup(ctx, t, c, d, pp, f)
+	templateAndMembers := func(want func(int32) bool, what string) {
+		t.Helper()
+		testenv.Eventually(t, 150*time.Second, what, func(ctx context.Context) error {
+			got := &appsv1.Deployment{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+				return err
+			}
+			r := ptr.Deref(got.Spec.Replicas, 0)
+			if !want(r) {
+				return fmt.Errorf("template replicas %d", r)
+			}
+			var sum int32
+			for _, m := range []string{"member1", "member2"} {
+				n, err := memberReplicas(ctx, t, m, ns)
+				if err != nil {
+					return fmt.Errorf("%s: %w", m, err)
+				}
+				sum += n
+			}
+			if sum != r {
+				return fmt.Errorf("members run %d of the template's %d", sum, r)
+			}
+			return nil
+		})
+	}
+	templateAndMembers(func(r int32) bool { return r == 2 }, "web divided 1+1")
+	testenv.Eventually(t, 60*time.Second, "web's pods in both members", func(ctx context.Context) error {
+		for _, m := range []string{"member1", "member2"} {
+			pods, err := kube(t, m).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			if err != nil || len(pods.Items) == 0 {
+				return fmt.Errorf("%s: %d pods (%v)", m, len(pods.Items), err)
+			}
+		}
+		return nil
+	})
+	if out, err := karmadaLocal("usage", "set", "-n", ns, "-l", "app=web", "--cpu", "150m"); err != nil {
+		t.Fatalf("usage set: %v\n%s", err, out)
+	}
+	templateAndMembers(func(r int32) bool { return r > 2 }, "scaled up on 150% cpu")
+	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "reason: cpu resource utilization (percentage of request) above target")
+	if out, err := karmadaLocal("usage", "set", "-n", ns, "-l", "app=web", "--cpu", "5m"); err != nil {
+		t.Fatalf("usage set: %v\n%s", err, out)
+	}
+	templateAndMembers(func(r int32) bool { return r == 2 }, "scaled back down to minReplicas")
+	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "reason: All metrics below target")
+}

@@ -1,7 +1,8 @@
 // Package fhpa is the FederatedHPA controller: for each FederatedHPA it
 // gathers the target's pods from every member the binding placed it in,
-// asks the control plane's metrics.k8s.io (served by
-// karmada-metrics-adapter) for their samples, runs the Kubernetes HPA
+// and their samples from each member's metrics.k8s.io (MemberMetrics; or
+// the control plane's, served by a metrics adapter: MetricsAPI), runs the
+// Kubernetes HPA
 // algorithm (package hpa) and writes the count to the template's scale
 // subresource; the scheduler then divides it over the clusters. Status,
 // conditions and events are those of kube-controller-manager's HPA with
@@ -55,11 +56,11 @@ type Members interface {
 	Pods(ctx context.Context, cluster, namespace string, selector labels.Selector) ([]*corev1.Pod, error)
 }
 
-// Metrics reads pod samples from the control plane's metrics APIs.
+// Metrics reads pod samples.
 type Metrics interface {
 	// Resource returns each matching pod's sample of a resource (of one
-	// container when named), keyed by PodKey.
-	Resource(ctx context.Context, namespace string, selector labels.Selector, resource corev1.ResourceName, container string) (hpa.Samples, error)
+	// container when named) in the clusters named, keyed by PodKey.
+	Resource(ctx context.Context, clusters []string, namespace string, selector labels.Selector, resource corev1.ResourceName, container string) (hpa.Samples, error)
 }
 
 // PodKey names a member's pod among every member's (the metrics adapter
@@ -213,6 +214,8 @@ type gathered struct {
 	replicas int32
 	pods     []*corev1.Pod
 	selector labels.Selector
+	// clusters are those that answered.
+	clusters []string
 }
 
 func (r *Reconciler) gather(ctx context.Context, f *autoscalingv1alpha1.FederatedHPA, t *target) (*gathered, error) {
@@ -231,6 +234,7 @@ func (r *Reconciler) gather(ctx context.Context, f *autoscalingv1alpha1.Federate
 		}
 		g.replicas += n
 		g.selector = sel
+		g.clusters = append(g.clusters, cluster)
 		for _, p := range pods {
 			cp := p.DeepCopy()
 			cp.Name = PodKey(cluster, p.Name)
@@ -416,7 +420,7 @@ func (r *Reconciler) computeMetric(ctx context.Context, f *autoscalingv1alpha1.F
 		return 0, "", autoscalingv2.MetricStatus{}, err
 	}
 	pull := time.Now()
-	samples, err := r.Metrics.Resource(ctx, f.Namespace, g.selector, res, container)
+	samples, err := r.Metrics.Resource(ctx, g.clusters, f.Namespace, g.selector, res, container)
 	metrics.FederatedHPAPullMetricsDuration.WithLabelValues(metrics.ResultOf(err), label).Observe(time.Since(pull).Seconds())
 	if err != nil {
 		return fail(fmt.Errorf("failed to get %s utilization: %w", res, err))

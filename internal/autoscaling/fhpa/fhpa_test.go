@@ -59,7 +59,7 @@ type usage struct {
 	err   error
 }
 
-func (u *usage) Resource(_ context.Context, ns string, sel labels.Selector, res corev1.ResourceName, _ string) (hpa.Samples, error) {
+func (u *usage) Resource(_ context.Context, _ []string, ns string, sel labels.Selector, res corev1.ResourceName, _ string) (hpa.Samples, error) {
 	if u.err != nil {
 		return nil, u.err
 	}

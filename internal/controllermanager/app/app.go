@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	metricsv1beta1 "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -422,14 +421,11 @@ var controllers = map[string]func(c setupContext) error{
 		return nil
 	},
 	fhpa.ControllerName: func(c setupContext) error {
-		mc, err := metricsv1beta1.NewForConfig(c.mgr.GetConfig())
-		if err != nil {
-			return err
-		}
+		members := fhpa.MemberClients{Karmada: c.mgr.GetClient(), Cache: c.members}
 		rec := hpa.NewRecommender()
 		rec.DownscaleWindow = c.opts.HPADownscaleStabilization
 		return (&fhpa.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceFederatedHPA),
-			Members: fhpa.MemberClients{Karmada: c.mgr.GetClient(), Cache: c.members}, Metrics: fhpa.MetricsAPI{Client: mc},
+			Members: members, Metrics: fhpa.MemberMetrics{Members: members},
 			SyncPeriod: c.opts.HPASyncPeriod, Recommender: rec,
 			Config: hpa.Config{Tolerance: c.opts.HPATolerance, CPUInitializationPeriod: c.opts.HPACPUInitializationPeriod, InitialReadinessDelay: c.opts.HPAInitialReadinessDelay},
 		}).SetupWithManager(c.mgr)

@@ -58,7 +58,7 @@ Everything listens on 127.0.0.1 with TLS; nothing is downloaded.`,
 		"directory holding certificates, etcd data, logs and pids (env KARMADA_LOCAL_STATE_DIR)")
 	cmd.PersistentFlags().StringVar(&g.binDir, "bin-dir", defaultBinDir(),
 		"directory holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g), newCertsCommand(g), newHostCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g), newCertsCommand(g), newHostCommand(g), newUsageCommand(g))
 	return cmd
 }
 
@@ -170,6 +170,40 @@ and wait until each has exited. Data is kept for the next up unless --purge.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Purge, "purge", false, "also delete the state directory and the fleet's kubeconfig contexts")
+	return cmd
+}
+
+func newUsageCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "usage",
+		Short: "Set the cpu and memory the members' pods report using (kwok's emulated usage, served by each member's metrics-server)",
+	}
+	o := localup.UsageOptions{}
+	set := &cobra.Command{
+		Use:   "set",
+		Short: "Set the usage of every container of the matching pods in every member (or one)",
+		Long: `Set what every container of the pods matching a selector reports using, in
+every member or the one --cluster names: kwok emulates the usage, each member's
+metrics-server serves it (kubectl top pods), and FederatedHPAs scale on it.
+The pods carry it as the annotations kwok.x-k8s.io/usage-cpu and
+kwok.x-k8s.io/usage-memory; pods created later report 1m and 1Mi unless their
+template carries them. The first samples follow within 15 to 30 seconds.`,
+		Example: `  karmada-local usage set -n default -l app=web --cpu 800m
+  karmada-local usage set -n shop -l app=web --cpu 100m --memory 256Mi --cluster member2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("selector") {
+				return fmt.Errorf("--selector (-l) is required: the pods to set, e.g. -l app=web")
+			}
+			return localup.UsageSet(cmd.Context(), g.stateDir, g.binDir, o, cmd.OutOrStdout())
+		},
+	}
+	set.Flags().StringVarP(&o.Namespace, "namespace", "n", "default", "namespace of the pods")
+	set.Flags().StringVarP(&o.Selector, "selector", "l", "", "label selector of the pods (required)")
+	set.Flags().StringVar(&o.CPU, "cpu", "", "cpu each container uses, e.g. 500m")
+	set.Flags().StringVar(&o.Memory, "memory", "", "memory each container uses, e.g. 256Mi")
+	set.Flags().StringVar(&o.Cluster, "cluster", "", "only this member (default: every member)")
+	cmd.AddCommand(set)
 	return cmd
 }
 

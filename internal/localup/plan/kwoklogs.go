@@ -29,6 +29,65 @@ func kwokLogsText(at time.Time) string {
 	return b.String()
 }
 
+// resourceMetricsPath is where kwok serves a node's kubelet resource
+// metrics (the node's resourceMetricsPathAnnotation).
+func resourceMetricsPath(node string) string { return "/metrics/nodes/" + node + "/metrics/resource" }
+
+// UsageCPUAnnotation and UsageMemoryAnnotation on a member's pod set what
+// kwok reports each of its containers uses (kwok's own convention;
+// `karmada-local usage set` writes them). Without them a container uses
+// 1m cpu and 1Mi.
+const (
+	UsageCPUAnnotation    = "kwok.x-k8s.io/usage-cpu"
+	UsageMemoryAnnotation = "kwok.x-k8s.io/usage-memory"
+)
+
+// kwokUsageConfig: the emulated usage of every container (from its pod's
+// annotations), and the kubelet resource metrics kwok serves from it at
+// resourceMetricsPath, the series metrics-server reads.
+var kwokUsageConfig = `---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterResourceUsage
+metadata:
+  name: karmada-local-usage
+spec:
+  usages:
+  - usage:
+      cpu:
+        expression: '"` + UsageCPUAnnotation + `" in pod.metadata.annotations ? Quantity(pod.metadata.annotations["` + UsageCPUAnnotation + `"]) : Quantity("1m")'
+      memory:
+        expression: '"` + UsageMemoryAnnotation + `" in pod.metadata.annotations ? Quantity(pod.metadata.annotations["` + UsageMemoryAnnotation + `"]) : Quantity("1Mi")'
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Metric
+metadata:
+  name: karmada-local-resource-metrics
+spec:
+  path: "/metrics/nodes/{nodeName}/metrics/resource"
+  metrics:
+  - {name: scrape_error, dimension: node, kind: gauge, help: "1 when the node's metrics could not be read", value: "0"}
+  - {name: node_cpu_usage_seconds_total, dimension: node, kind: counter, help: "cpu time the node's pods used, in core-seconds", value: 'node.CumulativeUsage("cpu")'}
+  - {name: node_memory_working_set_bytes, dimension: node, kind: gauge, help: "memory the node's pods use, in bytes", value: 'node.Usage("memory")'}
+  - name: container_cpu_usage_seconds_total
+    dimension: container
+    kind: counter
+    help: "cpu time the container used, in core-seconds"
+    labels: [{name: container, value: container.name}, {name: namespace, value: pod.metadata.namespace}, {name: pod, value: pod.metadata.name}]
+    value: 'pod.CumulativeUsage("cpu", container.name)'
+  - name: container_memory_working_set_bytes
+    dimension: container
+    kind: gauge
+    help: "memory the container uses, in bytes"
+    labels: [{name: container, value: container.name}, {name: namespace, value: pod.metadata.namespace}, {name: pod, value: pod.metadata.name}]
+    value: 'pod.Usage("memory", container.name)'
+  - name: container_start_time_seconds
+    dimension: container
+    kind: gauge
+    help: "when the container started, in seconds since the epoch"
+    labels: [{name: container, value: container.name}, {name: namespace, value: pod.metadata.namespace}, {name: pod, value: pod.metadata.name}]
+    value: 'UnixSecond(pod.status.startTime)'
+`
+
 // writeKwokConfig writes what a member's kwok serves beside its nodes and
 // pods (<dir>/kwok.yaml, read from KWOK_WORKDIR): every container's log, a
 // fixed text; and exec in the pods of KwokExecNamespace, run here, as
@@ -72,6 +131,6 @@ spec:
   - local:
       workDir: %q
       envs: [{name: PATH, value: /usr/local/bin:/usr/bin:/bin}]%s
-`, logs, logs, KwokExecNamespace, execDir, security)
+%s`, logs, logs, KwokExecNamespace, execDir, security, kwokUsageConfig)
 	return os.WriteFile(filepath.Join(dir, "kwok.yaml"), []byte(config), 0o644)
 }

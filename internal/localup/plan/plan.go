@@ -71,6 +71,9 @@ type Cluster struct {
 	// A member's karmada-scheduler-estimator: its serving certificate (of
 	// the estimators' CA) and its member kubeconfig (its identity there).
 	estimatorCert, estimatorKey, estimatorConfig string
+	// A member's metrics-server: its serving certificate and its member
+	// kubeconfig (its identity there).
+	metricsServerCert, metricsServerKey, metricsServerConfig string
 }
 
 // etcdAuthStep turns etcd authentication on before any API server starts.
@@ -125,7 +128,7 @@ func (f *Fleet) PidPath(step string) string { return process.PidPath(f.Cfg.State
 func (f *Fleet) bin(name string) string { return filepath.Join(f.Cfg.BinDir, name) }
 
 // RequiredBinaries are the upstream binaries every fleet needs.
-var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator", "karmada-descheduler"}
+var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator", "karmada-descheduler", "metrics-server"}
 
 // NewFleet lays out clusters and ports; it touches nothing on disk.
 func NewFleet(cfg Config) *Fleet {
@@ -301,6 +304,9 @@ func prepareKwok(c *Cluster, _ string) error {
 	}
 	var err error
 	if c.kwokCert, c.kwokKey, err = c.CA.Ensure(pki.CertSpec{Name: "kwok-serving", CommonName: "kwok", Server: true, IPs: pki.Loopback, DNS: []string{"localhost"}}); err != nil {
+		return err
+	}
+	if err := prepareMetricsServer(c); err != nil {
 		return err
 	}
 	return writeKwokConfig(filepath.Join(c.dir, "kwok"))

@@ -35,6 +35,10 @@ import (
 
 const (
 	kwokNodeAnnotation = "kwok.x-k8s.io/node"
+	// resourceMetricsPathAnnotation tells metrics-server where a node's
+	// kubelet resource metrics are: kwok serves every node's under its own
+	// path of one server.
+	resourceMetricsPathAnnotation = "metrics.k8s.io/resource-metrics-path"
 	// managedNodeLabel marks the nodes karmada-local created, so that it only
 	// ever removes its own.
 	managedNodeLabel = "karmada-local.karmada.io/node-index"
@@ -103,6 +107,7 @@ func kwokNode(c *Cluster, i int, custom corev1.ResourceList) *corev1.Node {
 			Annotations: map[string]string{
 				kwokNodeAnnotation:             "fake",
 				"node.alpha.kubernetes.io/ttl": "0",
+				resourceMetricsPathAnnotation:  resourceMetricsPath(name),
 			},
 		},
 		Status: corev1.NodeStatus{
@@ -205,6 +210,14 @@ func (f *Fleet) setupMember(c *Cluster) func(ctx context.Context) error {
 				patch := fmt.Appendf(nil, `{"metadata":{"labels":{"node.kubernetes.io/instance-type":%q}}}`, instanceType(want))
 				if _, err := kc.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 					return fmt.Errorf("labelling node %s: %w", n.Name, err)
+				}
+			}
+			// metrics-server scrapes the node's metrics where kwok serves
+			// them (a node of an earlier fleet gets the annotation now).
+			if n.Annotations[resourceMetricsPathAnnotation] != resourceMetricsPath(n.Name) {
+				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, resourceMetricsPathAnnotation, resourceMetricsPath(n.Name))
+				if _, err := kc.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					return fmt.Errorf("annotating node %s: %w", n.Name, err)
 				}
 			}
 			// The kubelet API (logs, exec) is kwok's server: kwok writes

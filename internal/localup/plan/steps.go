@@ -189,6 +189,7 @@ func (f *Fleet) memberSteps(c *Cluster, api, kcm string, servingTLS *tls.Config)
 	steps := []*process.Step{scheduler, kwok, nodes}
 	if !f.Cfg.External() {
 		steps = append(steps, f.estimatorSteps(c, nodes.Name)...)
+		steps = append(steps, f.metricsServerSteps(c, nodes.Name, servingTLS)...)
 	}
 	if c.Pull {
 		return append(steps, f.PullSteps(c, nodes.Name)...)
@@ -198,6 +199,11 @@ func (f *Fleet) memberSteps(c *Cluster, api, kcm string, servingTLS *tls.Config)
 		Cluster: c.Name,
 		After:   []string{nodes.Name, "karmada/setup", clusterAPIStep},
 		Run:     f.joinMember(c),
+	}
+	if !f.Cfg.External() {
+		// The member identity join makes may read every group the member
+		// serves then: metrics.k8s.io included (FederatedHPA reads it).
+		join.After = append(join.After, metricsAPIServiceStep(c.Name))
 	}
 	return append(steps, join)
 }
