@@ -142,7 +142,7 @@ const EstimatorService = "github.com.karmada_io.karmada.pkg.estimator.service.Es
 // unit test keeps them equal to what the webhook registers.
 var WebhookPaths = []string{
 	"/mutate-propagationpolicy", "/mutate-clusterpropagationpolicy", "/mutate-overridepolicy",
-	"/mutate-resourcebinding", "/mutate-clusterresourcebinding",
+	"/mutate-resourcebinding", "/mutate-clusterresourcebinding", "/mutate-federatedhpa",
 	"/validate-propagationpolicy", "/validate-clusterpropagationpolicy", "/validate-federatedresourcequota",
 	"/validate-overridepolicy", "/validate-clusteroverridepolicy", "/validate-resourcebinding",
 	"/validate-clusterresourcebinding", "/validate-work", "/validate-cluster",

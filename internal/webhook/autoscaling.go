@@ -5,15 +5,19 @@ import (
 	"fmt"
 	"strings"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
+	"github.com/karmada-go/karmada/internal/autoscaling/hpa"
 	"github.com/karmada-go/karmada/internal/autoscaling/schedule"
 )
 
@@ -39,10 +43,32 @@ type ScaleTargets interface {
 	Scalable(ctx context.Context, apiVersion, kind string) (resource string, scalable bool, err error)
 }
 
+// defaultFederatedHPA applies autoscaling/v2's defaults, as Karmada's
+// webhook does: minReplicas 1, cpu at 80 % of the requests without
+// metrics, and a behaviour given is completed (scale up: no window, the
+// larger of 4 pods and 100 % per 15 s; scale down: a 300 s window, 100 %
+// per 15 s; selectPolicy Max). Without a behaviour it stays unset (the
+// controller's no-behaviour rules apply).
+func defaultFederatedHPA(f *autoscalingv1alpha1.FederatedHPA) {
+	if f.Spec.MinReplicas == nil {
+		f.Spec.MinReplicas = ptr.To[int32](1)
+	}
+	if len(f.Spec.Metrics) == 0 {
+		f.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
+	}
+	if f.Spec.Behavior != nil {
+		f.Spec.Behavior = hpa.DefaultBehavior(f.Spec.Behavior)
+	}
+}
+
 // autoscalingEndpoints admit FederatedHPAs and CronFederatedHPAs.
 func autoscalingEndpoints(k kindEnv) []Endpoint {
 	dec := k.dec
 	return []Endpoint{
+		{Path: "/mutate-federatedhpa", Mutating: true, GVR: autoscalingResource("federatedhpas"), Kind: "FederatedHPA", Namespaced: true,
+			handler: &mutating[*autoscalingv1alpha1.FederatedHPA]{dec: dec, new: func() *autoscalingv1alpha1.FederatedHPA { return &autoscalingv1alpha1.FederatedHPA{} },
+				mutate: func(f *autoscalingv1alpha1.FederatedHPA, _ admissionv1.Operation, _ string) { defaultFederatedHPA(f) }}},
 		{Path: "/validate-federatedhpa", GVR: autoscalingResource("federatedhpas"), Kind: "FederatedHPA", Namespaced: true,
 			handler: &validating[*autoscalingv1alpha1.FederatedHPA]{dec: dec, new: func() *autoscalingv1alpha1.FederatedHPA { return &autoscalingv1alpha1.FederatedHPA{} },
 				validate: func(f, _ *autoscalingv1alpha1.FederatedHPA) field.ErrorList { return validateFederatedHPA(f) },

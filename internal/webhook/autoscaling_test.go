@@ -191,3 +191,30 @@ func TestAutoscalerAuthorMayScaleItsTarget(t *testing.T) {
 		t.Errorf("a tenant retargeting: %v, want refused", got)
 	}
 }
+
+// A FederatedHPA gets autoscaling/v2's defaults, as Karmada's webhook
+// gives them: minReplicas 1, cpu at 80 %, and a behaviour that is given
+// completed; without a behaviour it stays unset.
+func TestFederatedHPADefaults(t *testing.T) {
+	bare := `{"apiVersion":"autoscaling.karmada.io/v1alpha1","kind":"FederatedHPA","metadata":{"name":"web","namespace":"shop"},
+		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":5}}`
+	got := mutate(t, "/mutate-federatedhpa", "shop", []byte(bare), nil)["spec"].(map[string]any)
+	want := fromJSON(t, `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":5,"minReplicas":1,
+		"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":80}}}]}`)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("a bare FederatedHPA (-want,+got):\n%s", d)
+	}
+	window := `{"apiVersion":"autoscaling.karmada.io/v1alpha1","kind":"FederatedHPA","metadata":{"name":"web","namespace":"shop"},
+		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":2,"maxReplicas":5,
+		"behavior":{"scaleDown":{"stabilizationWindowSeconds":0}}}}`
+	got = mutate(t, "/mutate-federatedhpa", "shop", []byte(window), nil)["spec"].(map[string]any)
+	wantBehavior := fromJSON(t, `{
+		"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":4,"periodSeconds":15},{"type":"Percent","value":100,"periodSeconds":15}]},
+		"scaleDown":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Percent","value":100,"periodSeconds":15}]}}`)
+	if d := cmp.Diff(wantBehavior, got["behavior"]); d != "" {
+		t.Errorf("a behaviour with only a scale-down window (-want,+got):\n%s", d)
+	}
+	if got["minReplicas"] != float64(2) {
+		t.Errorf("minReplicas %v, want 2 kept", got["minReplicas"])
+	}
+}

@@ -42,6 +42,7 @@ var fixtures = map[string]func() client.Object{
 	"/validate-serviceimport":                           func() client.Object { return validServiceImport() },
 	"/validate-multiclusterservice":                     func() client.Object { return validMCS() },
 	"/validate-multiclusteringress":                     func() client.Object { return validMCI() },
+	"/mutate-federatedhpa":                              func() client.Object { return validFHPA() },
 	"/validate-federatedhpa":                            func() client.Object { return validFHPA() },
 	"/validate-cronfederatedhpa":                        func() client.Object { return validCronFHPA() },
 	CSRApprovalPath: func() client.Object {
