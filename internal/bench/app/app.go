@@ -45,7 +45,7 @@ this project or any other implementation. Every wait is driven by watches.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand(), newFloorCommand(), newEndpointsCommand())
+	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand(), newFloorCommand(), newEndpointsCommand(), newAutoscaleCommand())
 	return cmd
 }
 
@@ -554,5 +554,48 @@ change. The namespace is deleted at the end.`,
 	fs.StringSliceVar(&consumers, "consumers", []string{"member2", "member3"}, "the clusters the Service is imported into")
 	fs.IntVar(&changes, "changes", 200, "how many times serve is scaled (one endpoint added or removed each time)")
 	fs.DurationVar(&timeout, "change-timeout", 30*time.Second, "how long one change may take to reach every consumer")
+	return cmd
+}
+
+func newAutoscaleCommand() *cobra.Command {
+	c := &common{}
+	var (
+		workloads int
+		timeout   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "autoscale",
+		Short: "Time FederatedHPAs from a change of their pods' cpu to the new replicas in every member",
+		Long: `autoscale creates in a new namespace --workloads Deployments of 2 replicas
+(100m cpu each) divided over --members, each with a FederatedHPA (min 2, max 4,
+cpu at 50 %), waits until every pod runs, then sets every pod's emulated cpu to
+150m at once (the kwok usage annotation karmada-local usage set writes; each
+member's metrics-server serves it). Each workload is timed from that change to
+its members running more than 2 replicas in all. Needs a karmada-local fleet
+(metrics-server in the members). The namespace is deleted at the end.`,
+		Example: `  karmada-bench autoscale --workloads 20 --members member1,member2`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.validate(); err != nil {
+				return err
+			}
+			switch {
+			case workloads < 1:
+				return fmt.Errorf("--workloads=%d: must be at least 1", workloads)
+			case timeout <= 0:
+				return fmt.Errorf("--timeout=%s: must be positive", timeout)
+			}
+			out := cmd.OutOrStdout()
+			f, err := bench.Connect(c.kubeconfig, c.karmadaContext, c.members, c.client())
+			if err != nil {
+				return err
+			}
+			r := bench.Autoscale(cmd.Context(), f, bench.AutoscaleOptions{Workloads: workloads, Timeout: timeout, Log: out})
+			return finish(out, c.out, r, r.Error, true, nil)
+		},
+	}
+	c.addFlags(cmd.Flags())
+	cmd.Flags().IntVar(&workloads, "workloads", 20, "how many Deployments with a FederatedHPA")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long the pods may take to run, and each workload to scale")
 	return cmd
 }
