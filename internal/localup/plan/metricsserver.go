@@ -89,9 +89,10 @@ func (f *Fleet) metricsServerSteps(c *Cluster, nodes string, servingTLS *tls.Con
 		Ports: []int{port},
 		// Ready once it serves; its first samples follow within the
 		// resolution.
-		Probe:          &process.Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/livez", port), TLS: servingTLS},
-		RestartToRenew: true,
-		ReadyTimeout:   60 * time.Second,
+		// A renewed serving certificate is picked up from its file (as
+		// every k8s.io/apiserver server does): no restart.
+		Probe:        &process.Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/livez", port), TLS: servingTLS},
+		ReadyTimeout: 60 * time.Second,
 	}
 	api := &process.Step{
 		Name:    metricsAPIServiceStep(c.Name),
