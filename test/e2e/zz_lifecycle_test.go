@@ -26,10 +26,10 @@ import (
 // fleetProcesses: etcd, 8 control plane components (kube-apiserver,
 // kube-controller-manager, karmada-webhook, karmada-aggregated-apiserver,
 // karmada-search, karmada-controller-manager, karmada-scheduler,
-// karmada-descheduler), 5 per
+// karmada-descheduler), 6 per
 // member (kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
-// karmada-scheduler-estimator), and member3's karmada-agent.
-const fleetProcesses = 9 + 3*5 + 1
+// karmada-scheduler-estimator, metrics-server), and member3's karmada-agent.
+const fleetProcesses = 9 + 3*6 + 1
 
 func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {
