@@ -179,16 +179,9 @@ func TestNativeHPARetainsMemberReplicas(t *testing.T) {
 	})
 }
 
-// A FederatedHPA over a Deployment divided over member1 and member2: the
-// controller reads the members' scale and pods through its member
-// clients and raises the template to minReplicas (the scheduler divides
-// the 4 over both members, with the HPA's event); then it reads the idle
-// pods' metrics from the members and holds the minimum.
-func TestFederatedHPAScalesToItsBounds(t *testing.T) {
-	ctx := context.Background()
-	c := karmadaClient(t)
-	const ns = "e2e-fhpa"
-	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+// webDividedOverTwo is web (2 replicas asking 100m cpu each) and a policy
+// dividing it equally over member1 and member2.
+func webDividedOverTwo(ns string) (*appsv1.Deployment, *policyv1alpha1.PropagationPolicy) {
 	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
 			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
@@ -199,6 +192,20 @@ func TestFederatedHPAScalesToItsBounds(t *testing.T) {
 						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 1}}}}}}}
 	d := webDeployment(ns, 2)
 	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	return d, pp
+}
+
+// A FederatedHPA over a Deployment divided over member1 and member2: the
+// controller reads the members' scale and pods through its member
+// clients and raises the template to minReplicas (the scheduler divides
+// the 4 over both members, with the HPA's event); then it reads the idle
+// pods' metrics from the members and holds the minimum.
+func TestFederatedHPAScalesToItsBounds(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const ns = "e2e-fhpa"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	d, pp := webDividedOverTwo(ns)
 	f := &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 			MinReplicas: ptr.To(int32(4)), MaxReplicas: 6,
@@ -261,16 +268,7 @@ func TestFederatedHPAScalesWithMemberCPU(t *testing.T) {
 	c := karmadaClient(t)
 	const ns = "e2e-fhpa-cpu"
 	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}},
-				ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided,
-					ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
-					WeightPreference: &policyv1alpha1.ClusterPreferences{StaticWeightList: []policyv1alpha1.StaticClusterWeight{
-						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}, Weight: 1},
-						{TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Weight: 1}}}}}}}
-	d := webDeployment(ns, 2)
-	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	d, pp := webDividedOverTwo(ns)
 	f := &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 			MinReplicas: ptr.To(int32(2)), MaxReplicas: 6,
