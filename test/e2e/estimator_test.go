@@ -214,8 +214,15 @@ func TestDeschedulerMovesReplicasStuckPending(t *testing.T) {
 	}
 	taint := corev1.Taint{Key: "e2e.karmada.io/full", Effect: corev1.TaintEffectNoSchedule}
 	for _, n := range nodes.Items {
-		n.Spec.Taints = append(n.Spec.Taints, taint)
-		if _, err := m1.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+		if err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			fresh, err := m1.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			fresh.Spec.Taints = append(fresh.Spec.Taints, taint)
+			_, err = m1.CoreV1().Nodes().Update(ctx, fresh, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -226,14 +233,24 @@ func TestDeschedulerMovesReplicasStuckPending(t *testing.T) {
 			return
 		}
 		for _, n := range nodes.Items {
-			kept := n.Spec.Taints[:0]
-			for _, tn := range n.Spec.Taints {
-				if tn.Key != taint.Key {
-					kept = append(kept, tn)
+			// kwok's heartbeats change the node meanwhile: read it afresh
+			// at each try.
+			err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+				fresh, err := m1.CoreV1().Nodes().Get(context.Background(), n.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
 				}
-			}
-			n.Spec.Taints = kept
-			if _, err := m1.CoreV1().Nodes().Update(context.Background(), &n, metav1.UpdateOptions{}); err != nil {
+				kept := fresh.Spec.Taints[:0]
+				for _, tn := range fresh.Spec.Taints {
+					if tn.Key != taint.Key {
+						kept = append(kept, tn)
+					}
+				}
+				fresh.Spec.Taints = kept
+				_, err = m1.CoreV1().Nodes().Update(context.Background(), fresh, metav1.UpdateOptions{})
+				return err
+			})
+			if err != nil {
 				t.Errorf("untainting %s: %v", n.Name, err)
 			}
 		}

@@ -183,6 +183,18 @@ func dumpPods() {
 	fmt.Fprintln(os.Stderr, out)
 	out, _ = kubectlHost("get", "events", "-n", namespace, "--sort-by=.lastTimestamp")
 	fmt.Fprintln(os.Stderr, lastLines(out, 30))
+	// The last lines of every pod of the release that is not Running and
+	// Ready (a failed setup Job's pod says why it failed).
+	out, _ = kubectlHost("get", "pods", "-n", namespace, "-o",
+		`jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.containerStatuses[0].ready}{"\n"}{end}`)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || (f[1] == "Running" && len(f) == 3 && f[2] == "true") || f[1] == "Succeeded" {
+			continue
+		}
+		logs, _ := kubectlHost("logs", "-n", namespace, f[0], "--all-containers", "--tail=40")
+		fmt.Fprintf(os.Stderr, "--- logs of %s (%s):\n%s\n", f[0], f[1], logs)
+	}
 }
 
 func lastLines(s string, n int) string {
