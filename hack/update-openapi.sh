@@ -33,3 +33,16 @@ bin/openapi-gen \
   k8s.io/apimachinery/pkg/apis/meta/v1 \
   k8s.io/apimachinery/pkg/runtime \
   k8s.io/apimachinery/pkg/version
+# karmada-metrics-adapter's: metrics.k8s.io/v1beta1's PodMetrics and
+# NodeMetrics, and the apimachinery types they use.
+bin/openapi-gen \
+  --output-dir internal/autoscaling/metricsadapter/openapi \
+  --output-pkg github.com/karmada-go/karmada/internal/autoscaling/metricsadapter/openapi \
+  --output-file zz_generated.openapi.go \
+  --go-header-file "${TMPDIR:-/tmp}/openapi-boilerplate.txt" \
+  --report-filename "${TMPDIR:-/tmp}/openapi-api-rules-metrics.txt" \
+  k8s.io/metrics/pkg/apis/metrics/v1beta1 \
+  k8s.io/apimachinery/pkg/apis/meta/v1 \
+  k8s.io/apimachinery/pkg/runtime \
+  k8s.io/apimachinery/pkg/version \
+  k8s.io/apimachinery/pkg/api/resource

@@ -120,6 +120,7 @@ var binaries = map[string][]string{
 	"karmada-scheduler-estimator":  {"internal/estimator/app"},
 	"karmada-descheduler":          {"internal/descheduler/app"},
 	"karmada-search":               {"internal/search/app"},
+	"karmada-metrics-adapter":      {"internal/autoscaling/metricsadapter/app"},
 	"karmada-webhook":              {"internal/webhook/app"},
 }
 

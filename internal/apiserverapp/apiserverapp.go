@@ -64,6 +64,14 @@ func NewOptions(codec runtime.Codec) *Options {
 	return o
 }
 
+// NewOptionsWithoutStorage are the defaults of a server that stores
+// nothing (karmada-metrics-adapter): no etcd flags.
+func NewOptionsWithoutStorage() *Options {
+	o := NewOptions(nil)
+	o.Recommended.Etcd = nil
+	return o
+}
+
 // Validate checks the flags, naming the bad one.
 func (o *Options) Validate() error {
 	var errs []error
@@ -72,7 +80,7 @@ func (o *Options) Validate() error {
 	if o.Recommended.CoreAPI == nil || o.Recommended.CoreAPI.CoreAPIKubeconfigPath == "" {
 		errs = append(errs, errors.New("--kubeconfig is required: the karmada-apiserver's"))
 	}
-	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+	if o.Recommended.Etcd != nil && len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		errs = append(errs, errors.New("--etcd-servers is required"))
 	}
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {

@@ -182,19 +182,41 @@ const SearchAPIServiceName = "v1alpha1.search.karmada.io"
 // (ExternalName a.Host) and the APIService of search.karmada.io/v1alpha1
 // pointing at it, then waits until it is Available.
 func EnsureSearchAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, timeout time.Duration) error {
-	if err := ensureExternalNameService(ctx, c, SearchService, a); err != nil {
+	return ensureAPIService(ctx, c, SearchService, SearchAPIServiceName, "search.karmada.io", "v1alpha1", a, timeout)
+}
+
+// MetricsAdapterService is the Service karmada-metrics-adapter's
+// APIService names.
+const MetricsAdapterService = "karmada-metrics-adapter"
+
+// MetricsAPIServiceName is the APIService of metrics.k8s.io/v1beta1.
+const MetricsAPIServiceName = "v1beta1.metrics.k8s.io"
+
+// EnsureMetricsAPIService makes the Service
+// karmada-system/karmada-metrics-adapter (ExternalName a.Host) and the
+// APIService of metrics.k8s.io/v1beta1 pointing at it, then waits until it
+// is Available.
+func EnsureMetricsAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, timeout time.Duration) error {
+	return ensureAPIService(ctx, c, MetricsAdapterService, MetricsAPIServiceName, "metrics.k8s.io", "v1beta1", a, timeout)
+}
+
+// ensureAPIService makes the Service karmada-system/<service>
+// (ExternalName a.Host) and the APIService <name> of group/version
+// pointing at it, then waits until it is Available.
+func ensureAPIService(ctx context.Context, c client.Client, service, name, group, version string, a AggregatedAPIServer, timeout time.Duration) error {
+	if err := ensureExternalNameService(ctx, c, service, a); err != nil {
 		return err
 	}
 	api := &unstructured.Unstructured{}
 	api.SetAPIVersion("apiregistration.k8s.io/v1")
 	api.SetKind("APIService")
-	api.SetName(SearchAPIServiceName)
+	api.SetName(name)
 	if err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		_, err := controllerutil.CreateOrUpdate(ctx, c, api, func() error {
 			api.Object["spec"] = map[string]any{
-				"group":                "search.karmada.io",
-				"version":              "v1alpha1",
-				"service":              map[string]any{"namespace": "karmada-system", "name": SearchService, "port": int64(a.Port)},
+				"group":                group,
+				"version":              version,
+				"service":              map[string]any{"namespace": "karmada-system", "name": service, "port": int64(a.Port)},
 				"caBundle":             base64.StdEncoding.EncodeToString(a.CABundle),
 				"groupPriorityMinimum": int64(2000),
 				"versionPriority":      int64(10),
@@ -203,11 +225,11 @@ func EnsureSearchAPIService(ctx context.Context, c client.Client, a AggregatedAP
 		})
 		return err
 	}); err != nil {
-		return fmt.Errorf("writing APIService %s: %w", SearchAPIServiceName, err)
+		return fmt.Errorf("writing APIService %s: %w", name, err)
 	}
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKey{Name: SearchAPIServiceName}, api); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, api); err != nil {
 			last = err.Error()
 			return false, nil
 		}
@@ -221,7 +243,7 @@ func EnsureSearchAPIService(ctx context.Context, c client.Client, a AggregatedAP
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("APIService %s: %s: %w", SearchAPIServiceName, last, err)
+		return fmt.Errorf("APIService %s: %s: %w", name, last, err)
 	}
 	return nil
 }

@@ -128,6 +128,7 @@ var Servers = map[string][]Listener{
 	"karmada-webhook":              {Serving, Metrics},
 	"karmada-aggregated-apiserver": {Serving},
 	"karmada-search":               {Serving},
+	"karmada-metrics-adapter":      {Serving},
 	"karmada-controller-manager":   {Metrics, Health},
 	"karmada-scheduler":            {Metrics, Health},
 	"karmada-descheduler":          {Metrics, Health},
@@ -166,6 +167,7 @@ func nonResource(on, path string) Check {
 const (
 	searchGV  = "/apis/search.karmada.io/v1alpha1"
 	clusterGV = "/apis/cluster.karmada.io/v1alpha1"
+	metricsGV = "/apis/metrics.k8s.io/v1beta1"
 )
 
 // groupRoutes are the aggregated groups' routes, served by server (the
@@ -195,6 +197,24 @@ func groupRoutes(server, gv string) []Route {
 			row(gv+"/proxying/karmada/proxy/{discovery}", gv+"/proxying/karmada/proxy/api", "the karmada-apiserver's discovery (exact discovery and OpenAPI paths only)", proxying),
 			row(gv+"/proxying/karmada/proxy/{path...}", gv+"/proxying/karmada/proxy/api/v1/namespaces/karmada-cluster/secrets", "kubectl's server over the cache: reads as the caller's, writes through clusters/proxy as the caller",
 				proxying, karmadaCheck("list", "", "secrets", "", "karmada-cluster", "")),
+		}
+	case metricsGV:
+		// karmada-metrics-adapter: the members' metrics, each request
+		// authorized as the caller's get or list of pods or nodes of
+		// metrics.k8s.io (in the request's namespace) before any member is
+		// asked with the adapter's member credentials.
+		metric := func(verb, resource, ns, name string) Check {
+			return karmadaCheck(verb, "metrics.k8s.io", resource, "", ns, name)
+		}
+		return []Route{
+			row("/apis/metrics.k8s.io", "/apis/metrics.k8s.io", "discovery of the metrics group", nonResource(OnKarmada, "/apis/metrics.k8s.io")),
+			row(gv, gv, "discovery of the metrics API", nonResource(OnKarmada, gv)),
+			row(gv+"/pods", gv+"/pods", "every member's pod metrics, every namespace", metric("list", "pods", "", "")),
+			row(gv+"/namespaces/{namespace}/pods", gv+"/namespaces/default/pods", "every member's pod metrics of a namespace", metric("list", "pods", "default", "")),
+			row(gv+"/namespaces/{namespace}/pods/{name}", gv+"/namespaces/default/pods/e2e-absent", "one pod's metrics (409 when the name is in two members)",
+				metric("get", "pods", "default", "e2e-absent")),
+			row(gv+"/nodes", gv+"/nodes", "every member's node metrics", metric("list", "nodes", "", "")),
+			row(gv+"/nodes/{name}", gv+"/nodes/e2e-absent", "one node's metrics", metric("get", "nodes", "", "e2e-absent")),
 		}
 	default:
 		return []Route{
@@ -243,8 +263,11 @@ func genericRoutes(server string) []Route {
 }
 
 func apiOf(server string) string {
-	if server == "karmada-search" {
+	switch server {
+	case "karmada-search":
 		return searchGV
+	case "karmada-metrics-adapter":
+		return metricsGV
 	}
 	return clusterGV
 }
@@ -288,6 +311,9 @@ func Table() []Route {
 	rows = append(rows, genericRoutes("karmada-search")...)
 	rows = append(rows, groupRoutes("karmada-aggregated-apiserver", clusterGV)...)
 	rows = append(rows, genericRoutes("karmada-aggregated-apiserver")...)
+	rows = append(rows, groupRoutes("karmada-apiserver", metricsGV)...)
+	rows = append(rows, groupRoutes("karmada-metrics-adapter", metricsGV)...)
+	rows = append(rows, genericRoutes("karmada-metrics-adapter")...)
 	const review = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"e2e-route-walk","operation":"CREATE"}}`
 	for _, p := range WebhookPaths {
 		rows = append(rows, Route{Server: "karmada-webhook", Listener: Serving, Method: "POST", Path: p, Example: p, Body: review, Access: Public,

@@ -660,3 +660,37 @@ func TestTenantFederatedHPAScalesOnlyItsNamespace(t *testing.T) {
 		t.Errorf("%s/web has %d replicas (%v) after the tenant's FederatedHPA, want 2", victim, ptr.Deref(got.Spec.Replicas, 0), err)
 	}
 }
+
+// A tenant bound to the built-in view role in its namespace reads, through
+// karmada-metrics-adapter, the pod metrics of that namespace in every member,
+// and nothing else: another namespace's, every namespace's and the nodes'
+// are Forbidden before any member is asked.
+func TestTenantReadsOnlyItsNamespacesMetrics(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-tmetrics-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	cfg := tenantConfig(ctx, t, ns)
+	createUntilCleanup(ctx, t, c, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-view"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: cfg.Impersonate.UserName}}})
+	tenant, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := tenant.Discovery().RESTClient()
+	testenv.Eventually(t, 30*time.Second, "the tenant lists its namespace's pod metrics", func(ctx context.Context) error {
+		return rc.Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces/" + ns + "/pods").Do(ctx).Error()
+	})
+	for _, p := range []string{
+		"/apis/metrics.k8s.io/v1beta1/namespaces/kube-system/pods",
+		"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/anything",
+		"/apis/metrics.k8s.io/v1beta1/pods",
+		"/apis/metrics.k8s.io/v1beta1/nodes",
+		"/apis/metrics.k8s.io/v1beta1/nodes/member1-node1",
+	} {
+		if err := rc.Get().AbsPath(p).Do(ctx).Error(); !apierrors.IsForbidden(err) {
+			t.Errorf("the tenant reading %s: %v; want Forbidden", p, err)
+		}
+	}
+}

@@ -418,7 +418,7 @@ func TestRouteTable(t *testing.T) {
 		}
 		hc := w.client(probe)
 		paths := slices.Clone(wellKnown)
-		if in.server == "karmada-search" || in.server == "karmada-aggregated-apiserver" {
+		if in.server == "karmada-search" || in.server == "karmada-aggregated-apiserver" || in.server == "karmada-metrics-adapter" {
 			var index struct{ Paths []string }
 			code, full, err := w.call(hc, probe, "GET", in.base+"/", "")
 			if err != nil || code != http.StatusOK || json.Unmarshal([]byte(full), &index) != nil || len(index.Paths) == 0 {
@@ -446,7 +446,7 @@ func TestRouteTable(t *testing.T) {
 		}
 	}
 	// Every resource the aggregated groups serve has rows.
-	for _, gv := range []string{"search.karmada.io/v1alpha1", "cluster.karmada.io/v1alpha1"} {
+	for _, gv := range []string{"search.karmada.io/v1alpha1", "cluster.karmada.io/v1alpha1", "metrics.k8s.io/v1beta1"} {
 		list, err := w.admins[plan.ControlPlane].Discovery().ServerResourcesForGroupVersion(gv)
 		if err != nil {
 			t.Fatal(err)

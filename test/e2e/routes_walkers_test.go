@@ -124,7 +124,7 @@ func walkers(ctx context.Context, t *testing.T) []walker {
 		}
 		ws = append(ws, walker{name: "secret karmada-cluster/" + n, token: string(sec.Data["token"])})
 	}
-	for _, c := range []string{"karmada-controller-manager", "karmada-scheduler", "karmada-descheduler", "karmada-search", "karmada-aggregated-apiserver", "karmada-webhook"} {
+	for _, c := range []string{"karmada-controller-manager", "karmada-scheduler", "karmada-descheduler", "karmada-search", "karmada-aggregated-apiserver", "karmada-webhook", "karmada-metrics-adapter"} {
 		w := fromFile(c, state, "karmada", c+".kubeconfig")
 		if c == "karmada-scheduler" || c == "karmada-descheduler" {
 			pair, err := tls.X509KeyPair(read(state, "estimator", "pki", c+"-client.crt"), read(state, "estimator", "pki", c+"-client.key"))

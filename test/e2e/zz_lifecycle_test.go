@@ -23,13 +23,13 @@ import (
 // runs a package's tests file by file in the order of their names: this
 // file's name sorts last (TestLifecycleRunsLast keeps it so), so in a whole
 // run the fleet is not restarted mid-suite.
-// fleetProcesses: etcd, 8 control plane components (kube-apiserver,
+// fleetProcesses: etcd, 9 control plane components (kube-apiserver,
 // kube-controller-manager, karmada-webhook, karmada-aggregated-apiserver,
 // karmada-search, karmada-controller-manager, karmada-scheduler,
-// karmada-descheduler), 6 per
+// karmada-descheduler, karmada-metrics-adapter), 6 per
 // member (kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
 // karmada-scheduler-estimator, metrics-server), and member3's karmada-agent.
-const fleetProcesses = 9 + 3*6 + 1
+const fleetProcesses = 10 + 3*6 + 1
 
 func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {

@@ -139,8 +139,10 @@ func (f *Fleet) controllerManagerArgs(c *Cluster, port int) []string {
 		// cleaner deletes expired bootstrap tokens, the bootstrap signer
 		// signs kube-public/cluster-info with them, for register; the CSR
 		// cleaner removes agents' certificate requests an hour after
-		// they were issued).
-		args.Set("controllers", "namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller,certificatesigningrequest-signing-controller,certificatesigningrequest-cleaner-controller").
+		// they were issued; the ClusterRole aggregation fills view, edit
+		// and admin with the roles labelled for them, such as
+		// karmada-metrics-adapter's reader).
+		args.Set("controllers", "namespace-controller,garbage-collector-controller,serviceaccount-token-controller,serviceaccount-controller,token-cleaner-controller,bootstrap-signer-controller,certificatesigningrequest-signing-controller,certificatesigningrequest-cleaner-controller,clusterrole-aggregation-controller").
 			// Approved agent certificates (the agentcsrapproving controller
 			// approves) are signed with the control plane's CA.
 			Set("cluster-signing-kube-apiserver-client-cert-file", caFile).

@@ -49,6 +49,8 @@ type Cluster struct {
 	aggregatedCert, aggregatedKey string
 	// karmada-search's serving certificate.
 	searchCert, searchKey string
+	// karmada-metrics-adapter's serving certificate.
+	metricsAdapterCert, metricsAdapterKey string
 	// kwokCert and kwokKey: a member's kwok serves the kubelet API (logs,
 	// exec) over TLS with them.
 	kwokCert, kwokKey string
@@ -128,7 +130,7 @@ func (f *Fleet) PidPath(step string) string { return process.PidPath(f.Cfg.State
 func (f *Fleet) bin(name string) string { return filepath.Join(f.Cfg.BinDir, name) }
 
 // RequiredBinaries are the upstream binaries every fleet needs.
-var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator", "karmada-descheduler", "metrics-server"}
+var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator", "karmada-descheduler", "metrics-server", "karmada-metrics-adapter"}
 
 // NewFleet lays out clusters and ports; it touches nothing on disk.
 func NewFleet(cfg Config) *Fleet {
@@ -345,6 +347,10 @@ func prepareControlPlane(c *Cluster) error {
 		DNS: []string{"localhost", "karmada-search.karmada-system.svc"}}); err != nil {
 		return err
 	}
+	if c.metricsAdapterCert, c.metricsAdapterKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-metrics-adapter-serving", CommonName: "karmada-metrics-adapter", Server: true, IPs: pki.Loopback,
+		DNS: []string{"localhost", "karmada-metrics-adapter.karmada-system.svc"}}); err != nil {
+		return err
+	}
 	if c.metricsCert, c.metricsKey, err = ca.Ensure(pki.CertSpec{Name: "karmada-metrics-serving", CommonName: "karmada-metrics", Server: true, IPs: pki.Loopback, DNS: []string{"localhost"}}); err != nil {
 		return err
 	}
@@ -367,7 +373,7 @@ func prepareControlPlane(c *Cluster) error {
 }
 
 // karmadaComponents are the binaries with an identity of their own.
-var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-descheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search"}
+var karmadaComponents = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-descheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search", "karmada-metrics-adapter"}
 
 // KarmadaUser is the control plane user a component acts as.
 func KarmadaUser(component string) string { return "system:karmada:" + component }

@@ -301,6 +301,8 @@ func (f *Fleet) karmadaSteps(c *Cluster, api string) []*process.Step {
 	steps = append(steps, f.aggregatedSteps(c, setup.Name)...)
 	// karmada-search reads Clusters.
 	steps = append(steps, f.searchSteps(c, setup.Name, clusterAPIStep)...)
+	// karmada-metrics-adapter reads Clusters too.
+	steps = append(steps, f.metricsAdapterSteps(c, setup.Name, clusterAPIStep)...)
 	var kcm []string
 	for _, r := range f.controllerReplicas(c, "karmada-controller-manager") {
 		flags := process.NewArgs().
