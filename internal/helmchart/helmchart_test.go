@@ -222,7 +222,7 @@ func TestDefaultsRenderTheControlPlane(t *testing.T) {
 		"PodDisruptionBudget/etcd", "PodDisruptionBudget/karmada-aggregated-apiserver", "PodDisruptionBudget/karmada-apiserver", "PodDisruptionBudget/karmada-controller-manager",
 		"PodDisruptionBudget/karmada-scheduler", "PodDisruptionBudget/karmada-webhook", "PodDisruptionBudget/kube-controller-manager",
 		"Secret/karmada-aggregated-apiserver-kubeconfig", "Secret/karmada-cert", "Secret/karmada-controller-manager-kubeconfig", "Secret/karmada-encryption-config",
-		"Secret/karmada-kubeconfig", "Secret/karmada-scheduler-kubeconfig", "Secret/karmada-search-kubeconfig", "Secret/karmada-webhook-kubeconfig",
+		"Secret/karmada-kubeconfig", "Secret/karmada-metrics-adapter-kubeconfig", "Secret/karmada-scheduler-kubeconfig", "Secret/karmada-search-kubeconfig", "Secret/karmada-webhook-kubeconfig",
 		"Secret/kube-controller-manager-kubeconfig",
 		"Service/etcd", "Service/etcd-client", "Service/karmada-aggregated-apiserver", "Service/karmada-apiserver", "Service/karmada-webhook",
 		"StatefulSet/etcd",
@@ -281,7 +281,7 @@ func TestPodsAreRestricted(t *testing.T) {
 		t.Fatal(err)
 	}
 	level := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
-	for _, vals := range []string{"", "components: [search]", estimatorValues, "etcd: {internal: {storageType: emptyDir, replicaCount: 3}}", "installMode: agent\nagent: {clusterName: m1}",
+	for _, vals := range []string{"", "components: [search]", "components: [metricsAdapter]", estimatorValues, "etcd: {internal: {storageType: emptyDir, replicaCount: 3}}", "installMode: agent\nagent: {clusterName: m1}",
 		"installMode: agent\nagent: {clusterName: m1, memberKubeconfigSecret: m1-kubeconfig, kubeconfig: {caCrt: a, crt: b, key: c, server: 'https://x:1'}}"} {
 		for k, p := range render(t, vals).pods(t) {
 			res := policy.AggregateCheckResults(eval.EvaluatePod(level, &p.ObjectMeta, &p.Spec))

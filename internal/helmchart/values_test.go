@@ -67,6 +67,30 @@ func TestValues(t *testing.T) {
 			}
 		},
 	}, {
+		"karmada-metrics-adapter", "components: [metricsAdapter]",
+		func(t *testing.T, o *objects) {
+			for _, k := range []string{"Deployment/karmada-metrics-adapter", "Service/karmada-metrics-adapter", "PodDisruptionBudget/karmada-metrics-adapter"} {
+				if _, ok := o.byKey[k]; !ok {
+					t.Errorf("%s not rendered", k)
+				}
+			}
+			c := o.deployment(t, "karmada-metrics-adapter").Spec.Template.Spec.Containers[0]
+			if !hasArg(c, "--kubeconfig=/etc/karmada/config/kubeconfig") || slices.ContainsFunc(args(c), func(a string) bool { return strings.HasPrefix(a, "--etcd") }) {
+				t.Errorf("karmada-metrics-adapter args %v: its kubeconfig, no etcd", args(c))
+			}
+			job := &batchv1.Job{}
+			o.get(t, "Job/karmada-setup-1", job)
+			if v, _ := argValue(job.Spec.Template.Spec.Containers[0], "--metrics-adapter-url"); v != "https://karmada-metrics-adapter.karmada-system.svc.cluster.local:443" {
+				t.Errorf("setup registers karmada-metrics-adapter at %q", v)
+			}
+			s := o.secret(t, "karmada-cert")
+			pool := x509.NewCertPool()
+			pool.AddCert(cert(t, s.Data["ca.crt"]))
+			if _, err := cert(t, s.Data["metrics-adapter.crt"]).Verify(x509.VerifyOptions{Roots: pool, DNSName: "karmada-metrics-adapter.karmada-system.svc"}); err != nil {
+				t.Errorf("karmada-metrics-adapter's serving certificate: %v", err)
+			}
+		},
+	}, {
 		"three etcd members", "etcd: {internal: {replicaCount: 3}}",
 		func(t *testing.T, o *objects) {
 			s := &appsv1.StatefulSet{}

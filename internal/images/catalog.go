@@ -8,7 +8,7 @@ import "path/filepath"
 const ourDir = "/bin/"
 
 // Ours are the binaries of this repository shipped as images.
-var Ours = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-scheduler-estimator", "karmada-descheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search", "karmada-agent", "karmadactl", "karmada-local", "karmada-bench"}
+var Ours = []string{"karmada-controller-manager", "karmada-scheduler", "karmada-scheduler-estimator", "karmada-descheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search", "karmada-metrics-adapter", "karmada-agent", "karmadactl", "karmada-local", "karmada-bench"}
 
 // Upstream are the pinned upstream binaries the chart runs.
 var Upstream = []string{"kube-apiserver", "kube-controller-manager", "etcd"}

@@ -30,7 +30,7 @@ import (
 )
 
 // Karmada's optional components of the chart (components: [search,
-// schedulerEstimator, descheduler]) run as real pods on the host cluster,
+// schedulerEstimator, descheduler, metricsAdapter]) run as real pods on the host cluster,
 // turned on by one helm upgrade and the release put back as it was by
 // another afterwards (both upgrades are the slow part: the parts share them).
 func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
@@ -72,19 +72,19 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 		}
 	}
 	m := "schedulerEstimator.memberClusters[0]."
-	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={search,schedulerEstimator,descheduler}",
+	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={search,schedulerEstimator,descheduler,metricsAdapter}",
 		"--set", m+"clusterName=member1,"+m+"kubeconfig.server="+server,
 		"--set-file", m+"kubeconfig.caCrt="+filepath.Join(dir, "ca.crt")+","+m+"kubeconfig.crt="+filepath.Join(dir, "tls.crt")+","+m+"kubeconfig.key="+filepath.Join(dir, "tls.key"),
 		"--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
 		dumpPods()
-		t.Fatalf("helm upgrade with components [search, schedulerEstimator, descheduler]: %v\n%s", err, out)
+		t.Fatalf("helm upgrade with components [search, schedulerEstimator, descheduler, metricsAdapter]: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
 			t.Errorf("helm upgrade back without the optional components: %v\n%s", err, out)
 		}
 	})
-	for _, app := range []string{"karmada-search", "karmada-scheduler-estimator-member1", "karmada-descheduler"} {
+	for _, app := range []string{"karmada-search", "karmada-scheduler-estimator-member1", "karmada-descheduler", "karmada-metrics-adapter"} {
 		found := false
 		for _, p := range releasePods(ctx, t) {
 			if p.Labels["app"] == app && p.DeletionTimestamp == nil {
@@ -99,6 +99,7 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 		}
 	}
 	t.Run("search", testSearchComponent)
+	t.Run("metricsAdapter", testMetricsAdapterComponent)
 	t.Run("schedulerEstimator", testSchedulerEstimatorComponent)
 	t.Run("estimatorRefusesOtherCertificates", testEstimatorRefusesOtherCertificates)
 }

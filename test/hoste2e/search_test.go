@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	"github.com/karmada-go/karmada/internal/testenv"
@@ -76,4 +77,49 @@ func deploymentNamed(ns, name string) *appsv1.Deployment {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx"}}}},
 		},
 	}
+}
+
+// testMetricsAdapterComponent: karmada-metrics-adapter, its APIService
+// v1beta1.metrics.k8s.io registered by the setup Job, serves in the host's
+// control plane the metrics of a pod of member1 (from member1's
+// metrics-server), annotated with member1.
+func testMetricsAdapterComponent(t *testing.T) {
+	ctx := t.Context()
+	m1 := memberKube(t, "member1")
+	ns := "default"
+	name := "hoste2e-metrics-" + utilrand.String(5)
+	if _, err := m1.AppsV1().Deployments(ns).Create(ctx, deploymentNamed(ns, name), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m1.AppsV1().Deployments(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	kc, err := kubernetes.NewForConfig(karmadaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := kubectlHost("logs", "-n", namespace, "-l", "app=karmada-metrics-adapter", "--tail=40")
+			t.Logf("karmada-metrics-adapter's log:\n%s", out)
+			raw, err := m1.Discovery().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces/" + ns + "/pods").DoRaw(context.Background())
+			t.Logf("member1's own pod metrics: %v %.600s", err, raw)
+		}
+	})
+	testenv.Eventually(t, 2*time.Minute, "member1's pod metrics through the control plane's metrics.k8s.io", func(ctx context.Context) error {
+		raw, err := kc.Discovery().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces/"+ns+"/pods").Param("labelSelector", "app="+name).DoRaw(ctx)
+		if err != nil {
+			return fmt.Errorf("%v: %.300s", err, raw)
+		}
+		var list struct {
+			Items []struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 || list.Items[0].Metadata.Annotations[autoscalingv1alpha1.QueryFromClusterAnnotation] != "member1" {
+			return fmt.Errorf("items %+v, want member1's pod", list.Items)
+		}
+		return nil
+	})
 }

@@ -44,6 +44,12 @@ https://{{ include "karmada.svc" (dict "name" "karmada-aggregated-apiserver" "ro
 https://{{ include "karmada.svc" (dict "name" "karmada-search" "root" .) }}:443
 {{- end -}}
 
+{{- define "karmada.metricsAdapter.port" -}}8443{{- end -}}
+
+{{- define "karmada.metricsAdapter.url" -}}
+https://{{ include "karmada.svc" (dict "name" "karmada-metrics-adapter" "root" .) }}:443
+{{- end -}}
+
 {{/*
 An image reference: registry/repository:tag. global.imageRegistry, when set,
 replaces each image's registry; an empty tag is the chart's appVersion.

@@ -81,7 +81,7 @@ For the local fleet, karmada-local certs check and certs renew.`,
 // usedBy says which components use each certificate of karmada-cert, by
 // key, as the chart mounts them.
 var usedBy = map[string][]string{
-	"ca.crt":                               {"karmada-apiserver", "kube-controller-manager (signs agents' certificates)", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search", "karmada-kubeconfig"},
+	"ca.crt":                               {"karmada-apiserver", "kube-controller-manager (signs agents' certificates)", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver", "karmada-search", "karmada-metrics-adapter", "karmada-kubeconfig"},
 	"apiserver.crt":                        {"karmada-apiserver (serving)"},
 	"webhook.crt":                          {"karmada-webhook (serving)"},
 	"aggregated-apiserver.crt":             {"karmada-aggregated-apiserver (serving)"},
@@ -99,13 +99,15 @@ var usedBy = map[string][]string{
 	"karmada-webhook-client.crt":           {"karmada-webhook (client)"},
 	"karmada-aggregated-apiserver.crt":     {"karmada-aggregated-apiserver (client)"},
 	"karmada-search.crt":                   {"karmada-search (client)"},
+	"metrics-adapter.crt":                  {"karmada-metrics-adapter (serving; with components: [metricsAdapter])"},
+	"karmada-metrics-adapter.crt":          {"karmada-metrics-adapter (client)"},
 	"kube-controller-manager.crt":          {"kube-controller-manager (client)"},
 }
 
 // kubeconfigSecrets are the Secrets holding a component's kubeconfig: its
 // client certificate is tls.crt beside it, or embedded (the administrator's).
 var kubeconfigSecrets = []string{"karmada-controller-manager-kubeconfig", "karmada-scheduler-kubeconfig",
-	"karmada-webhook-kubeconfig", "kube-controller-manager-kubeconfig", "karmada-aggregated-apiserver-kubeconfig", "karmada-search-kubeconfig", "karmada-kubeconfig"}
+	"karmada-webhook-kubeconfig", "kube-controller-manager-kubeconfig", "karmada-aggregated-apiserver-kubeconfig", "karmada-search-kubeconfig", "karmada-metrics-adapter-kubeconfig", "karmada-kubeconfig"}
 
 // Check lists the certificates in namespace's Secrets.
 func Check(ctx context.Context, kc kubernetes.Interface, namespace string, now time.Time) ([]certexpiry.Certificate, error) {

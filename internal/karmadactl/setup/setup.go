@@ -36,10 +36,14 @@ type Options struct {
 	AggregatedURL, AggregatedCAFile string
 	// SearchURL: where the karmada-apiserver reaches karmada-search, whose
 	// APIService is then registered (trusted with the control plane's CA).
-	SearchURL    string
-	APIServerURL string
-	Admins       []string
-	Timeout      time.Duration
+	SearchURL string
+	// MetricsAdapterURL: where the karmada-apiserver reaches
+	// karmada-metrics-adapter, whose APIService v1beta1.metrics.k8s.io is
+	// then registered (trusted with the control plane's CA).
+	MetricsAdapterURL string
+	APIServerURL      string
+	Admins            []string
+	Timeout           time.Duration
 }
 
 // Validate checks the flags before anything is touched.
@@ -65,6 +69,11 @@ func (o *Options) Validate() error {
 	}
 	if o.SearchURL != "" {
 		if _, err := serviceURL("--search-url", o.SearchURL); err != nil {
+			return err
+		}
+	}
+	if o.MetricsAdapterURL != "" {
+		if _, err := serviceURL("--metrics-adapter-url", o.MetricsAdapterURL); err != nil {
 			return err
 		}
 	}
@@ -145,12 +154,16 @@ administrator certificate it signs in memory, and stores none.`,
 				}
 				co.AggregatedAPIServer = a
 			}
-			var search *controlplane.AggregatedAPIServer
+			var extra Extra
 			if o.SearchURL != "" {
-				search, _ = serviceURL("--search-url", o.SearchURL)
-				search.CABundle = caPEM
+				extra.Search, _ = serviceURL("--search-url", o.SearchURL)
+				extra.Search.CABundle = caPEM
 			}
-			return Run(cmd.Context(), cfg, co, search, o.Timeout)
+			if o.MetricsAdapterURL != "" {
+				extra.MetricsAdapter, _ = serviceURL("--metrics-adapter-url", o.MetricsAdapterURL)
+				extra.MetricsAdapter.CABundle = caPEM
+			}
+			return Run(cmd.Context(), cfg, co, extra, o.Timeout)
 		},
 	}
 	f := cmd.Flags()
@@ -161,6 +174,7 @@ administrator certificate it signs in memory, and stores none.`,
 	f.StringVar(&o.WebhookCAFile, "webhook-ca-file", "", "CA (PEM) the karmada-apiserver trusts karmada-webhook with (default: the control plane's CA)")
 	f.StringVar(&o.AggregatedURL, "aggregated-apiserver-url", "", "URL at which the karmada-apiserver reaches karmada-aggregated-apiserver (host:port of an ExternalName Service); the Cluster API is then served by it instead of a CRD, Clusters an earlier CRD holds copied over")
 	f.StringVar(&o.AggregatedCAFile, "aggregated-apiserver-ca-file", "", "CA (PEM) the karmada-apiserver trusts karmada-aggregated-apiserver with (default: the control plane's CA)")
+	f.StringVar(&o.MetricsAdapterURL, "metrics-adapter-url", "", "URL at which the karmada-apiserver reaches karmada-metrics-adapter (host:port of an ExternalName Service); its APIService v1beta1.metrics.k8s.io is registered, trusted with the control plane's CA")
 	f.StringVar(&o.SearchURL, "search-url", "", "URL at which the karmada-apiserver reaches karmada-search (host:port of an ExternalName Service); its APIService v1alpha1.search.karmada.io is registered, trusted with the control plane's CA")
 	f.StringVar(&o.APIServerURL, "karmada-apiserver-advertise-url", "", "URL members reach the karmada-apiserver at, published in kube-public/cluster-info for karmadactl register (default: the URL dialed)")
 	f.StringSliceVar(&o.Admins, "admin-user", nil, "users bound to cluster-admin (ClusterRoleBinding karmada-admin); repeatable")
@@ -197,9 +211,15 @@ func (o *Options) config(g *options.Global) (*rest.Config, []byte, error) {
 	return cfg, ca, nil
 }
 
+// Extra are the optional aggregated API servers whose APIServices setup
+// registers once the control plane is installed.
+type Extra struct {
+	Search, MetricsAdapter *controlplane.AggregatedAPIServer
+}
+
 // Run waits until the API server answers, then installs; a failure is
 // retried (every 2 s, at most every 15 s later) until timeout.
-func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, search *controlplane.AggregatedAPIServer, timeout time.Duration) error {
+func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, extra Extra, timeout time.Duration) error {
 	log := klog.FromContext(ctx)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -226,14 +246,22 @@ func Run(ctx context.Context, cfg *rest.Config, o controlplane.Options, search *
 				return false, nil
 			}
 		}
-		if search != nil {
+		if extra.Search != nil || extra.MetricsAdapter != nil {
 			cl, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 			if err != nil {
 				return false, err
 			}
-			if last = controlplane.EnsureSearchAPIService(ctx, cl, *search, 30*time.Second); last != nil {
-				log.Info("Waiting for karmada-search", "err", last.Error())
-				return false, nil
+			if extra.Search != nil {
+				if last = controlplane.EnsureSearchAPIService(ctx, cl, *extra.Search, 30*time.Second); last != nil {
+					log.Info("Waiting for karmada-search", "err", last.Error())
+					return false, nil
+				}
+			}
+			if extra.MetricsAdapter != nil {
+				if last = controlplane.EnsureMetricsAPIService(ctx, cl, *extra.MetricsAdapter, 30*time.Second); last != nil {
+					log.Info("Waiting for karmada-metrics-adapter", "err", last.Error())
+					return false, nil
+				}
 			}
 		}
 		return true, nil

@@ -189,21 +189,22 @@ func (f *Fleet) memberSteps(c *Cluster, api, kcm string, servingTLS *tls.Config)
 	steps := []*process.Step{scheduler, kwok, nodes}
 	if !f.Cfg.External() {
 		steps = append(steps, f.estimatorSteps(c, nodes.Name)...)
-		steps = append(steps, f.metricsServerSteps(c, nodes.Name, servingTLS)...)
 	}
+	// metrics-server is the member's own, with a control plane of the
+	// fleet's or an external one (the chart's karmada-metrics-adapter
+	// reads it).
+	steps = append(steps, f.metricsServerSteps(c, nodes.Name, servingTLS)...)
 	if c.Pull {
 		return append(steps, f.PullSteps(c, nodes.Name)...)
 	}
 	join := &process.Step{
 		Name:    prefix("join"),
 		Cluster: c.Name,
-		After:   []string{nodes.Name, "karmada/setup", clusterAPIStep},
-		Run:     f.joinMember(c),
-	}
-	if !f.Cfg.External() {
 		// The member identity join makes may read every group the member
-		// serves then: metrics.k8s.io included (FederatedHPA reads it).
-		join.After = append(join.After, metricsAPIServiceStep(c.Name))
+		// serves then: metrics.k8s.io included (FederatedHPA and
+		// karmada-metrics-adapter read it).
+		After: []string{nodes.Name, "karmada/setup", clusterAPIStep, metricsAPIServiceStep(c.Name)},
+		Run:   f.joinMember(c),
 	}
 	return append(steps, join)
 }
