@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
@@ -125,5 +127,58 @@ func TestImpersonatorTokenHoldsNoRightOfItsOwn(t *testing.T) {
 	// plane, it may act as (member1 knows it by name).
 	if _, err := as(pki.AdminUser).CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("acting as %s in member1 with the impersonator's token: %v", pki.AdminUser, err)
+	}
+}
+
+// Acting as a compromised metrics-server of member1 (its client
+// certificate, of member1's CA): it reads what it scrapes and serves —
+// nodes, pods, nodes' metrics — and nothing else: no Secret, no other
+// ConfigMap than the authentication one, no write to a pod, a node or RBAC;
+// the control plane does not know it at all.
+func TestMetricsServerIdentityHasLeastPrivilege(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(fleet.StateDir, "member1", "metrics-server.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Timeout = 5 * time.Second
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("listing nodes (what it scrapes): %v", err)
+	}
+	if _, err := kc.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("listing pods (what it serves): %v", err)
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	forbidden := map[string]error{}
+	_, forbidden["listing Secrets"] = kc.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
+	_, forbidden["reading another ConfigMap"] = kc.CoreV1().ConfigMaps("kube-system").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+	_, forbidden["creating a pod"] = kc.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "e2e-ms"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}, dry)
+	_, forbidden["labelling a node"] = kc.CoreV1().Nodes().Patch(ctx, "member1-node1", types.MergePatchType, []byte(`{"metadata":{"labels":{"e2e":"x"}}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+	_, forbidden["binding cluster-admin"] = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-ms"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "system:metrics-server"}}}, dry)
+	_, forbidden["requesting a service account token"] = kc.CoreV1().ServiceAccounts("kube-system").CreateToken(ctx, "default",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
+	for what, err := range forbidden {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s in member1 as its metrics-server: want Forbidden, got %v", what, err)
+		}
+	}
+	// Its certificate is of member1's CA: the karmada-apiserver does not
+	// authenticate it.
+	cp := rest.CopyConfig(cfg)
+	cp.Host = restConfig(t, "karmada-apiserver").Host
+	cp.TLSClientConfig.CAData, cp.TLSClientConfig.CAFile = restConfig(t, "karmada-apiserver").CAData, ""
+	cpc, err := kubernetes.NewForConfig(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cpc.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("member1's metrics-server against the karmada-apiserver: want Unauthorized, got %v", err)
 	}
 }
