@@ -143,27 +143,54 @@ func (p *Provider) askOne(ctx context.Context, cluster, path string, q Query) ([
 // that does not answer is left out (and logged).
 func (p *Provider) PodMetrics(ctx context.Context, q Query) ([]metricsv1beta1.PodMetrics, error) {
 	q.Name = ""
-	answers, err := p.ask(ctx, "pods", q)
+	return list[metricsv1beta1.PodMetrics](ctx, p, "pods", q)
+}
+
+// NodeMetrics lists the nodes' metrics of every Ready member, as
+// PodMetrics the pods'.
+func (p *Provider) NodeMetrics(ctx context.Context, q Query) ([]metricsv1beta1.NodeMetrics, error) {
+	q.Name, q.Namespace = "", ""
+	return list[metricsv1beta1.NodeMetrics](ctx, p, "nodes", q)
+}
+
+// PodMetric gets one pod's metrics: found in no member, it is not found;
+// found in more than one, the name is ambiguous (a conflict, as Karmada
+// answers).
+func (p *Provider) PodMetric(ctx context.Context, namespace, name string) (*metricsv1beta1.PodMetrics, error) {
+	return get[metricsv1beta1.PodMetrics](ctx, p, "pods", Query{Namespace: namespace, Name: name})
+}
+
+// NodeMetric gets one node's metrics, as PodMetric a pod's.
+func (p *Provider) NodeMetric(ctx context.Context, name string) (*metricsv1beta1.NodeMetrics, error) {
+	return get[metricsv1beta1.NodeMetrics](ctx, p, "nodes", Query{Name: name})
+}
+
+// list asks every Ready member for the resource's list and merges the
+// items, annotated, in namespace, name and member order.
+func list[T metricsObject](ctx context.Context, p *Provider, resource string, q Query) ([]T, error) {
+	answers, err := p.ask(ctx, resource, q)
 	if err != nil {
 		return nil, err
 	}
-	var out []metricsv1beta1.PodMetrics
+	var out []T
 	for _, a := range answers {
+		var l struct {
+			Items []T `json:"items"`
+		}
+		if a.err == nil {
+			a.err = json.Unmarshal(a.raw, &l)
+		}
 		if a.err != nil {
-			klog.FromContext(ctx).Info("Member left out of the answer", "cluster", a.cluster, "resource", "pods", "err", a.err.Error())
+			klog.FromContext(ctx).Info("Member left out of the answer", "cluster", a.cluster, "resource", resource, "err", a.err.Error())
 			continue
 		}
-		list := &metricsv1beta1.PodMetricsList{}
-		if err := json.Unmarshal(a.raw, list); err != nil {
-			klog.FromContext(ctx).Info("Member left out of the answer", "cluster", a.cluster, "resource", "pods", "err", err.Error())
-			continue
+		for i := range l.Items {
+			annotate(&l.Items[i], a.cluster)
 		}
-		for i := range list.Items {
-			out = append(out, annotated(list.Items[i], a.cluster))
-		}
+		out = append(out, l.Items...)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+		a, b := metaOf(&out[i]), metaOf(&out[j])
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
@@ -175,102 +202,37 @@ func (p *Provider) PodMetrics(ctx context.Context, q Query) ([]metricsv1beta1.Po
 	return out, nil
 }
 
-// NodeMetrics lists the nodes' metrics of every Ready member.
-func (p *Provider) NodeMetrics(ctx context.Context, q Query) ([]metricsv1beta1.NodeMetrics, error) {
-	q.Name, q.Namespace = "", ""
-	answers, err := p.ask(ctx, "nodes", q)
-	if err != nil {
-		return nil, err
-	}
-	var out []metricsv1beta1.NodeMetrics
-	for _, a := range answers {
-		if a.err != nil {
-			klog.FromContext(ctx).Info("Member left out of the answer", "cluster", a.cluster, "resource", "nodes", "err", a.err.Error())
-			continue
-		}
-		list := &metricsv1beta1.NodeMetricsList{}
-		if err := json.Unmarshal(a.raw, list); err != nil {
-			klog.FromContext(ctx).Info("Member left out of the answer", "cluster", a.cluster, "resource", "nodes", "err", err.Error())
-			continue
-		}
-		for i := range list.Items {
-			out = append(out, annotated(list.Items[i], a.cluster))
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
-		}
-		return out[i].Annotations[autoscalingv1alpha1.QueryFromClusterAnnotation] < out[j].Annotations[autoscalingv1alpha1.QueryFromClusterAnnotation]
-	})
-	return out, nil
-}
-
-// PodMetric gets one pod's metrics: found in no member, it is not found;
-// found in more than one, the name is ambiguous (a conflict, as Karmada
-// answers).
-func (p *Provider) PodMetric(ctx context.Context, namespace, name string) (*metricsv1beta1.PodMetrics, error) {
-	var found []metricsv1beta1.PodMetrics
-	if err := p.getOne(ctx, "pods", Query{Namespace: namespace, Name: name}, func(cluster string, raw []byte) error {
-		m := metricsv1beta1.PodMetrics{}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return err
-		}
-		found = append(found, annotated(m, cluster))
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	switch len(found) {
-	case 0:
-		return nil, apierrors.NewNotFound(metricsv1beta1.Resource("pods"), name)
-	case 1:
-		return &found[0], nil
-	}
-	return nil, apierrors.NewConflict(metricsv1beta1.Resource("pods"), name, fmt.Errorf("the pod(%s) found in more than one clusters", name))
-}
-
-// NodeMetric gets one node's metrics, as PodMetric a pod's.
-func (p *Provider) NodeMetric(ctx context.Context, name string) (*metricsv1beta1.NodeMetrics, error) {
-	var found []metricsv1beta1.NodeMetrics
-	if err := p.getOne(ctx, "nodes", Query{Name: name}, func(cluster string, raw []byte) error {
-		m := metricsv1beta1.NodeMetrics{}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return err
-		}
-		found = append(found, annotated(m, cluster))
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	switch len(found) {
-	case 0:
-		return nil, apierrors.NewNotFound(metricsv1beta1.Resource("nodes"), name)
-	case 1:
-		return &found[0], nil
-	}
-	return nil, apierrors.NewConflict(metricsv1beta1.Resource("nodes"), name, fmt.Errorf("the node(%s) found in more than one clusters", name))
-}
-
-// getOne asks every Ready member for one object, in member order; a member
-// that has none (404) or does not answer is left out.
-func (p *Provider) getOne(ctx context.Context, resource string, q Query, take func(cluster string, raw []byte) error) error {
+// get asks every Ready member for one object; a member that has none
+// (404) or does not answer is left out. Found in none it is not found, in
+// more than one a conflict.
+func get[T metricsObject](ctx context.Context, p *Provider, resource string, q Query) (*T, error) {
 	answers, err := p.ask(ctx, resource, q)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var found []T
 	for _, a := range answers {
+		var m T
+		if a.err == nil {
+			a.err = json.Unmarshal(a.raw, &m)
+		}
 		if a.err != nil {
 			if !apierrors.IsNotFound(a.err) {
 				klog.FromContext(ctx).Info("Member left out of the answer", "cluster", a.cluster, "resource", resource, "err", a.err.Error())
 			}
 			continue
 		}
-		if err := take(a.cluster, a.raw); err != nil {
-			klog.FromContext(ctx).Info("Member left out of the answer", "cluster", a.cluster, "resource", resource, "err", err.Error())
-		}
+		annotate(&m, a.cluster)
+		found = append(found, m)
 	}
-	return nil
+	switch len(found) {
+	case 0:
+		return nil, apierrors.NewNotFound(metricsv1beta1.Resource(resource), q.Name)
+	case 1:
+		return &found[0], nil
+	}
+	return nil, apierrors.NewConflict(metricsv1beta1.Resource(resource), q.Name,
+		fmt.Errorf("the %s(%s) found in more than one clusters", strings.TrimSuffix(resource, "s"), q.Name))
 }
 
 // metricsObject is PodMetrics or NodeMetrics.
@@ -278,20 +240,24 @@ type metricsObject interface {
 	metricsv1beta1.PodMetrics | metricsv1beta1.NodeMetrics
 }
 
-// annotated names the member on the object (the members' own
-// resourceVersions mean nothing in the control plane).
-func annotated[T metricsObject](m T, cluster string) T {
-	var meta *metav1.ObjectMeta
-	switch o := any(&m).(type) {
+// metaOf is the object's metadata.
+func metaOf[T metricsObject](m *T) *metav1.ObjectMeta {
+	switch o := any(m).(type) {
 	case *metricsv1beta1.PodMetrics:
-		meta = &o.ObjectMeta
+		return &o.ObjectMeta
 	case *metricsv1beta1.NodeMetrics:
-		meta = &o.ObjectMeta
+		return &o.ObjectMeta
 	}
+	panic(fmt.Sprintf("metrics object %T", m))
+}
+
+// annotate names the member on the object (the members' own
+// resourceVersions mean nothing in the control plane).
+func annotate[T metricsObject](m *T, cluster string) {
+	meta := metaOf(m)
 	if meta.Annotations == nil {
 		meta.Annotations = map[string]string{}
 	}
 	meta.Annotations[autoscalingv1alpha1.QueryFromClusterAnnotation] = cluster
 	meta.ResourceVersion = ""
-	return m
 }

@@ -1,16 +1,12 @@
 package plan
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/karmada-go/karmada/internal/controlplane"
 	"github.com/karmada-go/karmada/internal/localup/process"
-	"github.com/karmada-go/karmada/internal/scheme"
 )
 
 // componentSlotMetricsAdapter is karmada-metrics-adapter's port in the
@@ -48,21 +44,6 @@ func (f *Fleet) metricsAdapterSteps(c *Cluster, after ...string) []*process.Step
 		Probe:        &process.Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/readyz", port), TLS: &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}},
 		ReadyTimeout: 60 * time.Second,
 	}
-	api := &process.Step{
-		Name:    "karmada/metrics-adapter-api",
-		Cluster: c.Name,
-		After:   []string{server.Name},
-		Run: func(ctx context.Context) error {
-			cfg, err := c.restConfig()
-			if err != nil {
-				return err
-			}
-			cl, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
-			if err != nil {
-				return err
-			}
-			return controlplane.EnsureMetricsAPIService(ctx, cl, controlplane.AggregatedAPIServer{Host: "localhost", Port: int32(port), CABundle: c.CA.CertPEM}, 60*time.Second)
-		},
-	}
+	api := c.apiServiceStep("karmada/metrics-adapter-api", server.Name, port, controlplane.EnsureMetricsAPIService)
 	return []*process.Step{server, api}
 }

@@ -43,10 +43,24 @@ func (f *Fleet) searchSteps(c *Cluster, after ...string) []*process.Step {
 		Probe:        &process.Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/readyz", port), TLS: &tls.Config{RootCAs: c.pool(), MinVersion: tls.VersionTLS12}},
 		ReadyTimeout: 60 * time.Second,
 	}
-	api := &process.Step{
-		Name:    "karmada/search-api",
+	api := c.apiServiceStep("karmada/search-api", server.Name, port, controlplane.EnsureSearchAPIService)
+	return []*process.Step{server, api}
+}
+
+// searchArgs are its flags.
+func (f *Fleet) searchArgs(c *Cluster, port int) []string {
+	return f.aggregatedServerArgs(c, c.karmadaConfigs["karmada-search"], SearchEtcdPrefix, f.Etcd.search, f.Etcd.searchKey, c.searchCert, c.searchKey, port)
+}
+
+// apiServiceStep registers, once the server step is ready, the APIService
+// of an aggregated API server on port with ensure (a controlplane.Ensure*
+// function), trusted with the control plane's CA.
+func (c *Cluster) apiServiceStep(name, server string, port int,
+	ensure func(context.Context, client.Client, controlplane.AggregatedAPIServer, time.Duration) error) *process.Step {
+	return &process.Step{
+		Name:    name,
 		Cluster: c.Name,
-		After:   []string{server.Name},
+		After:   []string{server},
 		Run: func(ctx context.Context) error {
 			cfg, err := c.restConfig()
 			if err != nil {
@@ -56,13 +70,7 @@ func (f *Fleet) searchSteps(c *Cluster, after ...string) []*process.Step {
 			if err != nil {
 				return err
 			}
-			return controlplane.EnsureSearchAPIService(ctx, cl, controlplane.AggregatedAPIServer{Host: "localhost", Port: int32(port), CABundle: c.CA.CertPEM}, 60*time.Second)
+			return ensure(ctx, cl, controlplane.AggregatedAPIServer{Host: "localhost", Port: int32(port), CABundle: c.CA.CertPEM}, 60*time.Second)
 		},
 	}
-	return []*process.Step{server, api}
-}
-
-// searchArgs are its flags.
-func (f *Fleet) searchArgs(c *Cluster, port int) []string {
-	return f.aggregatedServerArgs(c, c.karmadaConfigs["karmada-search"], SearchEtcdPrefix, f.Etcd.search, f.Etcd.searchKey, c.searchCert, c.searchKey, port)
 }
