@@ -5,8 +5,9 @@ SHELL := /usr/bin/env bash
 BIN        := $(CURDIR)/bin
 GO         ?= go
 GOFLAGS    ?=
-# Our own binaries; each is cmd/<name>.
-BINARIES   := karmada-local karmadactl karmada-controller-manager karmada-scheduler karmada-scheduler-estimator karmada-descheduler karmada-webhook karmada-agent karmada-aggregated-apiserver karmada-search karmada-bench
+# Our own binaries: every cmd/<name> (pause, the image's sandbox, is built beside them).
+# Derived from the folder so that a new command cannot be left out of the build.
+BINARIES   := $(filter-out pause,$(notdir $(wildcard $(CURDIR)/cmd/*)))
 # Arguments passed to `karmada-local up` by `make up`, e.g. UP_ARGS="--members 5".
 UP_ARGS    ?=
 # Tests to run (go test -run), e.g. `make test-e2e RUN=TestSeedsExample`; empty: all.
