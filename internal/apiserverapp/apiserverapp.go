@@ -170,7 +170,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // SetOpenAPI gives a server's configuration its OpenAPI (v2 and v3) from
 // the generated definitions of its API.
 func SetOpenAPI(c *genericapiserver.RecommendedConfig, scheme *runtime.Scheme, defs openapicommon.GetOpenAPIDefinitions) {
-	namer := openapi.NewDefinitionNamer(scheme)
+	SetOpenAPIOfSchemes(c, defs, scheme)
+}
+
+// SetOpenAPIOfSchemes is SetOpenAPI for a server whose groups come from
+// several schemes (the definitions named by the first scheme that has
+// the type).
+func SetOpenAPIOfSchemes(c *genericapiserver.RecommendedConfig, defs openapicommon.GetOpenAPIDefinitions, schemes ...*runtime.Scheme) {
+	namer := openapi.NewDefinitionNamer(schemes...)
 	c.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(defs, namer)
 	c.OpenAPIConfig.Info.Title = "Karmada"
 	c.OpenAPIConfig.Info.Version = version.Get().GitVersion

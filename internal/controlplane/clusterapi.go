@@ -194,10 +194,19 @@ const MetricsAPIServiceName = "v1beta1.metrics.k8s.io"
 
 // EnsureMetricsAPIService makes the Service
 // karmada-system/karmada-metrics-adapter (ExternalName a.Host) and the
-// APIService of metrics.k8s.io/v1beta1 pointing at it, then waits until it
-// is Available.
+// APIServices karmada-metrics-adapter serves pointing at it
+// (metrics.k8s.io/v1beta1, custom.metrics.k8s.io/v1beta2 and v1beta1, as
+// Karmada registers them), then waits until each is Available.
 func EnsureMetricsAPIService(ctx context.Context, c client.Client, a AggregatedAPIServer, timeout time.Duration) error {
-	return ensureAPIService(ctx, c, MetricsAdapterService, MetricsAPIServiceName, "metrics.k8s.io", "v1beta1", a, timeout)
+	if err := ensureAPIService(ctx, c, MetricsAdapterService, MetricsAPIServiceName, "metrics.k8s.io", "v1beta1", a, timeout); err != nil {
+		return err
+	}
+	for _, version := range []string{"v1beta2", "v1beta1"} {
+		if err := ensureAPIService(ctx, c, MetricsAdapterService, version+".custom.metrics.k8s.io", "custom.metrics.k8s.io", version, a, timeout); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensureAPIService makes the Service karmada-system/<service>

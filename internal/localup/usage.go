@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
+	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
 	"github.com/karmada-go/karmada/internal/localup/plan"
 )
 
@@ -21,14 +24,40 @@ type UsageOptions struct {
 	Selector  string
 	// CPU and Memory are quantities; an empty one is left as it is.
 	CPU, Memory string
+	// Metrics are custom metrics, NAME=QUANTITY (served by each push
+	// member's custom.metrics.k8s.io as pods/NAME).
+	Metrics []string
 	// Cluster limits the change to one member ("" for every member).
 	Cluster string
 }
 
+// metrics parses Metrics into annotations.
+func (o UsageOptions) metrics() (map[string]string, error) {
+	out := map[string]string{}
+	for _, m := range o.Metrics {
+		name, value, ok := strings.Cut(m, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--metric=%q: want NAME=QUANTITY, e.g. http_requests_per_second=120", m)
+		}
+		key := autoscalingv1alpha1.LocalCustomMetricAnnotationPrefix + name
+		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+			return nil, fmt.Errorf("--metric=%q: the name %q: %s", m, name, strings.Join(errs, "; "))
+		}
+		if _, err := resource.ParseQuantity(value); err != nil {
+			return nil, fmt.Errorf("--metric=%q: %q is not a quantity (e.g. 120, 1500m, 2k)", m, value)
+		}
+		out[key] = value
+	}
+	return out, nil
+}
+
 // Validate refuses what cannot be applied, naming the flag.
 func (o UsageOptions) Validate() error {
-	if o.CPU == "" && o.Memory == "" {
-		return fmt.Errorf("nothing to set: give --cpu, --memory or both")
+	if o.CPU == "" && o.Memory == "" && len(o.Metrics) == 0 {
+		return fmt.Errorf("nothing to set: give --cpu, --memory, --metric or several")
+	}
+	if _, err := o.metrics(); err != nil {
+		return err
 	}
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("--selector=%q: %w", o.Selector, err)
@@ -76,6 +105,10 @@ func UsageSet(ctx context.Context, stateDir, binDir string, o UsageOptions, out 
 	}
 	if o.Memory != "" {
 		annotations[plan.UsageMemoryAnnotation] = o.Memory
+	}
+	metrics, _ := o.metrics()
+	for k, v := range metrics {
+		annotations[k] = v
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {

@@ -168,6 +168,8 @@ const (
 	searchGV  = "/apis/search.karmada.io/v1alpha1"
 	clusterGV = "/apis/cluster.karmada.io/v1alpha1"
 	metricsGV = "/apis/metrics.k8s.io/v1beta1"
+	// customMetricsGroup has two versions, both karmada-metrics-adapter's.
+	customMetricsGroup = "/apis/custom.metrics.k8s.io"
 )
 
 // groupRoutes are the aggregated groups' routes, served by server (the
@@ -216,6 +218,31 @@ func groupRoutes(server, gv string) []Route {
 			row(gv+"/nodes", gv+"/nodes", "every member's node metrics", metric("list", "nodes", "", "")),
 			row(gv+"/nodes/{name}", gv+"/nodes/e2e-absent", "one node's metrics", metric("get", "nodes", "", "e2e-absent")),
 		}
+	case customMetricsGroup:
+		// karmada-metrics-adapter's custom.metrics.k8s.io (v1beta2 and
+		// v1beta1): a metric of objects of a resource, authorized as the
+		// caller's get of that resource of custom.metrics.k8s.io with the
+		// metric as subresource (as Kubernetes parses the path), in the
+		// request's namespace, before any member is asked.
+		var out []Route
+		out = append(out, row(gv, gv, "discovery of the custom metrics group", nonResource(OnKarmada, gv)))
+		for _, v := range []string{"v1beta2", "v1beta1"} {
+			base := gv + "/" + v
+			custom := func(resource, sub, ns, name string) Check {
+				return karmadaCheck("get", "custom.metrics.k8s.io", resource, sub, ns, name)
+			}
+			out = append(out,
+				row(base, base, "discovery of the custom metrics API: the union of the members' metrics", nonResource(OnKarmada, base)),
+				row(base+"/namespaces/{namespace}/{resource}/{name}/{metric}", base+"/namespaces/default/pods/*/e2e-absent",
+					"a metric of one object (its members' values added up) or, with the name *, of the objects a label selector picks",
+					custom("pods", "e2e-absent", "default", "*")),
+				row(base+"/namespaces/{name}/metrics/{metric}", base+"/namespaces/default/metrics/e2e-absent",
+					"a metric of a namespace", custom("metrics", "", "default", "e2e-absent")),
+				row(base+"/{resource}/{name}/{metric}", base+"/nodes/*/e2e-absent",
+					"a metric of cluster-scoped objects", custom("nodes", "e2e-absent", "", "*")),
+			)
+		}
+		return out
 	default:
 		return []Route{
 			row("/apis/cluster.karmada.io", "/apis/cluster.karmada.io", "discovery of the cluster group", nonResource(OnKarmada, "/apis/cluster.karmada.io")),
@@ -313,6 +340,8 @@ func Table() []Route {
 	rows = append(rows, genericRoutes("karmada-aggregated-apiserver")...)
 	rows = append(rows, groupRoutes("karmada-apiserver", metricsGV)...)
 	rows = append(rows, groupRoutes("karmada-metrics-adapter", metricsGV)...)
+	rows = append(rows, groupRoutes("karmada-apiserver", customMetricsGroup)...)
+	rows = append(rows, groupRoutes("karmada-metrics-adapter", customMetricsGroup)...)
 	rows = append(rows, genericRoutes("karmada-metrics-adapter")...)
 	const review = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"e2e-route-walk","operation":"CREATE"}}`
 	for _, p := range WebhookPaths {

@@ -694,3 +694,47 @@ func TestTenantReadsOnlyItsNamespacesMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A tenant granted custom metrics in its namespace reads them there only:
+// karmada-metrics-adapter's custom.metrics.k8s.io is authorized as the
+// caller's (get of the resource, the metric its subresource) before any
+// member is asked; other namespaces, cluster-scoped objects and
+// namespaces' own metrics are refused.
+func TestTenantReadsOnlyItsNamespacesCustomMetrics(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	ns := "e2e-tcustom-" + utilrand.String(5)
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	cfg := tenantConfig(ctx, t, ns)
+	createUntilCleanup(ctx, t, c,
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "custom-metrics-reader"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"custom.metrics.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "custom-metrics-reader"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "custom-metrics-reader"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: cfg.Impersonate.UserName}}})
+	tenant, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := tenant.Discovery().RESTClient()
+	// Its own namespace: answered by the adapter (no pod has the metric:
+	// not found, which is not a refusal).
+	testenv.Eventually(t, 30*time.Second, "the tenant's read of its namespace answered", func(ctx context.Context) error {
+		err := rc.Get().AbsPath("/apis/custom.metrics.k8s.io/v1beta2/namespaces/" + ns + "/pods/*/requests_per_second").Do(ctx).Error()
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("%v, want not found", err)
+	})
+	for _, p := range []string{
+		"/apis/custom.metrics.k8s.io/v1beta2/namespaces/kube-system/pods/*/requests_per_second",
+		"/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/services/kubernetes/requests_per_second",
+		"/apis/custom.metrics.k8s.io/v1beta1/namespaces/kube-system/pods/*/requests_per_second",
+		"/apis/custom.metrics.k8s.io/v1beta2/nodes/*/requests_per_second",
+		"/apis/custom.metrics.k8s.io/v1beta2/namespaces/kube-system/metrics/requests_per_second",
+	} {
+		if err := rc.Get().AbsPath(p).Do(ctx).Error(); !apierrors.IsForbidden(err) {
+			t.Errorf("the tenant reading %s: %v; want Forbidden", p, err)
+		}
+	}
+}

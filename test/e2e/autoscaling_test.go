@@ -323,3 +323,86 @@ func TestFederatedHPAScalesWithMemberCPU(t *testing.T) {
 	templateAndMembers(func(r int32) bool { return r == 2 }, "scaled back down to minReplicas")
 	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "reason: All metrics below target")
 }
+
+// A FederatedHPA on a custom Pods metric, as Karmada's reads it: each push
+// member's custom.metrics.k8s.io serves the value `karmada-local usage set
+// --metric` gives its pods, the control plane's karmada-metrics-adapter
+// lists both members' pods under custom.metrics.k8s.io, and the template
+// scales up when the metric is three times its target and back down to
+// its minimum when it falls.
+func TestFederatedHPAScalesOnACustomPodsMetric(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	const ns = "e2e-fhpa-custom"
+	const metric = "requests_per_second"
+	createNamespaceUntilCleanup(ctx, t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	d, pp := webDividedOverTwo(ns)
+	f := &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas: ptr.To(int32(2)), MaxReplicas: 6,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
+				Metric: autoscalingv2.MetricIdentifier{Name: metric},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(10, resource.DecimalSI)}}}},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To(int32(0))}}}}
+	createUntilCleanup(ctx, t, c, d, pp)
+	var pods []string
+	testenv.Eventually(t, 90*time.Second, "web's pods in both members", func(ctx context.Context) error {
+		pods = nil
+		for _, m := range []string{"member1", "member2"} {
+			list, err := kube(t, m).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			if err != nil || len(list.Items) != 1 {
+				return fmt.Errorf("%s: %d pods (%v)", m, len(list.Items), err)
+			}
+			pods = append(pods, list.Items[0].Name)
+		}
+		return nil
+	})
+	if out, err := karmadaLocal("usage", "set", "-n", ns, "-l", "app=web", "--metric", metric+"=30"); err != nil {
+		t.Fatalf("usage set: %v\n%s", err, out)
+	}
+	// The control plane's custom.metrics.k8s.io: both members' pods.
+	rc := kube(t, "karmada-apiserver").Discovery().RESTClient()
+	testenv.Eventually(t, 30*time.Second, "both members' pods in the control plane's custom.metrics.k8s.io", func(ctx context.Context) error {
+		raw, err := rc.Get().AbsPath("/apis/custom.metrics.k8s.io/v1beta2/namespaces/"+ns+"/pods/*/"+metric).Param("labelSelector", "app=web").DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			if !strings.Contains(string(raw), `"name":"`+p+`"`) {
+				return fmt.Errorf("pod %s missing from %.400s", p, raw)
+			}
+		}
+		if !strings.Contains(string(raw), `"value":"30"`) {
+			return fmt.Errorf("no value 30 in %.400s", raw)
+		}
+		return nil
+	})
+	createUntilCleanup(ctx, t, c, f)
+	template := func(want func(int32) bool, what string) {
+		t.Helper()
+		testenv.Eventually(t, 120*time.Second, what, func(ctx context.Context) error {
+			got := &appsv1.Deployment{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+				return err
+			}
+			if r := ptr.Deref(got.Spec.Replicas, 0); !want(r) {
+				return fmt.Errorf("template replicas %d", r)
+			}
+			return nil
+		})
+	}
+	template(func(r int32) bool { return r > 2 }, "scaled up on 30 requests per second per pod (target 10)")
+	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "reason: pods metric "+metric+" above target")
+	got := &autoscalingv1alpha1.FederatedHPA{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(f), got); err != nil {
+		t.Fatal(err)
+	}
+	if st := got.Status.CurrentMetrics; len(st) != 1 || st[0].Pods == nil || st[0].Pods.Metric.Name != metric {
+		t.Errorf("current metrics %+v, want the pods metric", st)
+	}
+	if out, err := karmadaLocal("usage", "set", "-n", ns, "-l", "app=web", "--metric", metric+"=1"); err != nil {
+		t.Fatalf("usage set: %v\n%s", err, out)
+	}
+	template(func(r int32) bool { return r == 2 }, "scaled back down to minReplicas")
+	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "reason: All metrics below target")
+}

@@ -28,8 +28,9 @@ import (
 // karmada-search, karmada-controller-manager, karmada-scheduler,
 // karmada-descheduler, karmada-metrics-adapter), 6 per
 // member (kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
-// karmada-scheduler-estimator, metrics-server), and member3's karmada-agent.
-const fleetProcesses = 10 + 3*6 + 1
+// karmada-scheduler-estimator, metrics-server), the push members' (member1,
+// member2) custom metrics servers, and member3's karmada-agent.
+const fleetProcesses = 10 + 3*6 + 2 + 1
 
 func TestLifecycle(t *testing.T) {
 	t.Run("up again changes nothing", func(t *testing.T) {

@@ -73,6 +73,9 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	Members  Members
 	Metrics  Metrics
+	// Custom reads Pods, Object and External metrics (a metric of those
+	// types fails, as a missing API would, when nil).
+	Custom CustomMetrics
 	// SyncPeriod is how often each FederatedHPA is computed
 	// (--horizontal-pod-autoscaler-sync-period, 15s).
 	SyncPeriod time.Duration
@@ -405,14 +408,10 @@ func (r *Reconciler) computeMetric(ctx context.Context, f *autoscalingv1alpha1.F
 		}
 		res, container, target = m.ContainerResource.Name, m.ContainerResource.Container, m.ContainerResource.Target
 		event, reason, label = events.FailedGetContainerResource, "FailedGetContainerResourceMetric", "container_resource"
+	case autoscalingv2.PodsMetricSourceType, autoscalingv2.ObjectMetricSourceType, autoscalingv2.ExternalMetricSourceType:
+		return r.computeCustomMetric(ctx, f, m, g, current, now)
 	default:
-		// Pods, Object and External metrics come from custom.metrics.k8s.io
-		// and external.metrics.k8s.io, which karmada-metrics-adapter does
-		// not serve yet.
-		err := fmt.Errorf("the metric source type %s is not supported yet: only Resource and ContainerResource metrics are", m.Type)
-		r.Recorder.Event(f, corev1.EventTypeWarning, "FailedGet"+string(m.Type)+"Metric", err.Error())
-		setCondition(f, autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGet"+string(m.Type)+"Metric", "the HPA was unable to compute the replica count: %v", err, now)
-		return 0, "", autoscalingv2.MetricStatus{}, err
+		return r.invalidMetric(f, m, now)
 	}
 	fail := func(err error) (int32, string, autoscalingv2.MetricStatus, error) {
 		r.Recorder.Event(f, corev1.EventTypeWarning, event, err.Error())

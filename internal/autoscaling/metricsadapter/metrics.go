@@ -11,7 +11,7 @@ var memberRequestDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
 	Namespace:      "karmada",
 	Subsystem:      "metrics_adapter",
 	Name:           "member_request_duration_seconds",
-	Help:           "How long a member cluster's metrics.k8s.io took to answer, by resource and result (success, not_found, error).",
+	Help:           "How long a member cluster's metrics API took to answer, by resource (pods, nodes, custom, custom_discovery) and result (success, not_found, error).",
 	Buckets:        metrics.ExponentialBuckets(0.005, 2, 12),
 	StabilityLevel: metrics.ALPHA,
 }, []string{"resource", "result"})

@@ -91,6 +91,22 @@ func (p *Provider) ask(ctx context.Context, resource string, q Query) ([]answer,
 	if err != nil {
 		return nil, err
 	}
+	var params []param
+	if q.LabelSelector != "" {
+		params = append(params, param{"labelSelector", q.LabelSelector})
+	}
+	if q.FieldSelector != "" {
+		params = append(params, param{"fieldSelector", q.FieldSelector})
+	}
+	return p.askAll(ctx, resource, path, params)
+}
+
+// param is one query parameter of a member request.
+type param struct{ name, value string }
+
+// askAll sends a GET of path to every Ready member at once; label names
+// the request in the adapter's metric.
+func (p *Provider) askAll(ctx context.Context, label, path string, params []param) ([]answer, error) {
 	clusters, err := p.Members.Ready(ctx)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("listing the member clusters: %v", err))
@@ -103,7 +119,7 @@ func (p *Provider) ask(ctx context.Context, resource string, q Query) ([]answer,
 			defer wg.Done()
 			start := time.Now()
 			answers[i] = answer{cluster: cluster}
-			answers[i].raw, answers[i].err = p.askOne(ctx, cluster, path, q)
+			answers[i].raw, answers[i].err = p.askOne(ctx, cluster, path, params)
 			outcome := "success"
 			if answers[i].err != nil {
 				outcome = "error"
@@ -111,14 +127,14 @@ func (p *Provider) ask(ctx context.Context, resource string, q Query) ([]answer,
 					outcome = "not_found"
 				}
 			}
-			memberRequestDuration.WithLabelValues(resource, outcome).Observe(time.Since(start).Seconds())
+			memberRequestDuration.WithLabelValues(label, outcome).Observe(time.Since(start).Seconds())
 		}()
 	}
 	wg.Wait()
 	return answers, nil
 }
 
-func (p *Provider) askOne(ctx context.Context, cluster, path string, q Query) ([]byte, error) {
+func (p *Provider) askOne(ctx context.Context, cluster, path string, params []param) ([]byte, error) {
 	c, err := p.Members.Client(ctx, cluster)
 	if err != nil {
 		return nil, err
@@ -129,11 +145,8 @@ func (p *Provider) askOne(ctx context.Context, cluster, path string, q Query) ([
 		defer cancel()
 	}
 	req := c.Get().AbsPath(path)
-	if q.LabelSelector != "" {
-		req = req.Param("labelSelector", q.LabelSelector)
-	}
-	if q.FieldSelector != "" {
-		req = req.Param("fieldSelector", q.FieldSelector)
+	for _, pr := range params {
+		req = req.Param(pr.name, pr.value)
 	}
 	return req.DoRaw(ctx)
 }

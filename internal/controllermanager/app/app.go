@@ -16,9 +16,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	custommetrics "k8s.io/metrics/pkg/client/custom_metrics"
+	externalmetrics "k8s.io/metrics/pkg/client/external_metrics"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -424,8 +427,23 @@ var controllers = map[string]func(c setupContext) error{
 		members := fhpa.MemberClients{Karmada: c.mgr.GetClient(), Cache: c.members}
 		rec := hpa.NewRecommender()
 		rec.DownscaleWindow = c.opts.HPADownscaleStabilization
+		// Pods, Object and External metrics: the karmada-apiserver's
+		// custom.metrics.k8s.io (karmada-metrics-adapter) and
+		// external.metrics.k8s.io, as Karmada's FederatedHPA reads them.
+		disco, err := discovery.NewDiscoveryClientForConfig(c.mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		external, err := externalmetrics.NewForConfig(c.mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		custom := fhpa.ControlPlaneMetrics{
+			CustomClient:   custommetrics.NewForConfig(c.mgr.GetConfig(), c.mgr.GetRESTMapper(), custommetrics.NewAvailableAPIsGetter(disco)),
+			ExternalClient: external,
+		}
 		return (&fhpa.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceFederatedHPA),
-			Members: members, Metrics: fhpa.MemberMetrics{Members: members},
+			Members: members, Metrics: fhpa.MemberMetrics{Members: members}, Custom: custom,
 			SyncPeriod: c.opts.HPASyncPeriod, Recommender: rec,
 			Config: hpa.Config{Tolerance: c.opts.HPATolerance, CPUInitializationPeriod: c.opts.HPACPUInitializationPeriod, InitialReadinessDelay: c.opts.HPAInitialReadinessDelay},
 		}).SetupWithManager(c.mgr)

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
+	"github.com/karmada-go/karmada/internal/localup/custommetrics"
 	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/localup/plan"
 	"github.com/karmada-go/karmada/internal/localup/process"
@@ -58,7 +60,7 @@ Everything listens on 127.0.0.1 with TLS; nothing is downloaded.`,
 		"directory holding certificates, etcd data, logs and pids (env KARMADA_LOCAL_STATE_DIR)")
 	cmd.PersistentFlags().StringVar(&g.binDir, "bin-dir", defaultBinDir(),
 		"directory holding kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g), newCertsCommand(g), newHostCommand(g), newUsageCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newStatusCommand(g), newMemberCommand(g), newAgentCommand(g), newComponentCommand(g), newCertsCommand(g), newHostCommand(g), newUsageCommand(g), newMemberCustomMetricsCommand())
 	return cmd
 }
 
@@ -176,7 +178,7 @@ and wait until each has exited. Data is kept for the next up unless --purge.`,
 func newUsageCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "usage",
-		Short: "Set the cpu and memory the members' pods report using (kwok's emulated usage, served by each member's metrics-server)",
+		Short: "Set the cpu and memory the members' pods report using (kwok's emulated usage, served by each member's metrics-server) and their custom metrics",
 	}
 	o := localup.UsageOptions{}
 	set := &cobra.Command{
@@ -187,8 +189,16 @@ every member or the one --cluster names: kwok emulates the usage, each member's
 metrics-server serves it (kubectl top pods), and FederatedHPAs scale on it.
 The pods carry it as the annotations kwok.x-k8s.io/usage-cpu and
 kwok.x-k8s.io/usage-memory; pods created later report 1m and 1Mi unless their
-template carries them. The first samples follow within 15 to 30 seconds.`,
+template carries them. The first samples follow within 15 to 30 seconds.
+
+--metric NAME=QUANTITY sets a custom metric instead: each push member's
+custom.metrics.k8s.io serves it at once as pods/NAME (the annotation
+custom-metrics.local.karmada.io/NAME), and the control plane's
+karmada-metrics-adapter adds the members' values up (FederatedHPA Pods
+metrics). Another object (a Service for an Object metric) carries the same
+annotation when it is set with kubectl annotate in the member.`,
 		Example: `  karmada-local usage set -n default -l app=web --cpu 800m
+  karmada-local usage set -n default -l app=web --metric http_requests_per_second=120
   karmada-local usage set -n shop -l app=web --cpu 100m --memory 256Mi --cluster member2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -202,8 +212,28 @@ template carries them. The first samples follow within 15 to 30 seconds.`,
 	set.Flags().StringVarP(&o.Selector, "selector", "l", "", "label selector of the pods (required)")
 	set.Flags().StringVar(&o.CPU, "cpu", "", "cpu each container uses, e.g. 500m")
 	set.Flags().StringVar(&o.Memory, "memory", "", "memory each container uses, e.g. 256Mi")
+	set.Flags().StringArrayVar(&o.Metrics, "metric", nil, "a custom metric each pod reports, NAME=QUANTITY (repeatable)")
 	set.Flags().StringVar(&o.Cluster, "cluster", "", "only this member (default: every member)")
 	cmd.AddCommand(set)
+	return cmd
+}
+
+// newMemberCustomMetricsCommand is the process `up` runs in each push
+// member: custom.metrics.k8s.io served from the values `usage set
+// --metric` writes (not for users to run).
+func newMemberCustomMetricsCommand() *cobra.Command {
+	fs := pflag.NewFlagSet("member-custom-metrics", pflag.ContinueOnError)
+	a := custommetrics.NewAdapter(fs)
+	cmd := &cobra.Command{
+		Use:    "member-custom-metrics",
+		Short:  "Serve a member's emulated custom metrics in its custom.metrics.k8s.io (run by up in each push member)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return custommetrics.Run(cmd.Context(), a)
+		},
+	}
+	cmd.Flags().AddFlagSet(fs)
 	return cmd
 }
 

@@ -28,9 +28,6 @@ const slotMetricsServer = 9
 // MetricsServerUser is metrics-server's identity in its member.
 const MetricsServerUser = "system:metrics-server"
 
-// metricsServerAPIService is the APIService metrics-server serves.
-const metricsServerAPIService = "v1beta1.metrics.k8s.io"
-
 // metricsAPIServiceStep is the name of the step registering a member's
 // metrics.k8s.io.
 func metricsAPIServiceStep(member string) string { return member + "/metrics-apiservice" }
@@ -107,6 +104,16 @@ func (f *Fleet) metricsServerSteps(c *Cluster, nodes string, servingTLS *tls.Con
 // metrics, nodes and pods) and what a delegating API server needs
 // (reviews, the authentication ConfigMap), and nothing more.
 func metricsServerRBAC(c *Cluster) func(ctx context.Context) error {
+	return memberServerRBAC(c, "metrics-server", MetricsServerUser, "system:karmada-local:metrics-server", []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes/metrics"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"get", "list", "watch"}},
+	})
+}
+
+// memberServerRBAC gives a member's aggregated server's identity the
+// rules, what a delegating API server needs (reviews, the
+// authentication ConfigMap), and nothing more.
+func memberServerRBAC(c *Cluster, what, userName, role string, rules []rbacv1.PolicyRule) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		cfg, err := c.restConfig()
 		if err != nil {
@@ -116,13 +123,9 @@ func metricsServerRBAC(c *Cluster) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		user := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: MetricsServerUser}}
-		const role = "system:karmada-local:metrics-server"
+		user := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: userName}}
 		objs := []client.Object{
-			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"nodes/metrics"}, Verbs: []string{"get"}},
-				{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"get", "list", "watch"}},
-			}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: rules},
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role}, Subjects: user,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}},
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role + ":auth-delegator"}, Subjects: user,
@@ -134,16 +137,16 @@ func metricsServerRBAC(c *Cluster) func(ctx context.Context) error {
 				copyRBAC(obj, want)
 				return nil
 			}); err != nil {
-				return fmt.Errorf("granting metrics-server its rights in %s: %w", c.Name, err)
+				return fmt.Errorf("granting %s its rights in %s: %w", what, c.Name, err)
 			}
 		}
-		reader := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "karmada-local:metrics-server:auth-reader"}}
+		reader := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "karmada-local:" + what + ":auth-reader"}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, cl, reader, func() error {
 			reader.Subjects = user
 			reader.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}
 			return nil
 		}); err != nil {
-			return fmt.Errorf("letting metrics-server read the authentication configuration of %s: %w", c.Name, err)
+			return fmt.Errorf("letting %s read the authentication configuration of %s: %w", what, c.Name, err)
 		}
 		return nil
 	}
@@ -153,6 +156,22 @@ func metricsServerRBAC(c *Cluster) func(ctx context.Context) error {
 // kube-system/metrics-server naming localhost, as the control plane's
 // aggregated servers are reached) and waits until it is Available.
 func metricsAPIService(c *Cluster, port int) func(ctx context.Context) error {
+	return memberAPIServices(c, "metrics-server", port, memberAPI{group: "metrics.k8s.io", version: "v1beta1", versionPriority: 100})
+}
+
+// memberAPI is one group version an aggregated server of a member serves.
+type memberAPI struct {
+	group, version  string
+	versionPriority int64
+}
+
+func (a memberAPI) name() string { return a.version + "." + a.group }
+
+// memberAPIServices registers the group versions a member's aggregated
+// server serves at localhost:port (through a Service kube-system/service
+// naming localhost, as the control plane's aggregated servers are
+// reached) and waits until each is Available.
+func memberAPIServices(c *Cluster, service string, port int, apis ...memberAPI) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		cfg, err := c.restConfig()
 		if err != nil {
@@ -162,49 +181,56 @@ func metricsAPIService(c *Cluster, port int) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "metrics-server"}}
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: service}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, cl, svc, func() error {
 			svc.Spec.Type = corev1.ServiceTypeExternalName
 			svc.Spec.ExternalName = "localhost"
 			svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: int32(port)}}
 			return nil
 		}); err != nil {
-			return fmt.Errorf("writing Service kube-system/metrics-server in %s: %w", c.Name, err)
+			return fmt.Errorf("writing Service kube-system/%s in %s: %w", service, c.Name, err)
 		}
-		api := &unstructured.Unstructured{}
-		api.SetAPIVersion("apiregistration.k8s.io/v1")
-		api.SetKind("APIService")
-		api.SetName(metricsServerAPIService)
-		if _, err := controllerutil.CreateOrUpdate(ctx, cl, api, func() error {
-			api.Object["spec"] = map[string]any{
-				"group":                "metrics.k8s.io",
-				"version":              "v1beta1",
-				"service":              map[string]any{"namespace": "kube-system", "name": "metrics-server", "port": int64(port)},
-				"caBundle":             base64.StdEncoding.EncodeToString(c.CA.CertPEM),
-				"groupPriorityMinimum": int64(100),
-				"versionPriority":      int64(100),
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("writing APIService %s in %s: %w", metricsServerAPIService, c.Name, err)
-		}
-		var last string
-		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-			if err := cl.Get(ctx, client.ObjectKey{Name: metricsServerAPIService}, api); err != nil {
-				last = err.Error()
-				return false, nil
-			}
-			conds, _, _ := unstructured.NestedSlice(api.Object, "status", "conditions")
-			for _, cond := range conds {
-				if m, _ := cond.(map[string]any); m["type"] == "Available" {
-					last = fmt.Sprintf("Available=%v: %v", m["status"], m["message"])
-					return m["status"] == "True", nil
+		for _, a := range apis {
+			api := &unstructured.Unstructured{}
+			api.SetAPIVersion("apiregistration.k8s.io/v1")
+			api.SetKind("APIService")
+			api.SetName(a.name())
+			if _, err := controllerutil.CreateOrUpdate(ctx, cl, api, func() error {
+				api.Object["spec"] = map[string]any{
+					"group":                a.group,
+					"version":              a.version,
+					"service":              map[string]any{"namespace": "kube-system", "name": service, "port": int64(port)},
+					"caBundle":             base64.StdEncoding.EncodeToString(c.CA.CertPEM),
+					"groupPriorityMinimum": int64(100),
+					"versionPriority":      a.versionPriority,
 				}
+				return nil
+			}); err != nil {
+				return fmt.Errorf("writing APIService %s in %s: %w", a.name(), c.Name, err)
 			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("APIService %s in %s: %s: %w", metricsServerAPIService, c.Name, last, err)
+		}
+		for _, a := range apis {
+			var last string
+			api := &unstructured.Unstructured{}
+			api.SetAPIVersion("apiregistration.k8s.io/v1")
+			api.SetKind("APIService")
+			err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+				if err := cl.Get(ctx, client.ObjectKey{Name: a.name()}, api); err != nil {
+					last = err.Error()
+					return false, nil
+				}
+				conds, _, _ := unstructured.NestedSlice(api.Object, "status", "conditions")
+				for _, cond := range conds {
+					if m, _ := cond.(map[string]any); m["type"] == "Available" {
+						last = fmt.Sprintf("Available=%v: %v", m["status"], m["message"])
+						return m["status"] == "True", nil
+					}
+				}
+				return false, nil
+			})
+			if err != nil {
+				return fmt.Errorf("APIService %s in %s: %s: %w", a.name(), c.Name, last, err)
+			}
 		}
 		return nil
 	}

@@ -76,6 +76,9 @@ type Cluster struct {
 	// A member's metrics-server: its serving certificate and its member
 	// kubeconfig (its identity there).
 	metricsServerCert, metricsServerKey, metricsServerConfig string
+	// A push member's custom metrics server: its serving certificate and
+	// its member kubeconfig.
+	customMetricsCert, customMetricsKey, customMetricsConfig string
 }
 
 // etcdAuthStep turns etcd authentication on before any API server starts.
@@ -130,7 +133,7 @@ func (f *Fleet) PidPath(step string) string { return process.PidPath(f.Cfg.State
 func (f *Fleet) bin(name string) string { return filepath.Join(f.Cfg.BinDir, name) }
 
 // RequiredBinaries are the upstream binaries every fleet needs.
-var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator", "karmada-descheduler", "metrics-server", "karmada-metrics-adapter"}
+var RequiredBinaries = []string{"karmada-local", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-agent", "karmada-aggregated-apiserver", "karmada-search", "karmada-scheduler-estimator", "karmada-descheduler", "metrics-server", "karmada-metrics-adapter"}
 
 // NewFleet lays out clusters and ports; it touches nothing on disk.
 func NewFleet(cfg Config) *Fleet {
@@ -310,6 +313,11 @@ func prepareKwok(c *Cluster, _ string) error {
 	}
 	if err := prepareMetricsServer(c); err != nil {
 		return err
+	}
+	if !c.Pull {
+		if err := prepareCustomMetrics(c); err != nil {
+			return err
+		}
 	}
 	return writeKwokConfig(filepath.Join(c.dir, "kwok"))
 }

@@ -197,14 +197,21 @@ func (f *Fleet) memberSteps(c *Cluster, api, kcm string, servingTLS *tls.Config)
 	if c.Pull {
 		return append(steps, f.PullSteps(c, nodes.Name)...)
 	}
+	// The member identity join makes may read every group the member
+	// serves then: metrics.k8s.io included (FederatedHPA and
+	// karmada-metrics-adapter read it), and custom.metrics.k8s.io where
+	// the fleet runs it.
+	joinAfter := []string{nodes.Name, "karmada/setup", clusterAPIStep, metricsAPIServiceStep(c.Name)}
+	if !f.Cfg.External() {
+		custom := f.customMetricsSteps(c, nodes.Name, servingTLS)
+		steps = append(steps, custom...)
+		joinAfter = append(joinAfter, custom[len(custom)-1].Name)
+	}
 	join := &process.Step{
 		Name:    prefix("join"),
 		Cluster: c.Name,
-		// The member identity join makes may read every group the member
-		// serves then: metrics.k8s.io included (FederatedHPA and
-		// karmada-metrics-adapter read it).
-		After: []string{nodes.Name, "karmada/setup", clusterAPIStep, metricsAPIServiceStep(c.Name)},
-		Run:   f.joinMember(c),
+		After:   joinAfter,
+		Run:     f.joinMember(c),
 	}
 	return append(steps, join)
 }

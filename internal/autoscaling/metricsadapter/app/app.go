@@ -10,8 +10,12 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	openapicommon "k8s.io/kube-openapi/pkg/common"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	cmapiserver "sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
+	cmcore "sigs.k8s.io/custom-metrics-apiserver/pkg/generated/openapi/core"
+	cmcustom "sigs.k8s.io/custom-metrics-apiserver/pkg/generated/openapi/custommetrics"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/apiserverapp"
@@ -65,29 +69,32 @@ func NewCommand() *cobra.Command {
 func binary(o *Options) apiserverapp.Binary {
 	return apiserverapp.Binary{
 		Use:   "karmada-metrics-adapter",
-		Short: "Serve the member clusters' resource metrics in the control plane's metrics.k8s.io",
+		Short: "Serve the member clusters' resource and custom metrics in the control plane's metrics.k8s.io and custom.metrics.k8s.io",
 		Long: `karmada-metrics-adapter serves metrics.k8s.io/v1beta1 (PodMetrics and NodeMetrics)
-behind the karmada-apiserver's aggregation layer (APIService
-v1beta1.metrics.k8s.io), so that ` + "`kubectl top pods`" + ` and ` + "`kubectl top nodes`" + `
-against the control plane show the pods and nodes of every member.
-
-Each request is asked of every Ready member's own metrics.k8s.io at once
-(metrics-server there), with the Cluster's credentials; the answers are
-merged in namespace, name and cluster order and every item is annotated
-resource.karmada.io/query-from-cluster with its member. A member that does
-not answer within --member-timeout is left out. A get of a name found in more
-than one member is refused as ambiguous (409). Nothing is stored or cached.
-
+and custom.metrics.k8s.io (v1beta2 and v1beta1) behind the karmada-apiserver's
+aggregation layer (APIServices v1beta1.metrics.k8s.io,
+v1beta2.custom.metrics.k8s.io, v1beta1.custom.metrics.k8s.io), so that
+` + "`kubectl top pods`" + ` and ` + "`kubectl top nodes`" + ` against the control plane show the pods and
+nodes of every member, and FederatedHPAs scale on Pods and Object metrics.
+Each request is asked of every Ready member at once (metrics-server there,
+or the member's own custom metrics adapter), with the Cluster's credentials.
+Resource metrics are merged in namespace, name and cluster order and every
+item is annotated resource.karmada.io/query-from-cluster with its member; a
+get of a name found in more than one member is refused as ambiguous (409).
+Custom metrics of one object found in several members are added up, as
+Karmada's adapter adds them. A member that does not answer within
+--member-timeout is left out. external.metrics.k8s.io is not served (nor is
+it by Karmada's adapter). Nothing is stored or cached.
 Who may read what is decided by the karmada-apiserver for the caller before
-the members are asked (delegated authorization of get or list on pods or
-nodes of metrics.k8s.io, in the request's namespace).`,
+the members are asked (delegated authorization of the caller's request in
+metrics.k8s.io or custom.metrics.k8s.io, in the request's namespace).`,
 		Example: `  karmada-metrics-adapter --kubeconfig karmada-metrics-adapter.kubeconfig \
     --authentication-kubeconfig karmada-metrics-adapter.kubeconfig \
     --authorization-kubeconfig karmada-metrics-adapter.kubeconfig \
     --tls-cert-file serving.crt --tls-private-key-file serving.key --secure-port 7443`,
 		Codecs: metricsadapter.Codecs,
 		SetOpenAPI: func(c *genericapiserver.RecommendedConfig) {
-			apiserverapp.SetOpenAPI(c, metricsadapter.Scheme, openapi.GetOpenAPIDefinitions)
+			apiserverapp.SetOpenAPIOfSchemes(c, definitions, metricsadapter.Scheme, cmapiserver.Scheme)
 		},
 		New: func(c genericapiserver.CompletedConfig, _ kubernetes.Interface, karmada *rest.Config) (*genericapiserver.GenericAPIServer, error) {
 			return New(c, karmada, o)
@@ -95,13 +102,22 @@ nodes of metrics.k8s.io, in the request's namespace).`,
 	}
 }
 
-// New builds the server: a cache of the Clusters, the member clients, and
-// metrics.k8s.io over them.
-func New(c genericapiserver.CompletedConfig, karmada *rest.Config, o *Options) (*genericapiserver.GenericAPIServer, error) {
-	server, err := c.New("karmada-metrics-adapter", genericapiserver.NewEmptyDelegate())
-	if err != nil {
-		return nil, err
+// definitions are the OpenAPI definitions of metrics.k8s.io (ours) and
+// custom.metrics.k8s.io with the core types it refers to (the
+// custom-metrics-apiserver library's).
+func definitions(ref openapicommon.ReferenceCallback) map[string]openapicommon.OpenAPIDefinition {
+	out := map[string]openapicommon.OpenAPIDefinition{}
+	for _, defs := range []openapicommon.GetOpenAPIDefinitions{cmcore.GetOpenAPIDefinitions, cmcustom.GetOpenAPIDefinitions, openapi.GetOpenAPIDefinitions} {
+		for k, v := range defs(ref) {
+			out[k] = v
+		}
 	}
+	return out
+}
+
+// New builds the server: a cache of the Clusters, the member clients, and
+// metrics.k8s.io and custom.metrics.k8s.io over them.
+func New(c genericapiserver.CompletedConfig, karmada *rest.Config, o *Options) (*genericapiserver.GenericAPIServer, error) {
 	clusters, err := ctrlcache.New(karmada, ctrlcache.Options{Scheme: scheme.Scheme, ByObject: map[client.Object]ctrlcache.ByObject{&clusterv1alpha1.Cluster{}: {}}})
 	if err != nil {
 		return nil, err
@@ -115,6 +131,14 @@ func New(c genericapiserver.CompletedConfig, karmada *rest.Config, o *Options) (
 			Cache: clusterclient.NewCache(direct, clusterclient.Options{QPS: o.ClusterAPIQPS, Burst: o.ClusterAPIBurst, Timeout: o.MemberTimeout})},
 		Timeout: o.MemberTimeout,
 	}
+	// custom.metrics.k8s.io (v1beta2 and v1beta1) through the
+	// custom-metrics-apiserver library's handlers; external.metrics.k8s.io
+	// is not served, as Karmada's adapter does not serve it.
+	cm, err := cmapiserver.CompletedConfig{CompletedConfig: c}.New("karmada-metrics-adapter", metricsadapter.CustomProvider{Provider: provider}, nil)
+	if err != nil {
+		return nil, err
+	}
+	server := cm.GenericAPIServer
 	if err := metricsadapter.Install(server, provider); err != nil {
 		return nil, err
 	}
