@@ -99,8 +99,10 @@ upgrade-from: ## Build our binaries at $(UPGRADE_FROM) into _output/upgrade-from
 	@hack/build-upgrade-from.sh $(UPGRADE_FROM) $(UPGRADE_FROM_BIN) $(BIN)
 
 .PHONY: test-e2e
+# -parallel 4: the tests marked quiet (see test/e2e) mostly wait; they run
+# together after the others.
 test-e2e: build upgrade-from ## End-to-end tests against one fleet started for the run
-	KARMADA_BIN_DIR=$(BIN) KARMADA_UPGRADE_FROM_BIN_DIR=$(UPGRADE_FROM_BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -v $(if $(RUN),-run '$(RUN)') ./test/e2e/...
+	KARMADA_BIN_DIR=$(BIN) KARMADA_UPGRADE_FROM_BIN_DIR=$(UPGRADE_FROM_BIN) $(GO) test $(GOFLAGS) -count=1 -tags e2e -timeout 30m -parallel 4 -v $(if $(RUN),-run '$(RUN)') ./test/e2e/...
 
 .PHONY: test-ha
 test-ha: build ha-deps ## HA lane: chaos tests on one highly available fleet (karmada-local up --ha)

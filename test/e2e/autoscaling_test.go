@@ -45,6 +45,7 @@ func memberReplicas(ctx context.Context, t *testing.T, member, ns string) (int32
 // copy in member1) and records the execution; karmada-webhook refuses a
 // bad rule with its field path.
 func TestCronFederatedHPAScalesOnSchedule(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	const ns = "e2e-cron"
@@ -114,6 +115,7 @@ func TestCronFederatedHPAScalesOnSchedule(t *testing.T) {
 // members decide; deploymentReplicasSyncer writes their sum (6) into the
 // template.
 func TestNativeHPARetainsMemberReplicas(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	const ns = "e2e-native-hpa"
@@ -201,6 +203,7 @@ func webDividedOverTwo(ns string) (*appsv1.Deployment, *policyv1alpha1.Propagati
 // the 4 over both members, with the HPA's event); then it reads the idle
 // pods' metrics from the members and holds the minimum.
 func TestFederatedHPAScalesToItsBounds(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	const ns = "e2e-fhpa"
@@ -264,6 +267,7 @@ func TestFederatedHPAScalesToItsBounds(t *testing.T) {
 // pods' cpu to 150m (150 % of a 50 % target) and back down to its minimum
 // when the usage falls (a scale-down window of 0 s keeps the test short).
 func TestFederatedHPAScalesWithMemberCPU(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	const ns = "e2e-fhpa-cpu"
@@ -328,9 +332,10 @@ func TestFederatedHPAScalesWithMemberCPU(t *testing.T) {
 // member's custom.metrics.k8s.io serves the value `karmada-local usage set
 // --metric` gives its pods, the control plane's karmada-metrics-adapter
 // lists both members' pods under custom.metrics.k8s.io, and the template
-// scales up when the metric is three times its target and back down to
-// its minimum when it falls.
+// scales up to its maximum when the metric is three times its target and
+// back down to its minimum when it falls on every pod.
 func TestFederatedHPAScalesOnACustomPodsMetric(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	const ns = "e2e-fhpa-custom"
@@ -391,8 +396,31 @@ func TestFederatedHPAScalesOnACustomPodsMetric(t *testing.T) {
 			return nil
 		})
 	}
-	template(func(r int32) bool { return r > 2 }, "scaled up on 30 requests per second per pod (target 10)")
-	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "reason: pods metric "+metric+" above target")
+	// 3 × the target over 2 pods: 6 (the default scale-up policy allows
+	// +4 at once), the maximum.
+	template(func(r int32) bool { return r == 6 }, "scaled up to 6 on 30 requests per second per pod (target 10)")
+	waitEventWith(ctx, t, "FederatedHPA", ns, "web", "SuccessfulRescale", "New size: 6; reason: pods metric "+metric+" above target")
+	// Every pod running before the metric falls, so that each reports it
+	// (a pod without the metric counts at the target on a scale down, as
+	// the HPA counts it, and holds the count up).
+	testenv.Eventually(t, 90*time.Second, "6 pods running in the members", func(ctx context.Context) error {
+		n := 0
+		for _, m := range []string{"member1", "member2"} {
+			list, err := kube(t, m).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			if err != nil {
+				return err
+			}
+			for _, p := range list.Items {
+				if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+					n++
+				}
+			}
+		}
+		if n != 6 {
+			return fmt.Errorf("%d pods running", n)
+		}
+		return nil
+	})
 	got := &autoscalingv1alpha1.FederatedHPA{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(f), got); err != nil {
 		t.Fatal(err)

@@ -99,6 +99,19 @@ func kube(t testing.TB, context string) kubernetes.Interface {
 	return kc
 }
 
+// quiet marks a test that disturbs nothing beyond its own objects (no
+// member stopped, cordoned or tainted, no component restarted, no
+// cluster-wide customization, or a fleet of its own) and mostly waits
+// (on metrics-server's scrapes, a cron minute, a second fleet's start):
+// it runs in parallel with the other quiet tests, after every other test
+// of the lane (go test runs a package's parallel tests once its
+// sequential ones are done; make test-e2e runs four at a time). It still
+// runs alone with -run.
+func quiet(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+}
+
 // Each test below is independent: it sets up what it needs on the shared
 // fleet, leaves the fleet as it found it, and runs alone with -run.
 

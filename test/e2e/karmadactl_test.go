@@ -183,6 +183,7 @@ func available(ctx context.Context, kc kubernetes.Interface, ns, name string, wa
 // the namespace karmada-local-exec), describe, api-resources, explain; top
 // fails as kwok members have no Metrics API.
 func TestKarmadactlLogsExecDescribe(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	m1 := kube(t, "member1")
 	if _, err := m1.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: plan.KwokExecNamespace}}, metav1.CreateOptions{}); err == nil {

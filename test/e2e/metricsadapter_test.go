@@ -44,6 +44,7 @@ func memberPods(ctx context.Context, t *testing.T, ns string, members ...string)
 // item of metrics.k8s.io naming its member; nodes likewise; a get of one
 // pod answers that member's.
 func TestKubectlTopPodsAgainstTheControlPlane(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	ns := "e2e-top-" + utilrand.String(5)

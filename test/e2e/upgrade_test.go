@@ -39,6 +39,7 @@ import (
 // no member copy is re-created, and no member copy is written again (the
 // members' Deployment writes counted across the upgrade: zero).
 func TestUpgradeInPlace(t *testing.T) {
+	quiet(t)
 	oldBin := os.Getenv("KARMADA_UPGRADE_FROM_BIN_DIR")
 	if oldBin == "" {
 		oldBin = filepath.Join(testenv.RepoRoot(), "_output", "upgrade-from", "bin")

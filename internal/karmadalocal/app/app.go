@@ -189,7 +189,7 @@ every member or the one --cluster names: kwok emulates the usage, each member's
 metrics-server serves it (kubectl top pods), and FederatedHPAs scale on it.
 The pods carry it as the annotations kwok.x-k8s.io/usage-cpu and
 kwok.x-k8s.io/usage-memory; pods created later report 1m and 1Mi unless their
-template carries them. The first samples follow within 15 to 30 seconds.
+template carries them. The first samples follow within 10 to 20 seconds.
 
 --metric NAME=QUANTITY sets a custom metric instead: each push member's
 custom.metrics.k8s.io serves it at once as pods/NAME (the annotation

@@ -71,7 +71,6 @@ func (f *Fleet) customMetricsSteps(c *Cluster, nodes string, servingTLS *tls.Con
 			Set("secure-port", port).
 			Set("tls-cert-file", c.customMetricsCert).
 			Set("tls-private-key-file", c.customMetricsKey).
-			Set("v", 1).
 			Strings()...),
 		Ports:        []int{port},
 		Probe:        &process.Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/livez", port), TLS: servingTLS},

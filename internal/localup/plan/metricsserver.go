@@ -80,7 +80,12 @@ func (f *Fleet) metricsServerSteps(c *Cluster, nodes string, servingTLS *tls.Con
 			On("kubelet-use-node-status-port").
 			Set("kubelet-preferred-address-types", "InternalIP").
 			Set("kubelet-certificate-authority", filepath.Join(c.CA.Dir, "ca.crt")).
-			Set("metric-resolution", "15s").
+			// The shortest resolution metrics-server accepts: a new
+			// pod's first cpu sample (two scrapes) within 20 s. It must
+			// exceed the kubelet request timeout (default 10 s): kwok
+			// answers on this machine, 5 s is plenty.
+			Set("metric-resolution", "10s").
+			Set("kubelet-request-timeout", "5s").
 			Set("v", 1).
 			Strings(),
 		Ports: []int{port},
