@@ -11,6 +11,7 @@ import (
 	kubectloptions "k8s.io/kubectl/pkg/cmd/options"
 
 	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/karmadactl/addons"
 	"github.com/karmada-go/karmada/internal/karmadactl/apply"
 	"github.com/karmada-go/karmada/internal/karmadactl/certs"
 	"github.com/karmada-go/karmada/internal/karmadactl/cmdinit"
@@ -64,6 +65,7 @@ func NewCommand(name string) *cobra.Command {
 		setup.NewCommand(g),
 		cmdinit.NewInitCommand(g),
 		cmdinit.NewDeinitCommand(g),
+		addons.NewCommand(&g.Kubeconfig),
 		certs.NewCommand(g),
 		interpret.NewCommand(g),
 		kversion.NewCommand(parent),
