@@ -140,6 +140,7 @@ func createUntilServed(ctx context.Context, t *testing.T, c client.Client, obj *
 // the template keeps its last aggregated status; deleting the customization
 // brings the shipped scripts back.
 func TestCustomizedCRDWorkload(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	installCRD(ctx, t, c, "apps.kruise.io-cloneset.yaml", "member1", "member2")
@@ -297,6 +298,7 @@ func TestCustomizedCRDWorkload(t *testing.T) {
 // placement over three members puts it whole in one, with every component's
 // replicas.
 func TestMultiComponentWorkloadScheduled(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	c := karmadaClient(t)
 	members := []string{"member1", "member2", "member3"}

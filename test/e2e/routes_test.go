@@ -347,6 +347,7 @@ var wellKnown = []string{"/", "/metrics", "/metrics/slis", "/metrics/resources",
 
 // TestRouteTable walks the route table (docs/security.md's) on the fleet.
 func TestRouteTable(t *testing.T) {
+	quiet(t)
 	ctx := context.Background()
 	w := &routeWalk{t: t, admins: map[string]kubernetes.Interface{}, hosts: map[string]string{}, users: map[string]*user{}, reviews: map[string]bool{}}
 	for _, c := range []string{plan.ControlPlane, "member1", "member2", "member3"} {

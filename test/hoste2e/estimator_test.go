@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -31,11 +35,12 @@ import (
 
 // Karmada's optional components of the chart (components: [search,
 // schedulerEstimator, descheduler, metricsAdapter]) run as real pods on the host cluster,
-// turned on by one helm upgrade and the release put back as it was by
-// another afterwards (both upgrades are the slow part: the parts share them).
+// turned on by one `karmadactl addons enable` (an upgrade of the release
+// with its own values) and off again by `karmadactl addons disable all`
+// afterwards (both upgrades are the slow part: the parts share them);
+// `karmadactl addons list` says disabled, enabled, disabled.
 func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 	ctx := t.Context()
-	chart := filepath.Join(lane.root, "charts", "karmada")
 	// member1's estimator reads member1 with an identity of its own, made
 	// here as karmada-local makes it for its own estimators (the lane's
 	// members are joined to the host's control plane, where karmada-local
@@ -71,19 +76,48 @@ func TestOptionalComponentsOnTheHostCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := "schedulerEstimator.memberClusters[0]."
-	if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--set", "components={search,schedulerEstimator,descheduler,metricsAdapter}",
-		"--set", m+"clusterName=member1,"+m+"kubeconfig.server="+server,
-		"--set-file", m+"kubeconfig.caCrt="+filepath.Join(dir, "ca.crt")+","+m+"kubeconfig.crt="+filepath.Join(dir, "tls.crt")+","+m+"kubeconfig.key="+filepath.Join(dir, "tls.key"),
-		"--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
-		dumpPods()
-		t.Fatalf("helm upgrade with components [search, schedulerEstimator, descheduler, metricsAdapter]: %v\n%s", err, out)
+	// The addons, as a user of karmadactl init turns them on: karmadactl
+	// addons upgrades the release with its own values and the components
+	// added (member1's estimator from a kubeconfig of its identity).
+	memberKubeconfig := filepath.Join(dir, "member1-estimator.kubeconfig")
+	kcfg := clientcmdapi.NewConfig()
+	kcfg.Clusters["member1"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: filepath.Join(dir, "ca.crt")}
+	kcfg.AuthInfos["estimator"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(dir, "tls.crt"), ClientKey: filepath.Join(dir, "tls.key")}
+	kcfg.Contexts["member1"] = &clientcmdapi.Context{Cluster: "member1", AuthInfo: "estimator"}
+	kcfg.CurrentContext = "member1"
+	if err := clientcmd.WriteToFile(*kcfg, memberKubeconfig); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if out, err := helm("upgrade", release, chart, "-f", lane.valuesFile, "--wait", "--wait-for-jobs", "--timeout", "5m"); err != nil {
-			t.Errorf("helm upgrade back without the optional components: %v\n%s", err, out)
+	addons := func(args ...string) string {
+		t.Helper()
+		out, err := command("", filepath.Join(lane.bin, "karmadactl"), append([]string{"addons"}, append(args, "--kubeconfig", lane.hostKubeconfig, "--context", "karmada-host")...)...)
+		if err != nil {
+			dumpPods()
+			t.Fatalf("karmadactl addons %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		return out
+	}
+	statuses := func(want string) {
+		t.Helper()
+		out := addons("list")
+		for _, a := range []string{"karmada-descheduler", "karmada-metrics-adapter", "karmada-scheduler-estimator", "karmada-search"} {
+			if !regexp.MustCompile(`\| ` + a + ` +\| ` + want + ` +\|`).MatchString(out) {
+				t.Errorf("addons list: %s is not %s:\n%s", a, want, out)
+			}
+		}
+	}
+	statuses("disabled")
+	addons("enable", "karmada-scheduler-estimator", "karmada-search", "karmada-descheduler", "karmada-metrics-adapter",
+		"-C", "member1", "--member-kubeconfig", memberKubeconfig, "--pod-timeout", "5m")
+	t.Cleanup(func() {
+		out, err := command("", filepath.Join(lane.bin, "karmadactl"), "addons", "disable", "all", "--pod-timeout", "5m", "--kubeconfig", lane.hostKubeconfig, "--context", "karmada-host")
+		if err != nil {
+			t.Errorf("karmadactl addons disable all: %v\n%s", err, out)
+			return
+		}
+		statuses("disabled")
 	})
+	statuses("enabled")
 	for _, app := range []string{"karmada-search", "karmada-scheduler-estimator-member1", "karmada-descheduler", "karmada-metrics-adapter"} {
 		found := false
 		for _, p := range releasePods(ctx, t) {
