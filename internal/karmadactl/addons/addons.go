@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -116,6 +117,10 @@ func MemberFromKubeconfig(cluster, path, context string) (*Member, error) {
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("--member-kubeconfig=%s --member-context=%q: %w", path, context, err)
+	}
+	// Files named by the kubeconfig are read into the data fields.
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		return nil, fmt.Errorf("--member-kubeconfig=%s (context %q): %w", path, context, err)
 	}
 	m := &Member{Cluster: cluster, Server: cfg.Host, CA: cfg.CAData, Cert: cfg.CertData, Key: cfg.KeyData}
 	if len(m.Cert) == 0 || len(m.Key) == 0 {

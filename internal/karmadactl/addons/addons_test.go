@@ -142,6 +142,18 @@ current-context: m1
 	if err != nil || m.Server != "https://10.0.0.1:6443" || string(m.CA) != "CA" || string(m.Cert) != "CRT" || string(m.Key) != "KEY" {
 		t.Fatalf("%+v, %v", m, err)
 	}
+	// The same identity in files, as karmada-local writes kubeconfigs.
+	files := write("files.kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: m1, cluster: {server: "https://10.0.0.1:6443", certificate-authority: `+write("ca.crt", "CA")+`}}]
+users: [{name: est, user: {client-certificate: `+write("tls.crt", "CRT")+`, client-key: `+write("tls.key", "KEY")+`}}]
+contexts: [{name: m1, context: {cluster: m1, user: est}}]
+current-context: m1
+`)
+	m, err = MemberFromKubeconfig("member1", files, "")
+	if err != nil || string(m.CA) != "CA" || string(m.Cert) != "CRT" || string(m.Key) != "KEY" {
+		t.Fatalf("files: %+v, %v", m, err)
+	}
 	token := write("token.kubeconfig", `apiVersion: v1
 kind: Config
 clusters: [{name: m1, cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: `+b64("CA")+`}}]
