@@ -134,6 +134,9 @@ var Servers = map[string][]Listener{
 	"karmada-descheduler":          {Metrics, Health},
 	"karmada-scheduler-estimator":  {GRPC, Health, Metrics},
 	"karmada-agent":                {Metrics, Health},
+	// karmada-local's custom metrics server in each push member of the
+	// local fleet (karmada-local member-custom-metrics).
+	"custom-metrics": {Serving},
 }
 
 // EstimatorService is the estimators' gRPC service (Karmada's name).
@@ -220,29 +223,8 @@ func groupRoutes(server, gv string) []Route {
 		}
 	case customMetricsGroup:
 		// karmada-metrics-adapter's custom.metrics.k8s.io (v1beta2 and
-		// v1beta1): a metric of objects of a resource, authorized as the
-		// caller's get of that resource of custom.metrics.k8s.io with the
-		// metric as subresource (as Kubernetes parses the path), in the
-		// request's namespace, before any member is asked.
-		var out []Route
-		out = append(out, row(gv, gv, "discovery of the custom metrics group", nonResource(OnKarmada, gv)))
-		for _, v := range []string{"v1beta2", "v1beta1"} {
-			base := gv + "/" + v
-			custom := func(resource, sub, ns, name string) Check {
-				return karmadaCheck("get", "custom.metrics.k8s.io", resource, sub, ns, name)
-			}
-			out = append(out,
-				row(base, base, "discovery of the custom metrics API: the union of the members' metrics", nonResource(OnKarmada, base)),
-				row(base+"/namespaces/{namespace}/{resource}/{name}/{metric}", base+"/namespaces/default/pods/*/e2e-absent",
-					"a metric of one object (its members' values added up) or, with the name *, of the objects a label selector picks",
-					custom("pods", "e2e-absent", "default", "*")),
-				row(base+"/namespaces/{name}/metrics/{metric}", base+"/namespaces/default/metrics/e2e-absent",
-					"a metric of a namespace", custom("metrics", "", "default", "e2e-absent")),
-				row(base+"/{resource}/{name}/{metric}", base+"/nodes/*/e2e-absent",
-					"a metric of cluster-scoped objects", custom("nodes", "e2e-absent", "", "*")),
-			)
-		}
-		return out
+		// v1beta1), authorized by the karmada-apiserver.
+		return customMetricsRoutes(server, OnKarmada)
 	default:
 		return []Route{
 			row("/apis/cluster.karmada.io", "/apis/cluster.karmada.io", "discovery of the cluster group", nonResource(OnKarmada, "/apis/cluster.karmada.io")),
@@ -261,14 +243,48 @@ func groupRoutes(server, gv string) []Route {
 	}
 }
 
-// genericRoutes are what k8s.io/apiserver serves beside an API.
-func genericRoutes(server string) []Route {
+// customMetricsRoutes are a custom.metrics.k8s.io server's routes (v1beta2
+// and v1beta1): a metric of objects of a resource, authorized where on
+// says as the caller's get of that resource of custom.metrics.k8s.io with
+// the metric as subresource (as Kubernetes parses the path), in the
+// request's namespace, before anything is read.
+func customMetricsRoutes(server, on string) []Route {
+	gv := customMetricsGroup
+	row := func(path, example, why string, checks ...Check) Route {
+		return Route{Server: server, Listener: Serving, Method: "GET", Path: path, Example: example, Access: AsCaller, Checks: checks, Why: why}
+	}
+	custom := func(resource, sub, ns, name string) Check {
+		return Check{On: on, Verb: "get", Group: "custom.metrics.k8s.io", Resource: resource, Subresource: sub, Namespace: ns, Name: name}
+	}
+	out := []Route{row(gv, gv, "discovery of the custom metrics group", nonResource(on, gv))}
+	for _, v := range []string{"v1beta2", "v1beta1"} {
+		base := gv + "/" + v
+		out = append(out,
+			row(base, base, "discovery of the custom metrics API", nonResource(on, base)),
+			row(base+"/namespaces/{namespace}/{resource}/{name}/{metric}", base+"/namespaces/default/pods/*/e2e-absent",
+				"a metric of one object or, with the name *, of the objects a label selector picks",
+				custom("pods", "e2e-absent", "default", "*")),
+			row(base+"/namespaces/{name}/metrics/{metric}", base+"/namespaces/default/metrics/e2e-absent",
+				"a metric of a namespace", custom("metrics", "", "default", "e2e-absent")),
+			row(base+"/{resource}/{name}/{metric}", base+"/nodes/*/e2e-absent",
+				"a metric of cluster-scoped objects", custom("nodes", "e2e-absent", "", "*")),
+		)
+	}
+	return out
+}
+
+// genericRoutes are what k8s.io/apiserver serves beside an API, each
+// authorized by the karmada-apiserver.
+func genericRoutes(server string) []Route { return genericRoutesOn(server, OnKarmada) }
+
+// genericRoutesOn are genericRoutes authorized where on says.
+func genericRoutesOn(server, on string) []Route {
 	public := func(path, example, why string) Route {
 		return Route{Server: server, Listener: Serving, Method: "GET", Path: path, Example: example, Access: Public, Why: why}
 	}
 	asCaller := func(path, example, why string) Route {
 		return Route{Server: server, Listener: Serving, Method: "GET", Path: path, Example: example, Access: AsCaller,
-			Checks: []Check{nonResource(OnKarmada, example)}, Why: why}
+			Checks: []Check{nonResource(on, example)}, Why: why}
 	}
 	return []Route{
 		asCaller("/", "/", "the list of paths"),
@@ -295,6 +311,8 @@ func apiOf(server string) string {
 		return searchGV
 	case "karmada-metrics-adapter":
 		return metricsGV
+	case "custom-metrics":
+		return customMetricsGroup + "/v1beta2"
 	}
 	return clusterGV
 }
@@ -342,6 +360,8 @@ func Table() []Route {
 	rows = append(rows, groupRoutes("karmada-metrics-adapter", metricsGV)...)
 	rows = append(rows, groupRoutes("karmada-apiserver", customMetricsGroup)...)
 	rows = append(rows, groupRoutes("karmada-metrics-adapter", customMetricsGroup)...)
+	rows = append(rows, customMetricsRoutes("custom-metrics", OnMember)...)
+	rows = append(rows, genericRoutesOn("custom-metrics", OnMember)...)
 	rows = append(rows, genericRoutes("karmada-metrics-adapter")...)
 	const review = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"e2e-route-walk","operation":"CREATE"}}`
 	for _, p := range WebhookPaths {

@@ -419,7 +419,7 @@ func TestRouteTable(t *testing.T) {
 		}
 		hc := w.client(probe)
 		paths := slices.Clone(wellKnown)
-		if in.server == "karmada-search" || in.server == "karmada-aggregated-apiserver" || in.server == "karmada-metrics-adapter" {
+		if in.server == "karmada-search" || in.server == "karmada-aggregated-apiserver" || in.server == "karmada-metrics-adapter" || in.server == "custom-metrics" {
 			var index struct{ Paths []string }
 			code, full, err := w.call(hc, probe, "GET", in.base+"/", "")
 			if err != nil || code != http.StatusOK || json.Unmarshal([]byte(full), &index) != nil || len(index.Paths) == 0 {

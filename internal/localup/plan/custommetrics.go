@@ -53,7 +53,7 @@ func (f *Fleet) customMetricsSteps(c *Cluster, nodes string, servingTLS *tls.Con
 		Cluster: c.Name,
 		After:   []string{nodes},
 		Run: memberServerRBAC(c, "custom-metrics", CustomMetricsUser, CustomMetricsUser, []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods", "namespaces", "services"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"pods", "namespaces", "services", "nodes"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "replicasets"}, Verbs: []string{"get", "list"}},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "list"}},
 		}),
@@ -71,6 +71,9 @@ func (f *Fleet) customMetricsSteps(c *Cluster, nodes string, servingTLS *tls.Con
 			Set("secure-port", port).
 			Set("tls-cert-file", c.customMetricsCert).
 			Set("tls-private-key-file", c.customMetricsKey).
+			// No /debug/pprof or /debug/flags (the generic server's
+			// default): none of our servers serves them unasked.
+			Set("profiling", false).
 			Strings()...),
 		Ports:        []int{port},
 		Probe:        &process.Probe{URL: fmt.Sprintf("https://127.0.0.1:%d/livez", port), TLS: servingTLS},
