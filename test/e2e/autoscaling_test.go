@@ -161,8 +161,17 @@ func TestNativeHPARetainsMemberReplicas(t *testing.T) {
 	// division back over them.
 	testenv.Consistently(t, 5*time.Second, "members stay at 3", func(ctx context.Context) error {
 		for _, m := range two {
-			if n, err := memberReplicas(ctx, t, m, ns); err != nil || n != 3 {
-				return fmt.Errorf("%s: %d (err %v)", m, n, err)
+			d, err := kube(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("%s: %w", m, err)
+			}
+			if n := ptr.Deref(d.Spec.Replicas, 1); n != 3 {
+				// Who wrote the replicas, and when.
+				var writers []string
+				for _, f := range d.ManagedFields {
+					writers = append(writers, fmt.Sprintf("%s %s %s %s", f.Manager, f.Operation, f.Subresource, f.Time))
+				}
+				return fmt.Errorf("%s: %d replicas (resourceVersion %s, generation %d, written by %v)", m, n, d.ResourceVersion, d.Generation, writers)
 			}
 		}
 		return nil

@@ -168,6 +168,16 @@ func (a applyRun) manifest(ctx context.Context, i int, raw []byte) (sent bool, e
 	ctrl.LoggerFrom(ctx).V(4).Info("Applying manifest", "work", klog.KObj(work), "generation", work.Generation, "appliedBefore", a.applied, "object", objectName(obj), "createOnly", absent)
 	err = r.send(ctx, ri, obj, absent)
 	countSend(m.Name, obj, absent, err)
+	if !absent && keptFromCopy(obj) && apierrors.IsConflict(err) {
+		// The copy changed since the version whose fields were kept (or
+		// the cache was behind): read it and keep its fields.
+		if send, rerr := c.resolve(ctx); !send {
+			return false, rerr
+		}
+		obj = c.obj
+		err = r.send(ctx, ri, obj, false)
+		countSend(m.Name, obj, false, err)
+	}
 	if absent && apierrors.IsConflict(err) {
 		// Something of that name is there after all (not Karmada's, or a
 		// copy the cache has not shown yet): untouched; decide as above.
@@ -242,6 +252,9 @@ func retained(in *interpreter.Interpreter, obj, cur *unstructured.Unstructured) 
 		metrics.InterpreterErrors.WithLabelValues("Retain").Inc()
 		return nil, fmt.Errorf("retaining the member's fields of %s %s: %w", obj.GetKind(), objectName(obj), err)
 	}
+	// As for replicas: what was kept is applied over the version it was
+	// kept from.
+	out.SetResourceVersion(cur.GetResourceVersion())
 	return out, nil
 }
 
@@ -262,7 +275,18 @@ func retainReplicas(obj, cur *unstructured.Unstructured) *unstructured.Unstructu
 	}
 	out := obj.DeepCopy()
 	_ = unstructured.SetNestedField(out.Object, have, "spec", "replicas")
+	// The replicas kept are those of this version of the copy: applied
+	// only over it (a member's HPA scaling in between, or a cache behind
+	// the member, makes the apply a conflict, and the copy is read again)
+	// so an older count never overwrites the HPA's.
+	out.SetResourceVersion(cur.GetResourceVersion())
 	return out
+}
+
+// keptFromCopy reports whether obj holds fields retained from a version of
+// the member's copy (and so is applied only over that version).
+func keptFromCopy(obj *unstructured.Unstructured) bool {
+	return obj.GetResourceVersion() != "" && obj.GetResourceVersion() != absentResourceVersion
 }
 
 // refusal explains a refusal of the member's authorizer (Karmada's identity
