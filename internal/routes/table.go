@@ -153,7 +153,7 @@ var WebhookPaths = []string{
 	"/validate-resourceinterpretercustomization", "/validate-resourceinterpreterwebhookconfiguration",
 	"/validate-clustertaintpolicy", "/validate-certificatesigningrequest-approval",
 	"/validate-serviceimport", "/validate-multiclusterservice", "/validate-multiclusteringress",
-	"/validate-federatedhpa", "/validate-cronfederatedhpa",
+	"/validate-federatedhpa", "/validate-cronfederatedhpa", "/validate-resourcedeletionprotection",
 }
 
 // EstimatorMethods are the estimators' gRPC methods.

@@ -11,6 +11,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/randfill"
+
+	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
 // fixtures are the valid objects each endpoint starts its fuzzing from.
@@ -45,6 +48,10 @@ var fixtures = map[string]func() client.Object{
 	"/mutate-federatedhpa":                              func() client.Object { return validFHPA() },
 	"/validate-federatedhpa":                            func() client.Object { return validFHPA() },
 	"/validate-cronfederatedhpa":                        func() client.Object { return validCronFHPA() },
+	DeletionProtectionPath: func() client.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "settings",
+			Labels: map[string]string{workv1alpha2.DeletionProtectionLabel: workv1alpha2.DeletionProtectionAlways}}}
+	},
 	CSRApprovalPath: func() client.Object {
 		return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "agent"}, Spec: certificatesv1.CertificateSigningRequestSpec{
 			SignerName: certificatesv1.KubeAPIServerClientSignerName, Usages: []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth}}}

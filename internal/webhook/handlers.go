@@ -16,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -47,6 +48,15 @@ type Endpoint struct {
 	// MatchConditions narrow the requests sent (CEL, as the API server
 	// evaluates them).
 	MatchConditions []admissionregistrationv1.MatchCondition
+	// Name, when set, is the registration's name (otherwise the kind's:
+	// kind.karmada.io).
+	Name string
+	// AllScopes registers the rule for namespaced and cluster-scoped
+	// resources alike (GVR wildcards: every resource).
+	AllScopes bool
+	// ObjectSelector narrows the requests sent to objects with these
+	// labels.
+	ObjectSelector *metav1.LabelSelector
 
 	handler admission.Handler
 }
@@ -141,6 +151,7 @@ var admittedKinds = []func(kindEnv) []Endpoint{
 	csrApprovalEndpoints,
 	serviceEndpoints,
 	autoscalingEndpoints,
+	deletionProtectionEndpoints,
 }
 
 // Handler is the endpoint's admission handler.

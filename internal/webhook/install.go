@@ -55,6 +55,9 @@ func Configurations(scheme *runtime.Scheme, baseURL string, caBundle []byte) (*a
 		if e.Namespaced {
 			rule.Scope = ptr.To(admissionregistrationv1.NamespacedScope)
 		}
+		if e.AllScopes {
+			rule.Scope = ptr.To(admissionregistrationv1.AllScopes)
+		}
 		for _, op := range ops {
 			rule.Operations = append(rule.Operations, admissionregistrationv1.OperationType(op))
 		}
@@ -62,6 +65,9 @@ func Configurations(scheme *runtime.Scheme, baseURL string, caBundle []byte) (*a
 		// which API servers print in a denial ("admission webhook
 		// \"resourcebinding.karmada.io\" denied the request: ...").
 		name := strings.ToLower(e.Kind) + ".karmada.io"
+		if e.Name != "" {
+			name = e.Name
+		}
 		cc := admissionregistrationv1.WebhookClientConfig{URL: ptr.To(baseURL + e.Path), CABundle: caBundle}
 		// Equivalent: a write through another version of the resource (a
 		// v1alpha1 binding) is converted and admitted as this one.
@@ -77,7 +83,7 @@ func Configurations(scheme *runtime.Scheme, baseURL string, caBundle []byte) (*a
 		}
 		validating.Webhooks = append(validating.Webhooks, admissionregistrationv1.ValidatingWebhook{
 			Name: name, ClientConfig: cc, Rules: []admissionregistrationv1.RuleWithOperations{rule},
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail), MatchPolicy: match, MatchConditions: e.MatchConditions,
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail), MatchPolicy: match, MatchConditions: e.MatchConditions, ObjectSelector: e.ObjectSelector,
 			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
 			TimeoutSeconds: ptr.To[int32](timeoutSeconds),
 		})

@@ -83,3 +83,12 @@ const (
 // distributor for an object workloads with propagateDeps need (ours;
 // spec.requiredBy is Karmada's record of who needs it).
 const AttachedBindingLabel = "resourcebinding.karmada.io/attached"
+
+// DeletionProtectionLabel on any object of the control plane, with the
+// value DeletionProtectionAlways, makes karmada-webhook refuse its deletion
+// until the label is removed (Karmada's resource deletion protection).
+// Other values protect nothing.
+const (
+	DeletionProtectionLabel  = "resourcetemplate.karmada.io/deletion-protected"
+	DeletionProtectionAlways = "Always"
+)
