@@ -26,6 +26,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -33,6 +34,7 @@ import (
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
 
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/routes"
 	"github.com/karmada-go/karmada/internal/version"
 )
@@ -73,8 +75,26 @@ func NewOptionsWithoutStorage() *Options {
 }
 
 // Validate checks the flags, naming the bad one.
+// Karmada's gates are among the server's --feature-gates (with
+// Kubernetes' own), as in Karmada's API servers.
+func init() {
+	if err := features.AddTo(utilfeature.DefaultMutableFeatureGate); err != nil {
+		panic(err)
+	}
+}
+
 func (o *Options) Validate() error {
 	var errs []error
+	// --feature-gates is parsed into the registry; Set applies it to the
+	// gates (Kubernetes' and Karmada's) before anything reads them.
+	if r := o.ServerRun.ComponentGlobalsRegistry; r != nil {
+		if err := r.Set(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := features.CheckGate(utilfeature.DefaultFeatureGate); err != nil {
+		return err
+	}
 	errs = append(errs, o.Recommended.Validate()...)
 	errs = append(errs, o.ServerRun.Validate()...)
 	if o.Recommended.CoreAPI == nil || o.Recommended.CoreAPI.CoreAPIKubeconfigPath == "" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/karmada-go/karmada/internal/agent"
 	"github.com/karmada-go/karmada/internal/cli"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/version"
 )
@@ -90,6 +91,9 @@ once, and keeps it in the member's Secret karmada-system/karmada-kubeconfig
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := features.Check(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -140,6 +144,7 @@ once, and keeps it in the member's Secret karmada-system/karmada-kubeconfig
 	f.StringVar(&o.Region, "cluster-region", "", "the cluster's region, recorded on its Cluster")
 	f.StringSliceVar(&o.Zones, "cluster-zones", nil, "the cluster's zones, recorded on its Cluster")
 	o.Metrics.AddFlags(f)
+	features.Gate.AddFlag(f)
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(gofs)
 	f.AddGoFlagSet(gofs)

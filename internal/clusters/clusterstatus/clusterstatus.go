@@ -32,6 +32,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/estimator"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 )
@@ -156,7 +157,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	soon := false
 	if member != nil && observed == metav1.ConditionTrue {
-		if err := r.collect(ctx, member, cluster.Spec.ResourceModels, status); err != nil {
+		// The nodes are counted into the resource models with
+		// --feature-gates=CustomizedClusterResourceModeling=true (on by
+		// default), as Karmada.
+		models := cluster.Spec.ResourceModels
+		if !features.Gate.Enabled(features.CustomizedClusterResourceModeling) {
+			models = nil
+		}
+		if err := r.collect(ctx, member, models, status); err != nil {
 			log.V(2).Info("Collecting cluster status was incomplete", "cluster", cluster.Name, "err", err)
 			// The member's node and pod informers are still starting: the
 			// summaries follow as soon as they have synced.

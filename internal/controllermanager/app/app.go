@@ -221,6 +221,9 @@ func (o *Options) applyMemoryLimit() error {
 
 // Validate checks the flags, naming the bad one.
 func (o *Options) Validate() error {
+	if err := features.Check(); err != nil {
+		return err
+	}
 	if err := o.ManagerOptions.Validate(); err != nil {
 		return err
 	}
@@ -364,6 +367,10 @@ var controllers = map[string]func(c setupContext) error{
 		return (&bindingstatus.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceBindingStatus), Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.mgr)
 	},
 	dependencies.ControllerName: func(c setupContext) error {
+		if !features.Gate.Enabled(features.PropagateDeps) {
+			ctrl.LoggerFrom(c.ctx).Info("Not starting dependenciesDistributor: propagateDeps is honoured with --feature-gates=PropagateDeps=true")
+			return nil
+		}
 		return (&dependencies.Reconciler{Client: c.mgr.GetClient(), Interpreter: c.interpreter, Templates: c.templates, Recorder: c.events.RecorderFor(events.SourceDependenciesDistributor),
 			Workers: c.opts.ConcurrentBindingSyncs}).SetupWithManager(c.ctx, c.mgr)
 	},

@@ -14,6 +14,7 @@ import (
 	"github.com/karmada-go/karmada/internal/descheduler"
 	estimatorclient "github.com/karmada-go/karmada/internal/estimator/client"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/version"
 )
@@ -61,6 +62,9 @@ template.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := features.Check(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -72,6 +76,7 @@ template.`,
 	f.DurationVar(&o.Interval, "descheduling-interval", 2*time.Minute, "time between two descheduling passes")
 	f.DurationVar(&o.Threshold, "unschedulable-threshold", 5*time.Minute, "how long a replica must have waited for a node before it is taken out of its cluster")
 	o.Estimator.AddConnectionFlags(f)
+	features.Gate.AddFlag(f)
 	return cmd
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/estimator/server"
 	"github.com/karmada-go/karmada/internal/estimator/service"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/version"
@@ -98,6 +99,9 @@ of nodes, pods and resourcequotas, and get of the workloads asked about.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := features.Check(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -118,6 +122,7 @@ of nodes, pods and resourcequotas, and get of the workloads asked about.`,
 	f.Float32Var(&o.QPS, "kube-api-qps", 20, "QPS to the member's API server")
 	f.IntVar(&o.Burst, "kube-api-burst", 30, "burst to the member's API server")
 	o.Metrics.AddFlags(f)
+	features.Gate.AddFlag(f)
 	gofs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(gofs)
 	f.AddGoFlagSet(gofs)
@@ -240,19 +245,25 @@ func memberConfig(o *Options) (*rest.Config, error) {
 // pods (the cache c), quotas and workloads.
 func estimatorService(ctx context.Context, o *Options, mgr ctrl.Manager, c *server.Cache, dyn dynamic.Interface) *server.Service {
 	reader := mgr.GetCache()
+	var quotas server.QuotaLister = func(ns string) ([]*corev1.ResourceQuota, error) {
+		var l corev1.ResourceQuotaList
+		if err := reader.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		out := make([]*corev1.ResourceQuota, len(l.Items))
+		for i := range l.Items {
+			out[i] = &l.Items[i]
+		}
+		return out, nil
+	}
+	// The namespace's ResourceQuotas count with
+	// --feature-gates=ResourceQuotaEstimate=true, as Karmada's.
+	if !features.Gate.Enabled(features.ResourceQuotaEstimate) {
+		quotas = nil
+	}
 	return &server.Service{
-		Cluster: o.ClusterName,
-		Estimator: &server.Estimator{Cache: c, Quotas: func(ns string) ([]*corev1.ResourceQuota, error) {
-			var l corev1.ResourceQuotaList
-			if err := reader.List(ctx, &l, client.InNamespace(ns)); err != nil {
-				return nil, err
-			}
-			out := make([]*corev1.ResourceQuota, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, nil
-		}},
+		Cluster:   o.ClusterName,
+		Estimator: &server.Estimator{Cache: c, Quotas: quotas},
 		Pods: func(ns string, sel labels.Selector) ([]*corev1.Pod, error) {
 			var l corev1.PodList
 			if err := reader.List(ctx, &l, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {

@@ -40,6 +40,7 @@ import (
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
+	"github.com/karmada-go/karmada/internal/features"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -191,7 +192,9 @@ func (r *Reconciler) sync(ctx context.Context, key string, b anybinding.Binding)
 		case policyv1alpha1.PurgeModeNever:
 			task.SuppressDeletion = ptr.To(true)
 		}
-		if sp := app.StatePreservation; sp != nil {
+		// State is preserved with
+		// --feature-gates=StatefulFailoverInjection=true, as Karmada.
+		if sp := app.StatePreservation; sp != nil && features.Gate.Enabled(features.StatefulFailoverInjection) {
 			var raw []byte
 			if it := items[c]; it.Status != nil {
 				raw = it.Status.Raw

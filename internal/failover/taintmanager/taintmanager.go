@@ -39,6 +39,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/metrics"
 )
 
@@ -239,7 +240,7 @@ func (m *Manager) sync(ctx context.Context, _ reconcile.Request, b anybinding.Bi
 		if f.Cluster.PurgeMode != "" {
 			purge = f.Cluster.PurgeMode
 		}
-		if f.Cluster.StatePreservation != nil {
+		if f.Cluster.StatePreservation != nil && features.Gate.Enabled(features.StatefulFailoverInjection) {
 			rules = f.Cluster.StatePreservation.Rules
 		}
 	}

@@ -230,7 +230,9 @@ func Plan(ctx context.Context, c client.Client, fw *framework.Framework, w io.Wr
 			}
 			heading := fmt.Sprintf("%s %s", t.GetKind(), name)
 			current, claimed := policymatch.ClaimOf(t)
-			chosen, ok := policymatch.Choose(current, claimed, policymatch.Candidates(t, pps, cpps))
+			// (As the controller manager decides with preemption on: a client
+			// cannot see its feature gates.)
+			chosen, ok := policymatch.Choose(current, claimed, policymatch.Candidates(t, pps, cpps), true)
 			if ok && !samePolicy(chosen, p) {
 				fmt.Fprintf(w, "%s\n  stays with policy %s (it wins over this one, see priority and preemption)\n\n", heading, chosen.Key())
 				continue

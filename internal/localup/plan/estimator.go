@@ -92,6 +92,9 @@ func (f *Fleet) estimatorSteps(c *Cluster, nodes string) []*process.Step {
 		Binary:  f.bin("karmada-scheduler-estimator"),
 		Args: process.NewArgs().
 			Set("kubeconfig", c.estimatorConfig).
+			// The namespace's ResourceQuotas count (alpha in Karmada), for
+			// the tour.
+			Set("feature-gates", "ResourceQuotaEstimate=true").
 			Set("cluster-name", c.Name).
 			Set("bind-address", "127.0.0.1").
 			Set("server-port", grpcPort).

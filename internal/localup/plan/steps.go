@@ -319,8 +319,10 @@ func (f *Fleet) karmadaSteps(c *Cluster, api string) []*process.Step {
 			// not tolerate it (policies tolerate it 300 s by default).
 			// FederatedResourceQuotas' overall usage counted from the
 			// bindings, as karmada-webhook enforces it. MultiClusterService
-			// exposure across clusters (alpha in Karmada) on, for the tour.
-			Set("feature-gates", "Failover=true,FederatedQuotaEnforcement=true,MultiClusterService=true").On("enable-no-execute-taint-eviction").
+			// exposure across clusters (alpha in Karmada) on, for the tour;
+			// and the alpha gates of what the tour shows: policy preemption,
+			// state preserved on failover, multi-component scheduling.
+			Set("feature-gates", LocalControllerManagerGates).On("enable-no-execute-taint-eviction").
 			// The native-HPA path (off by default in Karmada), for the
 			// autoscaling tour.
 			Set("controllers", "*,hpaScaleTargetMarker,deploymentReplicasSyncer").
@@ -365,3 +367,7 @@ func (f *Fleet) clustersReadyStep() *process.Step {
 	}
 	return ready
 }
+
+// LocalControllerManagerGates are the feature gates the local fleet's
+// controller managers run with beyond Karmada's defaults (docs/feature-gates.md).
+const LocalControllerManagerGates = "Failover=true,FederatedQuotaEnforcement=true,MultiClusterService=true,PropagationPolicyPreemption=true,StatefulFailoverInjection=true,MultiplePodTemplatesScheduling=true"

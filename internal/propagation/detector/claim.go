@@ -20,6 +20,7 @@ import (
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/cache/compactobj"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/policymatch"
@@ -60,7 +61,7 @@ func (d *Detector) reconcile(ctx context.Context, k key) (err error) {
 		return err
 	}
 	current, claimed := policymatch.ClaimOf(obj)
-	chosen, ok := policymatch.Choose(current, claimed, policymatch.Candidates(obj, pps.Items, cpps.Items))
+	chosen, ok := policymatch.Choose(current, claimed, policymatch.Candidates(obj, pps.Items, cpps.Items), features.Gate.Enabled(features.PolicyPreemption))
 	metrics.ResourceMatchPolicyDuration.Observe(metrics.Since(matchStart))
 	if !ok {
 		if claimed {

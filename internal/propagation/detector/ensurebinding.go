@@ -18,6 +18,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
@@ -33,10 +34,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		components   []workv1alpha2.Component
 		err          error
 	)
-	if d.Interpreter.HasComponents(obj.GroupVersionKind().GroupKind()) {
+	if features.Gate.Enabled(features.MultiplePodTemplatesScheduling) && d.Interpreter.HasComponents(obj.GroupVersionKind().GroupKind()) {
 		// A workload of several pod templates is described by its
 		// components, each with its replicas and needs; it is placed
-		// whole.
+		// whole (with --feature-gates=MultiplePodTemplatesScheduling=true,
+		// as Karmada; off, by its replicas and their one requirement).
 		if components, err = d.Interpreter.Components(obj); err != nil {
 			metrics.InterpreterErrors.WithLabelValues("InterpretComponent").Inc()
 			events.Warning(d.Recorder, obj, events.GetComponentsFailed, "Failed to get the components of the template: %v", err)

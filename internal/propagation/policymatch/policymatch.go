@@ -195,9 +195,11 @@ func ClaimOf(obj *unstructured.Unstructured) (Claim, bool) {
 // matches: a template is not taken from one policy merely because another
 // appeared. Only a candidate with preemption Always takes it, and only from
 // a ClusterPropagationPolicy (when the candidate is namespaced) or from a
-// policy of its own kind with lower priority. A claim whose policy no longer
-// matches is released, and the best candidate takes the template.
-func Choose(current Claim, claimed bool, cands []Candidate) (Candidate, bool) {
+// policy of its own kind with lower priority, and only when preemption is
+// on (--feature-gates=PropagationPolicyPreemption=true, as Karmada). A claim
+// whose policy no longer matches is released, and the best candidate takes
+// the template.
+func Choose(current Claim, claimed bool, cands []Candidate, preemption bool) (Candidate, bool) {
 	best, ok := Best(cands)
 	if !claimed || !ok {
 		return best, ok
@@ -215,7 +217,7 @@ func Choose(current Claim, claimed bool, cands []Candidate) (Candidate, bool) {
 		return best, true
 	case best.Key() == holder.Key() && best.Namespaced == holder.Namespaced:
 		return *holder, true
-	case best.Preemption != policyv1alpha1.PreemptAlways:
+	case !preemption || best.Preemption != policyv1alpha1.PreemptAlways:
 		return *holder, true
 	case best.Namespaced && !holder.Namespaced:
 		return best, true

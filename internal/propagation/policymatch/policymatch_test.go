@@ -142,7 +142,7 @@ func TestChooseKeepsClaimsUnlessPreempted(t *testing.T) {
 		{"nothing matches any more", ppClaim, true, nil, nil, ""},
 	}
 	for _, c := range cases {
-		got, ok := Choose(c.claim, c.claimed, Candidates(web, c.pps, c.cpps))
+		got, ok := Choose(c.claim, c.claimed, Candidates(web, c.pps, c.cpps), true)
 		key := ""
 		if ok {
 			key = got.Key()
@@ -150,6 +150,12 @@ func TestChooseKeepsClaimsUnlessPreempted(t *testing.T) {
 		if key != c.want {
 			t.Errorf("%s: %q, want %q", c.name, key, c.want)
 		}
+	}
+	// Preemption off (PropagationPolicyPreemption, Karmada's default): a
+	// claimed template stays, whatever the candidate's preemption.
+	got, _ := Choose(ppClaim, true, Candidates(web, []policyv1alpha1.PropagationPolicy{pp("shop", "old", 0, "", byKind), pp("shop", "new", 5, policyv1alpha1.PreemptAlways, byKind)}, nil), false)
+	if got.Key() != "shop/old" {
+		t.Errorf("preemption off: %q took the template", got.Key())
 	}
 }
 

@@ -72,6 +72,9 @@ karmada_scheduler_estimator_fallback_total.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := features.Check(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}

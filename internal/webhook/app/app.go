@@ -128,6 +128,9 @@ with the certificate in --cert-dir (reloaded when the files change), and
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := features.Check(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
