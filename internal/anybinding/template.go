@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
@@ -26,6 +27,23 @@ func TemplateHash(obj *unstructured.Unstructured) (string, error) {
 		for k, v := range m {
 			switch k {
 			case "resourceVersion", "generation", "managedFields":
+			case "annotations":
+				// The lazy activation mark records a digest: it is not
+				// part of one.
+				a, _ := v.(map[string]any)
+				if _, ok := a[policyv1alpha1.LazyActivationAnnotation]; ok {
+					kept := make(map[string]any, len(a))
+					for ak, av := range a {
+						if ak != policyv1alpha1.LazyActivationAnnotation {
+							kept[ak] = av
+						}
+					}
+					if len(kept) == 0 {
+						continue
+					}
+					v = kept
+				}
+				md[k] = v
 			default:
 				md[k] = v
 			}

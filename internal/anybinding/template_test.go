@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 )
 
@@ -41,6 +42,12 @@ func TestTemplateHash(t *testing.T) {
 		}, false},
 		{"an annotation", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"note": "x"}) }, false},
 		{"a label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"app": "web"}) }, false},
+		{"the lazy activation mark", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{policyv1alpha1.LazyActivationAnnotation: "0123"})
+		}, true},
+		{"another annotation beside the lazy activation mark", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{policyv1alpha1.LazyActivationAnnotation: "0123", "note": "x"})
+		}, false},
 	} {
 		u := base.DeepCopy()
 		tc.edit(u)

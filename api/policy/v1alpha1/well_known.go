@@ -120,3 +120,10 @@ const (
 	FederatedResourceQuotaNamespaceLabel = "federatedresourcequota.karmada.io/namespace"
 	FederatedResourceQuotaNameLabel      = "federatedresourcequota.karmada.io/name"
 )
+
+// LazyActivationAnnotation, on a template a Lazy policy
+// (activationPreference: Lazy) claimed before it had a binding, holds the
+// digest of the template at that moment: the binding is made only once the
+// template differs from it (the template itself changed), as Karmada
+// activates lazy policies. It is not part of the template's digest.
+const LazyActivationAnnotation = "policy.karmada-go.io/lazy-activation-from"

@@ -108,6 +108,9 @@ func (d *Detector) reconcile(ctx context.Context, k key) (err error) {
 		}
 		obj = full
 	}
+	if wait, err := d.lazyWait(ctx, ri, obj, chosen); err != nil || wait {
+		return err
+	}
 	return d.ensureBinding(ctx, obj, chosen)
 }
 

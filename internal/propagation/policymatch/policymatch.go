@@ -91,7 +91,10 @@ type Candidate struct {
 	// the same manifest only if the label is kept in it.
 	PermanentID string
 	// UID is the policy object's.
-	UID         types.UID
+	UID types.UID
+	// Created is when the policy was created (a Lazy policy activates at
+	// once only for templates created since).
+	Created     metav1.Time
 	Priority    int32
 	Specificity Specificity
 	Preemption  policyv1alpha1.PreemptionBehavior
@@ -121,7 +124,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 				continue
 			}
 			if s, err := bestSpecificity(&p.Spec, obj, p.Namespace); err == nil && s != NoMatch {
-				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, Annotations: policyv1alpha1.ExtensionAnnotations(p.Annotations)})
+				out = append(out, Candidate{Namespaced: true, Namespace: p.Namespace, Name: p.Name, PermanentID: p.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel], UID: p.UID, Created: p.CreationTimestamp, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, Annotations: policyv1alpha1.ExtensionAnnotations(p.Annotations)})
 			}
 		}
 	}
@@ -131,7 +134,7 @@ func Candidates(obj *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 			continue
 		}
 		if s, err := bestSpecificity(&p.Spec, obj, ""); err == nil && s != NoMatch {
-			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, Annotations: policyv1alpha1.ExtensionAnnotations(p.Annotations)})
+			out = append(out, Candidate{Name: p.Name, PermanentID: p.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel], UID: p.UID, Created: p.CreationTimestamp, Priority: priority(p.Spec.Priority), Specificity: s, Preemption: p.Spec.Preemption, Spec: &p.Spec, Annotations: policyv1alpha1.ExtensionAnnotations(p.Annotations)})
 		}
 	}
 	return out
