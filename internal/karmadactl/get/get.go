@@ -56,7 +56,10 @@ type Options struct {
 	ShowKind       bool
 	LabelColumns   []string
 	IgnoreNotFound bool
+	Watch          bool
+	WatchOnly      bool
 
+	args  []string
 	print *genericclioptions.PrintFlags
 	Out   io.Writer
 	Err   io.Writer
@@ -133,6 +136,8 @@ resource.karmada.io/cached-from-cluster naming it.`,
 	f.BoolVar(&o.ShowKind, "show-kind", false, "print the kind with each name")
 	f.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "labels to print as columns")
 	f.BoolVar(&o.IgnoreNotFound, "ignore-not-found", false, "exit 0 when a named object exists nowhere")
+	f.BoolVarP(&o.Watch, "watch", "w", false, "after listing the requested objects, watch for changes in every cluster read")
+	f.BoolVar(&o.WatchOnly, "watch-only", false, "watch for changes to the requested objects in every cluster read, without listing them first")
 	f.StringVar(o.print.TemplatePrinterFlags.TemplateArgument, "template", "", "template of -o go-template or jsonpath")
 	return cmd
 }
@@ -165,6 +170,10 @@ func (o *Options) Run(ctx context.Context, args []string) error {
 		targets = append(targets, "")
 	}
 	targets = append(targets, clusters...)
+	if o.Watch || o.WatchOnly {
+		o.args = args
+		return o.runWatch(ctx, targets)
+	}
 	table := o.Output == "" || o.Output == "wide"
 	sources := make([]source, len(targets))
 	var wg sync.WaitGroup
