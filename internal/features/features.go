@@ -55,8 +55,9 @@ const (
 	// into the copy that replaces it. Alpha, off.
 	StatefulFailoverInjection featuregate.Feature = "StatefulFailoverInjection"
 	// PriorityBasedScheduling orders the scheduler's queue by the
-	// policies' schedulePriority. Beta and on in Karmada v1.19; not
-	// implemented here yet (registered off, refused on).
+	// policies' schedulePriority (the value of the PriorityClass it names,
+	// resolved into the binding's spec.schedulePriority by the detector).
+	// Beta, on (Karmada v1.19).
 	PriorityBasedScheduling featuregate.Feature = "PriorityBasedScheduling"
 	// FederatedQuotaEnforcement enforces FederatedResourceQuotas' overall
 	// limits: karmada-webhook refuses a binding's placement that would
@@ -98,7 +99,7 @@ var Specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	MultiClusterService:               {Default: false, PreRelease: featuregate.Alpha},
 	ResourceQuotaEstimate:             {Default: false, PreRelease: featuregate.Alpha},
 	StatefulFailoverInjection:         {Default: false, PreRelease: featuregate.Alpha},
-	PriorityBasedScheduling:           {Default: false, PreRelease: featuregate.Beta},
+	PriorityBasedScheduling:           {Default: true, PreRelease: featuregate.Beta},
 	FederatedQuotaEnforcement:         {Default: false, PreRelease: featuregate.Alpha},
 	MultiplePodTemplatesScheduling:    {Default: false, PreRelease: featuregate.Alpha},
 	ControllerPriorityQueue:           {Default: false, PreRelease: featuregate.Beta},
@@ -112,7 +113,6 @@ var Specs = map[featuregate.Feature]featuregate.FeatureSpec{
 // not have yet, with what they would turn on: turning one on is refused by
 // Check, never ignored.
 var NotImplemented = map[featuregate.Feature]string{
-	PriorityBasedScheduling: "the scheduler's queue ordered by schedulePriority",
 	ControllerPriorityQueue: "the controllers' priority queue",
 	WorkloadAffinity:        "workload affinity and anti-affinity groups",
 }

@@ -29,8 +29,8 @@ func TestGatesAreKarmadas(t *testing.T) {
 		{"ContextualLogging", true, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
 		{"LoggingAlphaOptions", false, featuregate.FeatureSpec{PreRelease: featuregate.Alpha}},
 		{"LoggingBetaOptions", true, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
+		{"PriorityBasedScheduling", true, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
 		// On in Karmada v1.19; not implemented here: off.
-		{"PriorityBasedScheduling", false, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
 		{"ControllerPriorityQueue", false, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
 	} {
 		spec, ok := Specs[tc.name]
@@ -59,7 +59,8 @@ func TestCheckRefusesWhatIsNotImplemented(t *testing.T) {
 		{"Failover=true,PropagationPolicyPreemption=true,ResourceQuotaEstimate=true", ""},
 		{"WorkloadAffinity=false", ""},
 		{"WorkloadAffinity=true", "WorkloadAffinity (workload affinity and anti-affinity groups): not implemented"},
-		{"PriorityBasedScheduling=true,ControllerPriorityQueue=true", "ControllerPriorityQueue (the controllers' priority queue), PriorityBasedScheduling"},
+		{"PriorityBasedScheduling=true,ControllerPriorityQueue=true,WorkloadAffinity=true", "ControllerPriorityQueue (the controllers' priority queue), WorkloadAffinity"},
+		{"PriorityBasedScheduling=false", ""},
 	} {
 		g := featuregate.NewFeatureGate()
 		if err := g.Add(Specs); err != nil {

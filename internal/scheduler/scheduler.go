@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -74,6 +75,11 @@ type Scheduler struct {
 	// estimator alone, nothing assumed). It is also the framework's
 	// Estimator.
 	Estimates *Estimates
+	// PriorityOrder takes bindings from the queue by their
+	// spec.schedulePriority, highest first, and in arrival order among
+	// equals (--feature-gates=PriorityBasedScheduling=true); off, in
+	// arrival order alone.
+	PriorityOrder bool
 
 	backoff workqueue.TypedRateLimiter[string]
 	// capacityMu orders the cycles of bindings that take capacity (see
@@ -114,8 +120,8 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1), NewQueue: s.newQueue}
 	for _, k := range anybinding.Kinds {
 		if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-"+strings.ToLower(k.Name)).
-			For(k.New().Object, builder.WithPredicates(countIncoming)).
-			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(s.unscheduledBindings(k)), builder.WithPredicates(placementRelevant)).
+			Watches(k.New().Object, enqueueBinding, builder.WithPredicates(countIncoming)).
+			Watches(&clusterv1alpha1.Cluster{}, s.enqueueBindingsOf(k), builder.WithPredicates(placementRelevant)).
 			WithOptions(opts).
 			Complete(s.reconcilerFor(k)); err != nil {
 			return err
@@ -132,9 +138,15 @@ func (s *Scheduler) assumed() *Assumptions {
 	return s.Estimates.Assumed
 }
 
-// newQueue is controller-runtime's default queue, kept to be counted.
+// newQueue is controller-runtime's default queue, or (PriorityOrder) its
+// priority queue, kept to be counted.
 func (s *Scheduler) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
+	var q workqueue.TypedRateLimitingInterface[reconcile.Request]
+	if s.PriorityOrder {
+		q = newPriorityQueue(name, rl)
+	} else {
+		q = workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
+	}
 	s.queuesMu.Lock()
 	s.queues = append(s.queues, q)
 	s.queuesMu.Unlock()
@@ -376,18 +388,69 @@ func targetNames(ts []workv1alpha2.TargetCluster) []string {
 // now), and to the bindings placed on it (it may be leaving, or no longer
 // selected by their affinity). The binding's own reconcile decides cheaply
 // whether anything changes.
-func (s *Scheduler) unscheduledBindings(k anybinding.Kind) handler.MapFunc {
-	return func(ctx context.Context, cl client.Object) []reconcile.Request {
-		list, err := k.List(ctx, s.Client)
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "Listing bindings", "kind", k.Name)
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(list))
-		for _, b := range list {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b.Object)})
-		}
-		incomingClusterChanged.Add(float64(len(out)))
-		return out
+func (s *Scheduler) enqueueBindingsOf(k anybinding.Kind) handler.EventHandler {
+	return allBindings{s: s, k: k}
+}
+
+// allBindings queues every binding of its kind, each at its priority, on
+// any event (of a Cluster). An EventHandler of its own rather than
+// handler.Funcs: those hand their functions a queue whose adds lose the
+// priority.
+type allBindings struct {
+	s *Scheduler
+	k anybinding.Kind
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func (a allBindings) add(ctx context.Context, q queue) {
+	list, err := a.k.List(ctx, a.s.Client)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing bindings", "kind", a.k.Name)
+		return
 	}
+	for _, b := range list {
+		addByPriority(q, b.Object)
+	}
+	incomingClusterChanged.Add(float64(len(list)))
+}
+
+func (a allBindings) Create(ctx context.Context, _ event.CreateEvent, q queue)   { a.add(ctx, q) }
+func (a allBindings) Update(ctx context.Context, _ event.UpdateEvent, q queue)   { a.add(ctx, q) }
+func (a allBindings) Delete(ctx context.Context, _ event.DeleteEvent, q queue)   { a.add(ctx, q) }
+func (a allBindings) Generic(ctx context.Context, _ event.GenericEvent, q queue) { a.add(ctx, q) }
+
+// bindingEvents queues the binding of each event at its priority.
+type bindingEvents struct{}
+
+var enqueueBinding handler.EventHandler = bindingEvents{}
+
+func (bindingEvents) Create(_ context.Context, e event.CreateEvent, q queue) {
+	addByPriority(q, e.Object)
+}
+func (bindingEvents) Update(_ context.Context, e event.UpdateEvent, q queue) {
+	addByPriority(q, e.ObjectNew)
+}
+func (bindingEvents) Delete(_ context.Context, e event.DeleteEvent, q queue) {
+	addByPriority(q, e.Object)
+}
+func (bindingEvents) Generic(_ context.Context, e event.GenericEvent, q queue) {
+	addByPriority(q, e.Object)
+}
+
+// addByPriority queues a binding at its spec.schedulePriority: a priority
+// queue (PriorityOrder) takes it before those of lower priority; the plain
+// queue takes everything in arrival order.
+func addByPriority(q queue, obj client.Object) {
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if !ok {
+		q.Add(req)
+		return
+	}
+	p := 0
+	if b, err := anybinding.Of(obj); err == nil && b.Spec.SchedulePriority != nil {
+		p = int(b.Spec.SchedulePriority.Priority)
+	}
+	pq.AddWithOpts(priorityqueue.AddOpts{Priority: p}, req)
 }

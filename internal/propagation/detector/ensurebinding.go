@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -51,7 +52,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		d.interpretFailed(ctx, obj, err)
 		return fmt.Errorf("reading replicas of %s: %w", obj.GetName(), err)
 	}
-	op, err := d.writeBinding(ctx, obj, c, replicas, requirements, components)
+	priority, err := d.schedulePriority(ctx, obj, c)
+	if err != nil {
+		return err
+	}
+	op, err := d.writeBinding(ctx, obj, c, replicas, requirements, components, priority)
 	if err != nil {
 		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Apply %s failed: %v", policyWords(c), err)
 		return err
@@ -70,7 +75,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 }
 
 // writeBinding creates or patches the binding.
-func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate, replicas int32, requirements *workv1alpha2.ReplicaRequirements, components []workv1alpha2.Component) (controllerutil.OperationResult, error) {
+func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate, replicas int32, requirements *workv1alpha2.ReplicaRequirements, components []workv1alpha2.Component, priority *workv1alpha2.SchedulePriority) (controllerutil.OperationResult, error) {
 	owner := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	wantA, wantL := policymatch.ClaimChanges(&c)
@@ -121,6 +126,7 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		spec.ReplicaRequirements = requirements
 		spec.Components = components
 		policymatch.ApplyToBinding(spec, c.Spec)
+		spec.SchedulePriority = priority
 	}
 	name := names.BindingName(obj.GetKind(), obj.GetName())
 	var written client.Object
@@ -198,4 +204,23 @@ func policyWords(c policymatch.Candidate) string {
 		return "policy(" + c.Key() + ")"
 	}
 	return "cluster policy(" + c.Key() + ")"
+}
+
+// schedulePriority is the binding's place in the scheduler's queue: the
+// value of the PriorityClass the policy's schedulePriority names (with
+// --feature-gates=PriorityBasedScheduling=true, on by default, as Karmada);
+// nil without one. A class that does not exist fails the binding's write,
+// with the reason on the template, until it does.
+func (d *Detector) schedulePriority(ctx context.Context, obj *unstructured.Unstructured, c policymatch.Candidate) (*workv1alpha2.SchedulePriority, error) {
+	sp := c.Spec.SchedulePriority
+	if sp == nil || !features.Gate.Enabled(features.PriorityBasedScheduling) {
+		return nil, nil
+	}
+	pc := &schedulingv1.PriorityClass{}
+	if err := d.Client.Get(ctx, client.ObjectKey{Name: sp.PriorityClassName}, pc); err != nil {
+		err = fmt.Errorf("schedulePriority of %s: PriorityClass %q: %w", policyWords(c), sp.PriorityClassName, err)
+		events.Warning(d.Recorder, obj, events.ApplyPolicyFailed, "Apply %s failed: %v", policyWords(c), err)
+		return nil, err
+	}
+	return &workv1alpha2.SchedulePriority{Priority: pc.Value}, nil
 }
