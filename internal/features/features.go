@@ -74,7 +74,9 @@ const (
 	// implemented here yet (registered off, refused on).
 	ControllerPriorityQueue featuregate.Feature = "ControllerPriorityQueue"
 	// WorkloadAffinity places workloads with, or away from, those of their
-	// affinity group. Alpha, off; not implemented here yet (refused on).
+	// affinity group (the policy's placement.workloadAffinity: the detector
+	// writes the template's groups into the binding, the scheduler's
+	// WorkloadAffinity filter honours them). Alpha, off.
 	WorkloadAffinity featuregate.Feature = "WorkloadAffinity"
 	// The logging gates Karmada takes from Kubernetes, with Kubernetes'
 	// stages and defaults: ContextualLogging (klog's contextual logging),
@@ -114,7 +116,6 @@ var Specs = map[featuregate.Feature]featuregate.FeatureSpec{
 // Check, never ignored.
 var NotImplemented = map[featuregate.Feature]string{
 	ControllerPriorityQueue: "the controllers' priority queue",
-	WorkloadAffinity:        "workload affinity and anti-affinity groups",
 }
 
 func init() {

@@ -57,9 +57,10 @@ func TestCheckRefusesWhatIsNotImplemented(t *testing.T) {
 	}{
 		{"", ""},
 		{"Failover=true,PropagationPolicyPreemption=true,ResourceQuotaEstimate=true", ""},
-		{"WorkloadAffinity=false", ""},
-		{"WorkloadAffinity=true", "WorkloadAffinity (workload affinity and anti-affinity groups): not implemented"},
-		{"PriorityBasedScheduling=true,ControllerPriorityQueue=true,WorkloadAffinity=true", "ControllerPriorityQueue (the controllers' priority queue), WorkloadAffinity"},
+		{"ControllerPriorityQueue=false", ""},
+		{"ControllerPriorityQueue=true", "ControllerPriorityQueue (the controllers' priority queue): not implemented"},
+		{"WorkloadAffinity=true", ""},
+		{"PriorityBasedScheduling=true,ControllerPriorityQueue=true,WorkloadAffinity=true", "--feature-gates: ControllerPriorityQueue (the controllers' priority queue): not implemented"},
 		{"PriorityBasedScheduling=false", ""},
 	} {
 		g := featuregate.NewFeatureGate()

@@ -40,6 +40,7 @@ import (
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
+	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 )
 
 // DefaultSchedulerName is the scheduler of bindings that name none.
@@ -80,7 +81,12 @@ type Scheduler struct {
 	// equals (--feature-gates=PriorityBasedScheduling=true); off, in
 	// arrival order alone.
 	PriorityOrder bool
+	// WorkloadAffinity places bindings by their workloadAffinityGroups
+	// (--feature-gates=WorkloadAffinity=true): with the other workloads of
+	// their affinity group, away from those of their anti-affinity group.
+	WorkloadAffinity bool
 
+	groups  groups
 	backoff workqueue.TypedRateLimiter[string]
 	// capacityMu orders the cycles of bindings that take capacity (see
 	// scheduleOne).
@@ -117,6 +123,11 @@ func (s *Scheduler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	s.backoff = workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute)
 	s.countPending()
+	if s.WorkloadAffinity {
+		if err := indexAffinityGroups(context.Background(), mgr); err != nil {
+			return err
+		}
+	}
 	opts := controller.Options{MaxConcurrentReconciles: max(s.Workers, 1), NewQueue: s.newQueue}
 	for _, k := range anybinding.Kinds {
 		if err := ctrl.NewControllerManagedBy(mgr).Named("scheduler-"+strings.ToLower(k.Name)).
@@ -202,6 +213,7 @@ func (s *Scheduler) reconcilerFor(k anybinding.Kind) reconcile.Reconciler {
 				s.written.Delete(req.String())
 				s.waiting.Delete(req.String())
 				s.assumed().Forget(req.String())
+				s.forgetGroups(req.String())
 			}
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
@@ -239,6 +251,23 @@ func (s *Scheduler) scheduleOne(ctx context.Context, b anybinding.Binding) (afte
 	fresh := freshRequested(b)
 	if !fresh && s.placementHolds(ctx, b, clusters.Items) {
 		return 0, nil
+	}
+	if s.WorkloadAffinity && b.Spec.WorkloadAffinityGroups != nil {
+		// A group's cycles one at a time, each seeing where the last went.
+		s.groups.mu.Lock()
+		peers, perr := s.peers(ctx, b, key)
+		if perr != nil {
+			s.groups.mu.Unlock()
+			return 0, perr
+		}
+		ctx = plugins.WithPeers(ctx, peers)
+		res, undo := s.schedulingCycle(ctx, b, key, fresh, clusters.Items)
+		if res.Err == nil {
+			s.decide(b, key, res.Targets)
+		}
+		s.groups.mu.Unlock()
+		defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()
+		return s.bindingCycle(ctx, b, key, res, undo, clusters.Items)
 	}
 	res, undo := s.schedulingCycle(ctx, b, key, fresh, clusters.Items)
 	defer func() { s.recordAttempt(obj, key, start, res.Err, err) }()

@@ -35,9 +35,9 @@ func TestEveryBinaryTakesKarmadasFeatureGates(t *testing.T) {
 				t.Errorf("%s --help does not list %q", b, want)
 			}
 		}
-		out, code := run("--feature-gates=WorkloadAffinity=true")
-		if code != 1 || !strings.Contains(out, "--feature-gates: WorkloadAffinity (workload affinity and anti-affinity groups): not implemented by this control plane yet; leave it off") {
-			t.Errorf("%s --feature-gates=WorkloadAffinity=true: exit %d\n%s", b, code, out)
+		out, code := run("--feature-gates=ControllerPriorityQueue=true")
+		if code != 1 || !strings.Contains(out, "--feature-gates: ControllerPriorityQueue (the controllers' priority queue): not implemented by this control plane yet; leave it off") {
+			t.Errorf("%s --feature-gates=ControllerPriorityQueue=true: exit %d\n%s", b, code, out)
 		}
 		out, code = run("--feature-gates=NoSuchGate=true")
 		if code == 0 || !strings.Contains(out, "unrecognized feature gate: NoSuchGate") {

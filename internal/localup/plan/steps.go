@@ -321,7 +321,8 @@ func (f *Fleet) karmadaSteps(c *Cluster, api string) []*process.Step {
 			// bindings, as karmada-webhook enforces it. MultiClusterService
 			// exposure across clusters (alpha in Karmada) on, for the tour;
 			// and the alpha gates of what the tour shows: policy preemption,
-			// state preserved on failover, multi-component scheduling.
+			// state preserved on failover, multi-component scheduling,
+			// workload affinity groups.
 			Set("feature-gates", LocalControllerManagerGates).On("enable-no-execute-taint-eviction").
 			// The native-HPA path (off by default in Karmada), for the
 			// autoscaling tour.
@@ -338,7 +339,8 @@ func (f *Fleet) karmadaSteps(c *Cluster, api string) []*process.Step {
 	for _, r := range f.controllerReplicas(c, "karmada-scheduler") {
 		// Node-level fit from every member's estimator; it starts after
 		// them so that its first placements have their answers.
-		s := f.karmadaComponent(c, "karmada-scheduler", r, f.schedulerEstimatorArgs(), setup.Name, clusterAPIStep)
+		// Workload affinity groups (alpha in Karmada) on, for the tour.
+		s := f.karmadaComponent(c, "karmada-scheduler", r, f.schedulerEstimatorArgs().Set("feature-gates", "WorkloadAffinity=true"), setup.Name, clusterAPIStep)
 		for _, m := range f.Clusters[1:] {
 			s.After = append(s.After, estimatorStep(m.Name))
 		}
@@ -370,4 +372,4 @@ func (f *Fleet) clustersReadyStep() *process.Step {
 
 // LocalControllerManagerGates are the feature gates the local fleet's
 // controller managers run with beyond Karmada's defaults (docs/feature-gates.md).
-const LocalControllerManagerGates = "Failover=true,FederatedQuotaEnforcement=true,MultiClusterService=true,PropagationPolicyPreemption=true,StatefulFailoverInjection=true,MultiplePodTemplatesScheduling=true"
+const LocalControllerManagerGates = "Failover=true,FederatedQuotaEnforcement=true,MultiClusterService=true,PropagationPolicyPreemption=true,StatefulFailoverInjection=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"

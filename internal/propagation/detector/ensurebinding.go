@@ -127,6 +127,7 @@ func (d *Detector) writeBinding(ctx context.Context, obj *unstructured.Unstructu
 		spec.Components = components
 		policymatch.ApplyToBinding(spec, c.Spec)
 		spec.SchedulePriority = priority
+		spec.WorkloadAffinityGroups = affinityGroups(obj, c.Spec)
 	}
 	name := names.BindingName(obj.GetKind(), obj.GetName())
 	var written client.Object
@@ -223,4 +224,25 @@ func (d *Detector) schedulePriority(ctx context.Context, obj *unstructured.Unstr
 		return nil, err
 	}
 	return &workv1alpha2.SchedulePriority{Priority: pc.Value}, nil
+}
+
+// affinityGroups are the template's workload affinity groups: the values of
+// its labels that the policy's placement.workloadAffinity groups by (with
+// --feature-gates=WorkloadAffinity=true, as Karmada); nil without any.
+func affinityGroups(obj *unstructured.Unstructured, spec *policyv1alpha1.PropagationSpec) *workv1alpha2.WorkloadAffinityGroups {
+	wa := spec.Placement.WorkloadAffinity
+	if wa == nil || !features.Gate.Enabled(features.WorkloadAffinity) {
+		return nil
+	}
+	g := &workv1alpha2.WorkloadAffinityGroups{}
+	if wa.Affinity != nil {
+		g.AffinityGroup = obj.GetLabels()[wa.Affinity.GroupByLabelKey]
+	}
+	if wa.AntiAffinity != nil {
+		g.AntiAffinityGroup = obj.GetLabels()[wa.AntiAffinity.GroupByLabelKey]
+	}
+	if g.AffinityGroup == "" && g.AntiAffinityGroup == "" {
+		return nil
+	}
+	return g
 }

@@ -124,7 +124,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw, SchedulerName: o.SchedulerName, Workers: o.Workers,
 		Recorder: recorders.RecorderFor(events.SourceScheduler), DirectNarrowing: !features.Gate.Enabled(features.GracefulEviction), Estimates: estimates,
-		PriorityOrder: features.Gate.Enabled(features.PriorityBasedScheduling)}).SetupWithManager(mgr); err != nil {
+		PriorityOrder: features.Gate.Enabled(features.PriorityBasedScheduling), WorkloadAffinity: features.Gate.Enabled(features.WorkloadAffinity)}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting karmada-scheduler", "plugins", o.Plugins, "schedulerName", o.SchedulerName, "schedulerEstimator", o.Estimator.Enabled)

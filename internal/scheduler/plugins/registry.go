@@ -15,5 +15,6 @@ func NewInTreeRegistry() framework.Registry {
 		ClusterLocalityName:  NewClusterLocality,
 		SpreadConstraintName: NewSpreadConstraint,
 		TaintTolerationName:  NewTaintToleration,
+		WorkloadAffinityName: NewWorkloadAffinity,
 	}
 }
