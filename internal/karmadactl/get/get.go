@@ -294,9 +294,9 @@ func (o *Options) memberClusters(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// read gets the objects args name from one cluster: server-side tables
-// when printing a table.
-func (o *Options) read(cluster string, args []string, table bool) ([]*resource.Info, error) {
+// builder reads what args name in one cluster, as server-side tables when
+// printing a table.
+func (o *Options) builder(cluster string, args []string, table bool) (*resource.Builder, error) {
 	getter := o.flags.ForCluster(cluster)
 	ns, _, err := getter.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
@@ -308,9 +308,7 @@ func (o *Options) read(cluster string, args []string, table bool) ([]*resource.I
 		LabelSelectorParam(o.LabelSelector).
 		FieldSelectorParam(o.FieldSelector).
 		ResourceTypeOrNameArgs(true, args...).
-		ContinueOnError().
-		Latest().
-		Flatten()
+		Latest()
 	if table {
 		b = b.TransformRequests(func(req *rest.Request) {
 			req.SetHeader("Accept", strings.Join([]string{
@@ -320,6 +318,16 @@ func (o *Options) read(cluster string, args []string, table bool) ([]*resource.I
 			}, ","))
 		})
 	}
+	return b, nil
+}
+
+// read gets the objects args name from one cluster.
+func (o *Options) read(cluster string, args []string, table bool) ([]*resource.Info, error) {
+	b, err := o.builder(cluster, args, table)
+	if err != nil {
+		return nil, err
+	}
+	b = b.ContinueOnError().Flatten()
 	r := b.Do()
 	infos, err := r.Infos()
 	if o.IgnoreNotFound {
@@ -338,14 +346,7 @@ func ignoreNotFound(err error) error {
 // printObjects prints every object with -o's printer, a member's marked
 // with the cluster it came from.
 func (o *Options) printObjects(sources []source) error {
-	if strings.Contains(o.Output, "=") {
-		format, tmpl, _ := strings.Cut(o.Output, "=")
-		o.print.OutputFormat = &format
-		*o.print.TemplatePrinterFlags.TemplateArgument = tmpl
-	} else {
-		o.print.OutputFormat = &o.Output
-	}
-	p, err := o.print.ToPrinter()
+	p, err := o.objectPrinter()
 	if err != nil {
 		return err
 	}
@@ -495,4 +496,17 @@ func withClusterCells(row metav1.TableRow, cluster string, n int) metav1.TableRo
 	}
 	row.Cells = append(cells, adoption)
 	return row
+}
+
+// objectPrinter is -o's printer (json, yaml, name, jsonpath=…,
+// go-template=…).
+func (o *Options) objectPrinter() (printers.ResourcePrinter, error) {
+	if strings.Contains(o.Output, "=") {
+		format, tmpl, _ := strings.Cut(o.Output, "=")
+		o.print.OutputFormat = &format
+		*o.print.TemplatePrinterFlags.TemplateArgument = tmpl
+	} else {
+		o.print.OutputFormat = &o.Output
+	}
+	return o.print.ToPrinter()
 }

@@ -4,20 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/cli-runtime/pkg/resource"
-	"k8s.io/client-go/rest"
 
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 )
@@ -120,29 +116,11 @@ func (o *Options) runWatch(ctx context.Context, targets []string) error {
 // startWatch lists the one resource type args name in a cluster and
 // watches it from that list's version.
 func (o *Options) startWatch(cluster string, table bool) (*watched, error) {
-	getter := o.flags.ForCluster(cluster)
-	ns, _, err := getter.ToRawKubeConfigLoader().Namespace()
+	b, err := o.builder(cluster, o.args, table)
 	if err != nil {
 		return nil, err
 	}
-	b := resource.NewBuilder(getter).
-		Unstructured().
-		NamespaceParam(ns).DefaultNamespace().AllNamespaces(o.AllNamespaces).
-		LabelSelectorParam(o.LabelSelector).
-		FieldSelectorParam(o.FieldSelector).
-		ResourceTypeOrNameArgs(true, o.args...).
-		SingleResourceType().
-		Latest()
-	if table {
-		b = b.TransformRequests(func(req *rest.Request) {
-			req.SetHeader("Accept", strings.Join([]string{
-				fmt.Sprintf("application/json;as=Table;v=%s;g=%s", metav1.SchemeGroupVersion.Version, metav1.GroupName),
-				fmt.Sprintf("application/json;as=Table;v=%s;g=%s", metav1beta1.SchemeGroupVersion.Version, metav1beta1.GroupName),
-				"application/json",
-			}, ","))
-		})
-	}
-	r := b.Do()
+	r := b.SingleResourceType().Do()
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
@@ -201,14 +179,7 @@ func (o *Options) watchPrinter(table bool, gk schema.GroupKind) (func(cluster st
 			return p.PrintObj(&metav1.Table{ColumnDefinitions: cols, Rows: rows}, o.Out)
 		}, nil
 	}
-	if strings.Contains(o.Output, "=") {
-		format, tmpl, _ := strings.Cut(o.Output, "=")
-		o.print.OutputFormat = &format
-		*o.print.TemplatePrinterFlags.TemplateArgument = tmpl
-	} else {
-		o.print.OutputFormat = &o.Output
-	}
-	p, err := o.print.ToPrinter()
+	p, err := o.objectPrinter()
 	if err != nil {
 		return nil, err
 	}
