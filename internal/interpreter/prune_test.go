@@ -5,6 +5,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/equality"
+
+	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 func TestPrune(t *testing.T) {
@@ -108,7 +111,8 @@ imagePullSecrets: [{name: reg}]
 
 // The marks the controllers write and trust never come from a template: a
 // tenant's planted pre-adoption record, adoption or Work mark is dropped;
-// the policy's claim and the template's own labels stay.
+// the policy's claim and the template's own labels stay, retain-replicas
+// among them (the execution controller reads it from the manifest).
 func TestPruneDropsControllerMarks(t *testing.T) {
 	in := obj(t, `
 apiVersion: v1
@@ -116,15 +120,19 @@ kind: ConfigMap
 metadata:
   name: planted
   namespace: t1
-  labels: {app: web, karmada.io/managed: "true", resourcebinding.karmada.io/permanent-id: x, propagationpolicy.karmada.io/permanent-id: p}
+  labels: {app: web, karmada.io/managed: "true", resourcebinding.karmada.io/permanent-id: x, propagationpolicy.karmada.io/permanent-id: p, resourcetemplate.karmada.io/retain-replicas: "true", resourcetemplate.karmada.io/uid: u}
   annotations: {work.karmada.io/pre-adoption: H4sI, work.karmada.io/adopted-by: karmada-es-m1/other, work.karmada.io/name: other, resourcetemplate.karmada.io/generation: "9", propagationpolicy.karmada.io/name: pp, note: kept}
 `)
 	out := Default.Prune(in)
-	if got := out.GetLabels(); len(got) != 2 || got["app"] != "web" || got["propagationpolicy.karmada.io/permanent-id"] != "p" {
-		t.Errorf("labels %v, want the template's own and the claim", got)
+	if got := out.GetLabels(); len(got) != 3 || got["app"] != "web" || got["propagationpolicy.karmada.io/permanent-id"] != "p" ||
+		got["resourcetemplate.karmada.io/retain-replicas"] != "true" {
+		t.Errorf("labels %v, want the template's own, retain-replicas and the claim", got)
 	}
 	if got := out.GetAnnotations(); len(got) != 2 || got["note"] != "kept" || got["propagationpolicy.karmada.io/name"] != "pp" {
 		t.Errorf("annotations %v, want the template's own and the claim", got)
+	}
+	if workv1alpha1.IsControllerMark(policyv1alpha1.RetainReplicasLabel) {
+		t.Errorf("%s taken for a controller mark", policyv1alpha1.RetainReplicasLabel)
 	}
 	if len(in.GetAnnotations()) != 6 {
 		t.Error("the template was changed")

@@ -151,6 +151,13 @@ func TestNativeHPARetainsMemberReplicas(t *testing.T) {
 			if n, err := memberReplicas(ctx, t, m, ns); err != nil || n != 3 {
 				return fmt.Errorf("%s: %d (err %v)", m, n, err)
 			}
+			// The label travels with the manifest, as in Karmada: the
+			// execution controller reads it there to keep the member's
+			// replicas.
+			md, err := kube(t, m).AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil || md.Labels[policyv1alpha1.RetainReplicasLabel] != "true" {
+				return fmt.Errorf("%s's copy: labels %v (err %v)", m, md.GetLabels(), err)
+			}
 		}
 		if r := ptr.Deref(d.Spec.Replicas, 1); r != 6 {
 			return fmt.Errorf("template replicas %d, want 6", r)
@@ -176,6 +183,19 @@ func TestNativeHPARetainsMemberReplicas(t *testing.T) {
 		}
 		return nil
 	})
+	// Nothing ever scaled a copy back below its HPA's minimum (a manifest
+	// without the label once put the template's division over the HPA's 3).
+	for _, m := range two {
+		evs, err := kube(t, m).CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=ScalingReplicaSet"})
+		if err != nil {
+			t.Fatalf("%s: events: %v", m, err)
+		}
+		for _, e := range evs.Items {
+			if strings.HasPrefix(e.Message, "Scaled down") {
+				t.Errorf("%s: %s (%d times, last %v)", m, e.Message, e.Count, e.LastTimestamp)
+			}
+		}
+	}
 	// The HPA goes: so does the mark.
 	deleteAll(t, c, hpa)
 	testenv.Eventually(t, 30*time.Second, "the mark removed", func(ctx context.Context) error {

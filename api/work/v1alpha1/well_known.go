@@ -93,6 +93,10 @@ func ClusterOfExecutionNamespace(namespace string) (string, bool) {
 // Karmada's controllers write on Works and member copies and then trust:
 // which Work a copy comes from, whether it was adopted and what it was
 // before, which binding and template generation made it.
+// retainReplicasLabel is policyv1alpha1.RetainReplicasLabel (this package
+// imports no other API group).
+const retainReplicasLabel = "resourcetemplate.karmada.io/retain-replicas"
+
 var controllerMarkPrefixes = []string{"work.karmada.io/", "resourcebinding.karmada.io/", "clusterresourcebinding.karmada.io/",
 	"resourcetemplate.karmada.io/", "resourcebinding.karmada-go.io/"}
 
@@ -100,10 +104,16 @@ var controllerMarkPrefixes = []string{"work.karmada.io/", "resourcebinding.karma
 // controllers write and trust (the prefixes above, and ManagedLabel). A
 // template's own labels and annotations of these keys never reach a member:
 // a tenant could otherwise plant, say, a pre-adoption record an
-// administrator would restore.
+// administrator would restore. resourcetemplate.karmada.io/retain-replicas
+// is no mark but the template's own setting (put there by its author or by
+// hpaScaleTargetMarker): as in Karmada, it travels with the manifest, whose
+// label the execution controller reads to keep a member's replicas.
 func IsControllerMark(key string) bool {
 	if key == ManagedLabel {
 		return true
+	}
+	if key == retainReplicasLabel {
+		return false
 	}
 	for _, p := range controllerMarkPrefixes {
 		if strings.HasPrefix(key, p) {
