@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -54,7 +55,20 @@ func bootstrapToken(t *testing.T) *rest.Config {
 	id, _, _ := strings.Cut(tok, ".")
 	t.Cleanup(func() { _, _ = karmadactl("token", "delete", id) })
 	cfg := restConfig(t, "karmada-apiserver")
-	return &rest.Config{Host: cfg.Host, BearerToken: tok, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}, Timeout: 10 * time.Second}
+	out2 := &rest.Config{Host: cfg.Host, BearerToken: tok, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}, Timeout: 10 * time.Second}
+	// The API server's token authenticator reads the token's Secret from
+	// its informer: a token just made may be unknown for a moment. Wait
+	// until it is known (any identity may review itself), so that what
+	// the tests see is the authorizer's answer, not that.
+	kc, err := kubernetes.NewForConfig(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, "the bootstrap token known to the API server", func(ctx context.Context) error {
+		_, err := kc.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return err
+	})
+	return out2
 }
 
 // agentCSR is a certificate request for an agent identity, made with a
