@@ -15,6 +15,7 @@ import (
 	mcsv1alpha1 "github.com/karmada-go/karmada/api/multicluster/v1alpha1"
 	networkingv1alpha1 "github.com/karmada-go/karmada/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	remedyv1alpha1 "github.com/karmada-go/karmada/api/remedy/v1alpha1"
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
@@ -33,6 +34,7 @@ func init() {
 	utilruntime.Must(mcsv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(networkingv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(policyv1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(remedyv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(searchv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(workv1alpha1.AddToScheme(Scheme))
 	utilruntime.Must(workv1alpha2.AddToScheme(Scheme))

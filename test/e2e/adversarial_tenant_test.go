@@ -35,6 +35,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	remedyv1alpha1 "github.com/karmada-go/karmada/api/remedy/v1alpha1"
 	searchv1alpha1 "github.com/karmada-go/karmada/api/search/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
@@ -242,6 +243,12 @@ func TestTenantStaysInItsNamespace(t *testing.T) {
 		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace"}}}}))
 	wantRefused(t, "tainting member1", tenant.Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
 		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":[{"key":"e2e-tenant","effect":"NoExecute"}]}}`))))
+	// Nor steer traffic away from a cluster: no Remedy, no condition or
+	// remedy action written on a Cluster.
+	wantRefused(t, "a Remedy", tenant.Create(ctx, &remedyv1alpha1.Remedy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-tenant-remedy"},
+		Spec: remedyv1alpha1.RemedySpec{Actions: []remedyv1alpha1.RemedyAction{remedyv1alpha1.TrafficControl}}}))
+	wantRefused(t, "member1's remedy actions", tenant.Status().Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"status":{"remedyActions":["TrafficControl"]}}`))))
 	wantRefused(t, "reading member1's credentials", tenant.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member1"}, &corev1.Secret{}))
 	if _, err := kube(t, "member2").CoreV1().Secrets("karmada-cluster").Get(ctx, "member1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("member1's credentials reached member2 (err %v)", err)

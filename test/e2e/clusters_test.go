@@ -174,6 +174,25 @@ func testJoinRules(t *testing.T) {
 	if !strings.Contains(out, `already joined as "member1"`) {
 		t.Errorf("refusal does not name the existing Cluster:\n%s", out)
 	}
+	// --dry-run checks the same and writes nothing: refused under another
+	// name, accepted under its own with member1's Cluster untouched.
+	out, err = karmadactl("join", "member1-again", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member1", "--dry-run")
+	if err == nil || !strings.Contains(out, `already joined as "member1"`) {
+		t.Errorf("join --dry-run under another name: %v\n%s", err, out)
+	}
+	before := &clusterv1alpha1.Cluster{}
+	if err := karmadaClient(t).Get(context.Background(), client.ObjectKey{Name: "member1"}, before); err != nil {
+		t.Fatal(err)
+	}
+	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member1", "--dry-run")
+	if err != nil || !strings.Contains(out, "[dry-run] cluster(member1) can be joined") || !strings.Contains(out, "nothing was written") {
+		t.Errorf("join --dry-run: %v\n%s", err, out)
+	}
+	after := &clusterv1alpha1.Cluster{}
+	if err := karmadaClient(t).Get(context.Background(), client.ObjectKey{Name: "member1"}, after); err != nil || after.Generation != before.Generation ||
+		after.Spec.SecretRef == nil || before.Spec.SecretRef == nil || *after.Spec.SecretRef != *before.Spec.SecretRef {
+		t.Errorf("member1's Cluster changed by join --dry-run: generation %d → %d (err %v)", before.Generation, after.Generation, err)
+	}
 	out, err = karmadactl("join", "member1", "--cluster-kubeconfig", fleet.Kubeconfig, "--cluster-context", "member1")
 	if err != nil {
 		t.Fatalf("joining member1 again under its own name failed:\n%s", out)

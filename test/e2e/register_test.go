@@ -61,13 +61,24 @@ func TestRegisterIssuesAgentCredentials(t *testing.T) {
 	// karmadactl's --kubeconfig is the member's for register.
 	// A narrow grant, so that what the agent may not do stays checkable
 	// (the default kinds include Secrets).
-	registerAs := func(name string) (string, error) {
-		args := append(f[1:], "--cluster-name", name, "--discovery-timeout", "60s", "--propagate-kinds", "deployments.apps,configmaps")
-		return runKarmadactl(append(args, "--kubeconfig", fleet.Kubeconfig, "--context", "member2")...)
+	registerAs := func(name string, extra ...string) (string, error) {
+		args := append(append([]string{}, f[1:]...), "--cluster-name", name, "--discovery-timeout", "60s", "--propagate-kinds", "deployments.apps,configmaps")
+		return runKarmadactl(append(append(args, "--kubeconfig", fleet.Kubeconfig, "--context", "member2"), extra...)...)
 	}
 	// member1 is registered (joined): a token holder may not take it over.
 	if out, err := registerAs("member1"); err == nil || !strings.Contains(out, "ClusterExists") {
 		t.Errorf("registering under a registered name: %v\n%s", err, out)
+	}
+	// --dry-run checks the member and the control plane and writes
+	// nothing.
+	if out, err := registerAs("e2e-pull", "--dry-run"); err != nil || !strings.Contains(out, "[dry-run]") || !strings.Contains(out, "nothing was written") {
+		t.Errorf("register --dry-run: %v\n%s", err, out)
+	}
+	if _, err := mc.CoreV1().Secrets(register.AgentNamespace).Get(ctx, register.AgentSecretName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after --dry-run, the agent's Secret in member2: %v, want none", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "e2e-pull"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after --dry-run, Cluster e2e-pull: %v, want none", err)
 	}
 	out, err := registerAs("e2e-pull")
 	if err != nil {

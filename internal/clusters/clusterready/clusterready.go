@@ -5,6 +5,7 @@ package clusterready
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,12 +22,32 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	remedyv1alpha1 "github.com/karmada-go/karmada/api/remedy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 )
 
 // IsReady reports whether the Cluster exists and its Ready condition is True.
 func IsReady(c *clusterv1alpha1.Cluster) bool {
 	return c != nil && meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
+// TrafficBlocked reports whether the cluster's remedy actions (the remedy
+// controller's) keep multi-cluster traffic away from it (TrafficControl).
+func TrafficBlocked(c *clusterv1alpha1.Cluster) bool {
+	return c != nil && slices.Contains(c.Status.RemedyActions, string(remedyv1alpha1.TrafficControl))
+}
+
+// TrafficChanged passes the Cluster updates that block or unblock its
+// traffic (TrafficBlocked).
+var TrafficChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+		n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+		return !ok1 || !ok2 || TrafficBlocked(o) != TrafficBlocked(n)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
 // WorksOf maps a Cluster event to the Works in the Cluster's execution

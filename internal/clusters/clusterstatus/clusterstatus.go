@@ -174,7 +174,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	recordStatus(cluster.Name, status)
 	metrics.ClusterSyncStatusDuration.WithLabelValues(cluster.Name).Observe(metrics.Since(start))
 	if !equality.Semantic.DeepEqual(status, &cluster.Status) {
+		// A patch of the conditions replaces the whole list: it goes over
+		// the version read only, so that a condition another writer (a
+		// detector in the member, say, that Remedies match) added since is
+		// never dropped; a conflict reads the cluster again.
 		patch := client.MergeFrom(cluster.DeepCopy())
+		if !equality.Semantic.DeepEqual(status.Conditions, cluster.Status.Conditions) {
+			patch = client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		}
 		cluster.Status = *status
 		if err := r.Client.Status().Patch(ctx, cluster, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)

@@ -86,6 +86,10 @@ type Options struct {
 	// spec.insecureSkipTLSVerification); without it such a kubeconfig is
 	// refused rather than copied silently.
 	InsecureSkipTLSVerify bool
+	// DryRun makes every check join makes (the member reachable and not
+	// joined under another name, nothing of its own in the way) and
+	// writes nothing.
+	DryRun bool
 }
 
 // Validate checks the options before anything is touched.
@@ -143,6 +147,18 @@ func Run(ctx context.Context, karmada client.Client, member *rest.Config, o Opti
 	}
 	if err := o.keepEarlierGrant(ctx, mc, out); err != nil {
 		return err
+	}
+	if o.DryRun {
+		if err := notTheirs(ctx, mc, o.ClusterName); err != nil {
+			return err
+		}
+		grant := "--propagate-kinds=" + strings.Join(o.kinds(), ",")
+		if o.ClusterAdmin {
+			grant = "--cluster-admin"
+		}
+		fmt.Fprintf(out, "[dry-run] cluster(%s) can be joined: join would write Karmada's identity in the member (ServiceAccount %s/%s, %s) and its credentials and Cluster in the control plane; nothing was written\n",
+			o.ClusterName, MemberNamespace, ServiceAccountName(o.ClusterName), grant)
+		return nil
 	}
 	if o.ClusterAdmin {
 		fmt.Fprintf(out, "warning: --cluster-admin grants Karmada's identity in %s every right there (Secrets of every namespace, escalate, bind, impersonate): anyone who reads its token in the control plane owns the member\n", o.ClusterName)

@@ -39,6 +39,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterlease"
 	"github.com/karmada-go/karmada/internal/clusters/clusterstatus"
 	"github.com/karmada-go/karmada/internal/clusters/clustertaint"
+	"github.com/karmada-go/karmada/internal/clusters/remedy"
 	"github.com/karmada-go/karmada/internal/clusters/tokenrenewal"
 	"github.com/karmada-go/karmada/internal/clusters/unifiedauth"
 	"github.com/karmada-go/karmada/internal/events"
@@ -403,6 +404,9 @@ var controllers = map[string]func(c setupContext) error{
 			return nil
 		}
 		return (&clustertaint.Reconciler{Client: c.mgr.GetClient(), Recorder: c.events.RecorderFor(events.SourceClusterTaintPolicy)}).SetupWithManager(c.mgr)
+	},
+	remedy.ControllerName: func(c setupContext) error {
+		return (&remedy.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
 	},
 	workloadrebalancer.ControllerName: func(c setupContext) error {
 		return (&workloadrebalancer.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)

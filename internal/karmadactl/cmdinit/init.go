@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
@@ -65,6 +68,18 @@ type Options struct {
 	ImageTag        string
 	ImagePullPolicy string
 	Images          map[string]string
+	// PullSecrets name Secrets of --namespace every pod pulls with.
+	PullSecrets []string
+	// KubeImageRegistry and KubeImageTag: of the Kubernetes images (etcd,
+	// the karmada-apiserver, its kube-controller-manager).
+	KubeImageRegistry, KubeImageTag string
+	// EtcdNodeSelector is k=v[,k=v]: the nodes the chart's etcd runs on.
+	EtcdNodeSelector string
+	// PriorityClasses: a component's flag (as imageFlags) → its
+	// PriorityClass.
+	PriorityClasses map[string]string
+	// HostClusterDomain is the host cluster's DNS domain.
+	HostClusterDomain string
 	// KarmadaData is where the administrator's kubeconfig is written.
 	KarmadaData string
 	Timeout     time.Duration
@@ -81,6 +96,25 @@ var imageFlags = map[string]string{
 	"karmada-aggregated-apiserver-image":    "aggregatedApiServer",
 	"etcd-image":                            "etcd.internal",
 	"karmadactl-image":                      "postInstallJob",
+}
+
+// kubeImages are the components whose images are Kubernetes' (Karmada's
+// --kube-image-registry and --kube-image-tag).
+var kubeImages = []string{"apiServer", "kubeControllerManager", "etcd.internal"}
+
+// priorityClassFlags are Karmada's per-component PriorityClass flags.
+var priorityClassFlags = []string{"etcd-priority-class", "karmada-apiserver-priority-class", "karmada-scheduler-priority-class",
+	"karmada-kube-controller-manager-priority-class", "karmada-controller-manager-priority-class", "karmada-webhook-priority-class",
+	"karmada-aggregated-apiserver-priority-class"}
+
+// refusedFlags are Karmada's init flags for what this init does otherwise,
+// each with why.
+var refusedFlags = map[string]string{
+	"crds":                      "the CRDs are built into karmadactl and installed from it; nothing is downloaded",
+	"config":                    "init takes its settings from flags only",
+	"karmada-pki":               "the certificates live in Secrets of --namespace, not on the machine running init",
+	"etcd-init-image":           "the chart's etcd has no init container",
+	"kube-image-mirror-country": "the images are built (make images), never pulled from a mirror; use --kube-image-registry or --private-image-registry for your registry",
 }
 
 // Validate checks the flags before anything is touched.
@@ -108,8 +142,21 @@ func (o *Options) Validate() error {
 	if o.ExternalEtcd != "" && (o.ExternalEtcdCA == "" || o.ExternalEtcdCert == "" || o.ExternalEtcdKey == "") {
 		return fmt.Errorf("--external-etcd-servers needs --external-etcd-ca-cert-path, --external-etcd-client-cert-path and --external-etcd-client-key-path")
 	}
-	if o.Timeout <= 0 {
-		return fmt.Errorf("--wait-component-ready-timeout must be positive")
+	if o.Timeout < 0 {
+		return fmt.Errorf("--wait-component-ready-timeout must not be negative (0: wait as long as it takes)")
+	}
+	if o.EtcdNodeSelector != "" {
+		if _, err := labels.ConvertSelectorToLabelsMap(o.EtcdNodeSelector); err != nil {
+			return fmt.Errorf("--etcd-node-selector-labels=%q: want key=value[,key=value]: %w", o.EtcdNodeSelector, err)
+		}
+	}
+	for flag, name := range o.PriorityClasses {
+		if errs := validation.IsDNS1123Subdomain(name); name != "" && len(errs) > 0 {
+			return fmt.Errorf("--%s=%q: %s", flag, name, errs[0])
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(o.HostClusterDomain); len(errs) > 0 {
+		return fmt.Errorf("--host-cluster-domain=%q: %s", o.HostClusterDomain, errs[0])
 	}
 	return nil
 }
@@ -138,6 +185,21 @@ func (o *Options) Values() (map[string]any, error) {
 	}
 	if err := o.etcdValues(v); err != nil {
 		return nil, err
+	}
+	if len(o.PullSecrets) > 0 {
+		secrets := make([]any, 0, len(o.PullSecrets))
+		for _, n := range o.PullSecrets {
+			secrets = append(secrets, map[string]any{"name": n})
+		}
+		v.set("global.imagePullSecrets", secrets)
+	}
+	for flag, name := range o.PriorityClasses {
+		if name != "" {
+			v.set(imageFlags[strings.TrimSuffix(flag, "-priority-class")+"-image"]+".priorityClassName", name)
+		}
+	}
+	if o.HostClusterDomain != "" {
+		v.set("clusterDomain", o.HostClusterDomain)
 	}
 	for comp, n := range map[string]int32{"apiServer": o.APIServerReplicas, "controllerManager": o.ControllerManagerReplicas,
 		"scheduler": o.SchedulerReplicas, "webhook": o.WebhookReplicas, "kubeControllerManager": o.KubeControllerManagerReplicas,
@@ -169,6 +231,14 @@ func (v values) set(path string, val any) {
 func (o *Options) imageValues(v values) {
 	if o.ImageRegistry != "" {
 		v.set("global.imageRegistry", o.ImageRegistry)
+	}
+	for _, comp := range kubeImages {
+		if o.KubeImageRegistry != "" {
+			v.set(comp+".image.registry", o.KubeImageRegistry)
+		}
+		if o.KubeImageTag != "" {
+			v.set(comp+".image.tag", o.KubeImageTag)
+		}
 	}
 	for flag, comp := range imageFlags {
 		if o.ImageTag != "" {
@@ -253,6 +323,14 @@ func (o *Options) etcdValues(v values) error {
 		if o.EtcdHostDataPath != "" {
 			v.set("etcd.internal.hostPath.path", o.EtcdHostDataPath)
 		}
+		if o.EtcdNodeSelector != "" {
+			sel, _ := labels.ConvertSelectorToLabelsMap(o.EtcdNodeSelector)
+			m := map[string]any{}
+			for k, x := range sel {
+				m[k] = x
+			}
+			v.set("etcd.internal.nodeSelector", m)
+		}
 	}
 	return nil
 }
@@ -267,7 +345,7 @@ func toAny(s []string) []any {
 
 // NewInitCommand returns `karmadactl init`.
 func NewInitCommand(g *options.Global) *cobra.Command {
-	o := Options{Images: map[string]string{}}
+	o := Options{Images: map[string]string{}, Timeout: 10 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Install the Karmada control plane on a host Kubernetes cluster",
@@ -294,6 +372,15 @@ component is ready, then writes the administrator's kubeconfig to
 			for flag := range imageFlags {
 				if v, _ := cmd.Flags().GetString(flag); v != "" {
 					o.Images[flag] = v
+				}
+			}
+			o.PriorityClasses = map[string]string{}
+			for _, flag := range priorityClassFlags {
+				o.PriorityClasses[flag], _ = cmd.Flags().GetString(flag)
+			}
+			for flag, why := range refusedFlags {
+				if cmd.Flags().Changed(flag) {
+					return fmt.Errorf("--%s: not supported: %s", flag, why)
 				}
 			}
 			if err := o.Validate(); err != nil {
@@ -334,10 +421,43 @@ component is ready, then writes the administrator's kubeconfig to
 	for flag, comp := range imageFlags {
 		f.String(flag, "", "image of "+comp+" (registry/repository:tag)")
 	}
+	f.StringSliceVar(&o.PullSecrets, "image-pull-secrets", nil, "Secrets of --namespace every pod pulls its image with (comma-separated)")
+	f.StringVar(&o.KubeImageRegistry, "kube-image-registry", "", "registry of the Kubernetes images (etcd, the karmada-apiserver, its kube-controller-manager)")
+	f.StringVar(&o.KubeImageTag, "kube-image-tag", "", "tag of the Kubernetes images (default: the chart's)")
+	f.StringVar(&o.EtcdNodeSelector, "etcd-node-selector-labels", "", "nodes the chart's etcd runs on, key=value[,key=value]")
+	for _, flag := range priorityClassFlags {
+		f.StringVar(new(string), flag, "", "PriorityClass of the "+strings.TrimSuffix(flag, "-priority-class")+" pods (default: none, the cluster's default priority; Karmada's is system-node-critical)")
+	}
+	f.StringVar(&o.HostClusterDomain, "host-cluster-domain", "cluster.local", "the host cluster's DNS domain (its Services' names end in svc.<domain>)")
+	for flag, why := range refusedFlags {
+		f.String(flag, "", "refused: "+why)
+	}
 	f.StringVar(&o.KarmadaData, "karmada-data", "/etc/karmada", "directory the administrator's kubeconfig (karmada-apiserver.config) is written to")
-	f.DurationVar(&o.Timeout, "wait-component-ready-timeout", 10*time.Minute, "how long to wait for every component to be ready")
+	f.Var((*waitTimeout)(&o.Timeout), "wait-component-ready-timeout", "how long to wait for every component to be ready: seconds, as Karmada's (0: as long as it takes), or a duration such as 10m (default 10m0s)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the objects that would be installed, and install nothing")
 	return cmd
+}
+
+// waitTimeout is --wait-component-ready-timeout: whole seconds, as
+// Karmada's flag takes it (0: no limit), or a Go duration.
+type waitTimeout time.Duration
+
+func (w *waitTimeout) String() string { return time.Duration(*w).String() }
+func (w *waitTimeout) Type() string   { return "seconds|duration" }
+func (w *waitTimeout) Set(s string) error {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 0 {
+			return fmt.Errorf("%d: must not be negative", n)
+		}
+		*w = waitTimeout(time.Duration(n) * time.Second)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q: want seconds (e.g. 600) or a duration (e.g. 10m)", s)
+	}
+	*w = waitTimeout(d)
+	return nil
 }
 
 // getter reaches the host cluster.
@@ -384,7 +504,12 @@ func RunInit(ctx context.Context, kubeconfig string, o Options, out io.Writer) e
 	}
 	began := time.Now()
 	fmt.Fprintf(out, "Installing the Karmada control plane in namespace %s of %s\n", o.Namespace, cfg.Host)
-	rel, err := helmchart.Apply(ctx, ch, vals, helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: o.Timeout, Wait: true})
+	timeout := o.Timeout
+	if timeout == 0 {
+		// As Karmada's 0: as long as it takes (until interrupted).
+		timeout = 100 * 365 * 24 * time.Hour
+	}
+	rel, err := helmchart.Apply(ctx, ch, vals, helmchart.Options{Getter: g, Namespace: o.Namespace, Release: helmchart.DefaultRelease, Timeout: timeout, Wait: true})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cmdinit
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,13 +13,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/karmada-go/karmada/internal/helmchart"
+	"github.com/karmada-go/karmada/internal/karmadactl/options"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
 
 func defaults() Options {
 	return Options{Namespace: "karmada-system", Port: 32443, EtcdStorageMode: "PVC", EtcdReplicas: 1, EtcdPVCSize: "5Gi",
 		CertValidity: 8760 * time.Hour, APIServerReplicas: 1, ControllerManagerReplicas: 1, SchedulerReplicas: 1, WebhookReplicas: 1,
-		KubeControllerManagerReplicas: 1, AggregatedAPIServerReplicas: 1, Timeout: time.Minute, Images: map[string]string{}}
+		KubeControllerManagerReplicas: 1, AggregatedAPIServerReplicas: 1, Timeout: time.Minute, Images: map[string]string{}, HostClusterDomain: "cluster.local"}
 }
 
 // Each flag lands on the chart value Karmada's init flag means, and the
@@ -65,6 +67,18 @@ certs: {auto: {hosts: [172.30.255.1]}}`},
 global: {imageRegistry: registry.example.com}
 scheduler: {image: {registry: "other.example.com:5000", repository: team/sched, tag: v2, pullPolicy: Never}}
 webhook: {image: {tag: v9, pullPolicy: Never}}`},
+		{"Karmada's later flags", func(o *Options) {
+			o.PullSecrets, o.KubeImageRegistry, o.KubeImageTag = []string{"regcred", "other"}, "mirror.example.com", "v1.33.1"
+			o.EtcdNodeSelector, o.HostClusterDomain = "karmada.io/etcd=true,kubernetes.io/os=linux", "host.karmada"
+			o.PriorityClasses = map[string]string{"etcd-priority-class": "system-node-critical", "karmada-webhook-priority-class": "high", "karmada-scheduler-priority-class": ""}
+		}, `
+global: {imagePullSecrets: [{name: regcred}, {name: other}]}
+clusterDomain: host.karmada
+apiServer: {image: {registry: mirror.example.com, tag: v1.33.1}}
+kubeControllerManager: {image: {registry: mirror.example.com, tag: v1.33.1}}
+etcd: {internal: {image: {registry: mirror.example.com, tag: v1.33.1}, nodeSelector: {karmada.io/etcd: "true", kubernetes.io/os: linux}, priorityClassName: system-node-critical}}
+webhook: {priorityClassName: high}
+scheduler: {replicaCount: 1}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := defaults()
@@ -129,11 +143,40 @@ func TestBadFlags(t *testing.T) {
 		{func(o *Options) { o.CertValidity = 90 * time.Minute }, "--cert-validity-period"},
 		{func(o *Options) { o.CACertFile = "x" }, "--ca-cert-file and --ca-key-file"},
 		{func(o *Options) { o.ExternalEtcd = "https://e:1" }, "--external-etcd-ca-cert-path"},
+		{func(o *Options) { o.EtcdNodeSelector = "a=b=c" }, "--etcd-node-selector-labels"},
+		{func(o *Options) { o.PriorityClasses = map[string]string{"etcd-priority-class": "Not_A_Name"} }, "--etcd-priority-class"},
+		{func(o *Options) { o.HostClusterDomain = "Cluster_Local" }, "--host-cluster-domain"},
+		{func(o *Options) { o.Timeout = -time.Second }, "--wait-component-ready-timeout"},
 	} {
 		o := defaults()
 		tc.set(&o)
 		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
+		}
+	}
+}
+
+// Karmada's --wait-component-ready-timeout is seconds; a duration works too.
+// Karmada's flags for what init does otherwise are refused with the reason.
+func TestKarmadaFlagSpellings(t *testing.T) {
+	var w waitTimeout
+	for in, want := range map[string]time.Duration{"120": 2 * time.Minute, "0": 0, "10m": 10 * time.Minute} {
+		if err := w.Set(in); err != nil || time.Duration(w) != want {
+			t.Errorf("--wait-component-ready-timeout %s: %v (err %v), want %v", in, time.Duration(w), err, want)
+		}
+	}
+	for _, bad := range []string{"-1", "soon"} {
+		if err := w.Set(bad); err == nil {
+			t.Errorf("--wait-component-ready-timeout %s accepted", bad)
+		}
+	}
+	for _, flag := range []string{"crds", "config", "karmada-pki", "etcd-init-image", "kube-image-mirror-country"} {
+		cmd := NewInitCommand(&options.Global{})
+		cmd.SetArgs([]string{"--" + flag, "x", "--dry-run"})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--"+flag+": not supported: ") {
+			t.Errorf("init --%s: %v, want refused with the reason", flag, err)
 		}
 	}
 }

@@ -69,6 +69,7 @@ earlier join granted).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&clusterKubeconfig, "cluster-kubeconfig", "", "kubeconfig of the member cluster (required)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "check the member (reachable, not joined under another name, nothing of its own in the way) and write nothing")
 	f.StringVar(&clusterContext, "cluster-context", "", "context of --cluster-kubeconfig (default: its current context)")
 	f.StringVar(&o.ClusterNamespace, "cluster-namespace", joining.DefaultClusterNamespace, "control plane namespace that stores the member's credentials")
 	f.StringVar(&o.Provider, "cluster-provider", "", "cloud provider of the member cluster")

@@ -3,6 +3,7 @@
 package register
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,13 +13,37 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
 	"github.com/karmada-go/karmada/internal/karmadactl/options"
+	"github.com/karmada-go/karmada/internal/names"
 	registering "github.com/karmada-go/karmada/internal/registration/register"
 )
+
+// upstreamFlags answers Karmada's register flags that ask for something
+// register does not do: set to what it does, they are accepted; otherwise
+// refused, saying why.
+func upstreamFlags(cmd *cobra.Command, agentNamespace, clusterNamespace string, certRotation, skipCA bool, proxyServer string) error {
+	switch {
+	case agentNamespace != registering.AgentNamespace:
+		return fmt.Errorf("--namespace %q: the agent's objects live in %s (karmadactl unregister and the agent's certificate rotation find them there); leave it out", agentNamespace, registering.AgentNamespace)
+	case clusterNamespace != names.ClusterNamespace:
+		return fmt.Errorf("--cluster-namespace %q: the control plane keeps member clusters' Secrets in %s only; leave it out", clusterNamespace, names.ClusterNamespace)
+	case cmd.Flags().Changed("enable-cert-rotation") && !certRotation:
+		return errors.New("--enable-cert-rotation=false: the agent always renews its certificate (at 80% of its lifetime, --cert-expiration-seconds); it cannot be turned off")
+	case skipCA:
+		return errors.New("--discovery-token-unsafe-skip-ca-verification: refused; without the CA's hash anyone holding the token could pose as the control plane. Pass --discovery-token-ca-cert-hash (karmadactl token create --print-register-command prints it)")
+	case proxyServer != "":
+		return errors.New("--proxy-server-address: not supported; the agent reaches the control plane at the endpoint directly")
+	}
+	return nil
+}
 
 // NewCommand returns `karmadactl register`.
 func NewCommand(g *options.Global) *cobra.Command {
 	o := registering.Options{}
 	var memberContext string
+	// Karmada's flags that scripts pass, accepted where they ask for what
+	// register does anyway, refused with the reason otherwise.
+	var agentNamespace, clusterNamespace, proxyServer string
+	var certRotation, skipCA bool
 	cmd := &cobra.Command{
 		Use:   "register ENDPOINT --token T --discovery-token-ca-cert-hash sha256:H --cluster-name NAME",
 		Short: "Register a member cluster with the Karmada control plane (pull mode)",
@@ -37,7 +62,7 @@ started with it, creates the Cluster and pulls its Works.
 
 karmadactl token create --print-register-command prints the whole command.
 
-registering.Run again against a member registered already (its Secret holds the agent's
+Run again against a member registered already (its Secret holds the agent's
 kubeconfig, made by register for --cluster-name, with a valid certificate),
 register keeps the registration, needs no token, and only brings the
 agent's rights (--propagate-kinds or --cluster-admin) and Deployment in the
@@ -51,6 +76,9 @@ member up to date.`,
 		Args: cli.OneName("the control plane's endpoint, host:port"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Endpoint = args[0]
+			if err := upstreamFlags(cmd, agentNamespace, clusterNamespace, certRotation, skipCA, proxyServer); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -75,5 +103,12 @@ member up to date.`,
 	f.StringVar(&o.Agent.Provider, "cluster-provider", "", "the cluster's provider, recorded on its Cluster by the agent")
 	f.StringVar(&o.Agent.Region, "cluster-region", "", "the cluster's region, recorded on its Cluster by the agent")
 	f.StringSliceVar(&o.Agent.Zones, "cluster-zones", nil, "the cluster's zones, recorded on its Cluster by the agent")
+	f.StringVar(&o.Agent.FeatureGates, "feature-gates", "", "the agent's --feature-gates (Karmada's gates, as karmada-agent --help lists them), passed to its Deployment (needs --karmada-agent-image)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "check the member, what it holds and the control plane's cluster-info against the token and the CA hash, and write nothing")
+	f.StringVarP(&agentNamespace, "namespace", "n", registering.AgentNamespace, "namespace of the agent in the member (only "+registering.AgentNamespace+": unregister and the agent's certificate rotation find it there)")
+	f.StringVar(&clusterNamespace, "cluster-namespace", names.ClusterNamespace, "namespace of the control plane holding member clusters' Secrets (only "+names.ClusterNamespace+")")
+	f.BoolVar(&certRotation, "enable-cert-rotation", true, "the agent renews its certificate at 80% of its lifetime: always on")
+	f.BoolVar(&skipCA, "discovery-token-unsafe-skip-ca-verification", false, "refused: register trusts the control plane only by --discovery-token-ca-cert-hash")
+	f.StringVar(&proxyServer, "proxy-server-address", "", "refused: the agent reaches the control plane directly")
 	return cmd
 }

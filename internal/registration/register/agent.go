@@ -42,6 +42,8 @@ type AgentMember struct {
 	// Agent flags the Deployment passes on.
 	Provider, Region string
 	Zones            []string
+	// FeatureGates is the agent's --feature-gates (Karmada's gates).
+	FeatureGates string
 }
 
 func (a AgentMember) kinds() []string {
@@ -230,6 +232,9 @@ func AgentDeployment(a AgentMember) *appsv1.Deployment {
 	}
 	if len(a.Zones) > 0 {
 		args = append(args, "--cluster-zones="+strings.Join(a.Zones, ","))
+	}
+	if a.FeatureGates != "" {
+		args = append(args, "--feature-gates="+a.FeatureGates)
 	}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: AgentNamespace, Name: AgentName, Labels: map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: a.ClusterName}},

@@ -34,9 +34,11 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	jws "k8s.io/cluster-bootstrap/token/jws"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
+	"k8s.io/component-base/featuregate"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/memberrights"
+	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
 	"github.com/karmada-go/karmada/internal/registration/token"
@@ -71,6 +73,10 @@ type Options struct {
 	// Agent is what the agent may do in the member and how it is
 	// installed there (its ClusterName is ClusterName's).
 	Agent AgentMember
+	// DryRun checks everything register would check (the member, what
+	// it holds already, the control plane's cluster-info against the token
+	// and the CA hash) and writes nothing.
+	DryRun bool
 }
 
 // Validate checks the options before anything is touched.
@@ -99,6 +105,21 @@ func (o *Options) Validate() error {
 	}
 	if o.Agent.Replicas < 0 || o.Agent.Replicas > 1 {
 		return fmt.Errorf("--karmada-agent-replicas=%d: must be 0 or 1 (two agents of one cluster would apply the same Works; the agent runs no leader election)", o.Agent.Replicas)
+	}
+	if o.Agent.FeatureGates != "" {
+		if o.Agent.Image == "" {
+			return errors.New("--feature-gates is passed to the agent's Deployment: give --karmada-agent-image too, or pass --feature-gates to the agent you run")
+		}
+		gate := featuregate.NewFeatureGate()
+		if err := gate.Add(features.Specs); err != nil {
+			return err
+		}
+		if err := gate.Set(o.Agent.FeatureGates); err != nil {
+			return fmt.Errorf("--feature-gates: %w", err)
+		}
+		if err := features.CheckGate(gate); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -269,6 +290,10 @@ func Run(ctx context.Context, member *rest.Config, o Options, out io.Writer) err
 	if kubeconfig, err := RegisteredKubeconfig(ctx, mc, o.ClusterName); err != nil {
 		return err
 	} else if kubeconfig != nil {
+		if o.DryRun {
+			fmt.Fprintf(out, "[dry-run] cluster(%s) is registered already: register would keep its registration and bring the agent's rights (%s) up to date; nothing was written\n", o.ClusterName, grant)
+			return nil
+		}
 		if err := InstallAgent(ctx, mc, o.Agent); err != nil {
 			return err
 		}
@@ -289,6 +314,10 @@ func Run(ctx context.Context, member *rest.Config, o Options, out io.Writer) err
 		return err
 	}
 	fmt.Fprintf(out, "[discovery] the control plane at %s is trusted: cluster-info is signed with the token and its CA matches the hash\n", o.Endpoint)
+	if o.DryRun {
+		fmt.Fprintf(out, "[dry-run] the member holds nothing in the way; register would request the agent's certificate (%s%s) and write its kubeconfig and rights (%s) in the member; nothing was written\n", names.AgentUserPrefix, o.ClusterName, grant)
+		return nil
+	}
 	bootstrap := &rest.Config{Host: "https://" + o.Endpoint, BearerToken: o.Token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}, Timeout: 30 * time.Second}
 	certPEM, keyPEM, err := agentcert.RequestCertificate(ctx, bootstrap, o.ClusterName, "", o.Timeout, o.CertExpirationSeconds)
 	if err != nil {

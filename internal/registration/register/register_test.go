@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,15 @@ func TestValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	// The agent's gates go to its Deployment.
+	gated := ok
+	gated.Agent.Image, gated.Agent.FeatureGates = "agent:v1", "Failover=true,GracefulEviction=false"
+	if err := gated.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if args := AgentDeployment(gated.Agent).Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--feature-gates=Failover=true,GracefulEviction=false") {
+		t.Errorf("the agent's args %q lack its gates", args)
+	}
 	for _, c := range []struct {
 		change func(*Options)
 		want   string
@@ -38,6 +48,9 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.CACertHash = "" }, "--discovery-token-ca-cert-hash"},
 		{func(o *Options) { o.CACertHash = "md5:abc" }, "--discovery-token-ca-cert-hash"},
 		{func(o *Options) { o.ClusterName = "Member_4" }, "--cluster-name"},
+		{func(o *Options) { o.Agent.FeatureGates = "Failover=true" }, "--karmada-agent-image"},
+		{func(o *Options) { o.Agent.Image, o.Agent.FeatureGates = "agent:v1", "Bogus=true" }, "--feature-gates: unrecognized feature gate: Bogus"},
+		{func(o *Options) { o.Agent.Image, o.Agent.FeatureGates = "agent:v1", "ControllerPriorityQueue=true" }, "ControllerPriorityQueue (the controllers' priority queue): not implemented"},
 	} {
 		o := ok
 		c.change(&o)

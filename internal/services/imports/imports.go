@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -98,7 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return one(l[mcsv1alpha1.ServiceNamespaceLabel], l[mcsv1alpha1.ServiceNameLabel])
 		})).
 		// An exporter turning Ready or not changes what consumers get.
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allImports), builder.WithPredicates(clusterready.Changed)).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allImports), builder.WithPredicates(predicate.Or(clusterready.Changed, clusterready.TrafficChanged))).
 		WithOptions(controllerOptions(r.Workers)).
 		Complete(r)
 }
@@ -157,9 +158,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	objs := []client.Object{svc}
 	for i := range imported {
-		// An exporter that is not Ready (down, unreachable) cannot serve:
-		// its endpoints are held back from the consumers until it is.
-		if c, ok := exporterOf(&imported[i]); ok && mcs.Ready(ctx, r.Client, c) {
+		// An exporter that is not Ready (down, unreachable) cannot serve,
+		// nor one a Remedy keeps traffic away from (TrafficControl): its
+		// endpoints are held back from the consumers until it can.
+		if c, ok := exporterOf(&imported[i]); ok && mcs.Serves(ctx, r.Client, c) {
 			objs = append(objs, &imported[i])
 		}
 	}

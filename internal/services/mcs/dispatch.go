@@ -44,11 +44,12 @@ func WriteDispatched(ctx context.Context, c client.Client, key client.ObjectKey,
 	return c.Update(ctx, next)
 }
 
-// Ready reports whether the named cluster is Ready (an exporter or
-// provider that is not has its endpoints held back from consumers).
-func Ready(ctx context.Context, c client.Reader, name string) bool {
+// Serves reports whether the named cluster's endpoints go to other
+// clusters: it is Ready and no Remedy keeps traffic away from it
+// (TrafficControl in its status.remedyActions).
+func Serves(ctx context.Context, c client.Reader, name string) bool {
 	cl := &clusterv1alpha1.Cluster{}
-	return c.Get(ctx, client.ObjectKey{Name: name}, cl) == nil && clusterready.IsReady(cl)
+	return c.Get(ctx, client.ObjectKey{Name: name}, cl) == nil && clusterready.IsReady(cl) && !clusterready.TrafficBlocked(cl)
 }
 
 // Takes reports whether the control plane takes what cluster says of its

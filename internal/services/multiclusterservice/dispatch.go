@@ -21,7 +21,7 @@ func SliceName(provider, slice string) string { return provider + "-" + slice }
 
 // dispatch makes the MultiClusterService's dispatched Works exactly one per
 // consumer and EndpointSlice collected from a Ready provider other than
-// the consumer; nil consumers removes them all.
+// the consumer (and not kept from traffic by a Remedy, TrafficControl); nil consumers removes them all.
 func (r *Reconciler) dispatch(ctx context.Context, m *networkingv1alpha1.MultiClusterService, consumers []string) error {
 	labels := client.MatchingLabels{networkingv1alpha1.MultiClusterServiceNamespaceLabel: m.Namespace, networkingv1alpha1.MultiClusterServiceNameLabel: m.Name}
 	all := &workv1alpha1.WorkList{}
@@ -42,7 +42,7 @@ func (r *Reconciler) dispatch(ctx context.Context, m *networkingv1alpha1.MultiCl
 	var errs []error
 	for _, src := range collected {
 		provider, ok := workv1alpha1.ClusterOfExecutionNamespace(src.Namespace)
-		if !ok || !mcs.Provides(m, provider) || !mcs.Ready(ctx, r.Client, provider) || !src.DeletionTimestamp.IsZero() {
+		if !ok || !mcs.Provides(m, provider) || !mcs.Serves(ctx, r.Client, provider) || !src.DeletionTimestamp.IsZero() {
 			continue
 		}
 		raw, slice, err := dispatched(provider, src, m)
