@@ -12,8 +12,10 @@ import (
 	"github.com/karmada-go/karmada/internal/scheduler/plugins"
 )
 
-// The cache's indexes of ResourceBindings by their affinity groups (within
-// a namespace: groups do not cross namespaces, as in Karmada).
+// The cache's indexes of ResourceBindings and ClusterResourceBindings by
+// their affinity groups (within a namespace: groups do not cross
+// namespaces, as in Karmada; ClusterResourceBindings form groups of their
+// own, apart from every namespace's).
 const (
 	affinityGroupIndex     = "workloadAffinityGroups.affinityGroup"
 	antiAffinityGroupIndex = "workloadAffinityGroups.antiAffinityGroup"
@@ -33,34 +35,45 @@ func indexAffinityGroups(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	group := func(anti bool) client.IndexerFunc {
 		return func(o client.Object) []string {
-			rb, ok := o.(*workv1alpha2.ResourceBinding)
-			if !ok || rb.Spec.WorkloadAffinityGroups == nil {
+			var g *workv1alpha2.WorkloadAffinityGroups
+			switch b := o.(type) {
+			case *workv1alpha2.ResourceBinding:
+				g = b.Spec.WorkloadAffinityGroups
+			case *workv1alpha2.ClusterResourceBinding:
+				g = b.Spec.WorkloadAffinityGroups
+			}
+			if g == nil {
 				return nil
 			}
-			g := rb.Spec.WorkloadAffinityGroups.AffinityGroup
+			name := g.AffinityGroup
 			if anti {
-				g = rb.Spec.WorkloadAffinityGroups.AntiAffinityGroup
+				name = g.AntiAffinityGroup
 			}
-			if g == "" {
+			if name == "" {
 				return nil
 			}
-			return []string{g}
+			return []string{name}
 		}
 	}
-	if err := idx.IndexField(ctx, &workv1alpha2.ResourceBinding{}, affinityGroupIndex, group(false)); err != nil {
-		return err
+	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		if err := idx.IndexField(ctx, obj, affinityGroupIndex, group(false)); err != nil {
+			return err
+		}
+		if err := idx.IndexField(ctx, obj, antiAffinityGroupIndex, group(true)); err != nil {
+			return err
+		}
 	}
-	return idx.IndexField(ctx, &workv1alpha2.ResourceBinding{}, antiAffinityGroupIndex, group(true))
+	return nil
 }
 
 // peers finds where the other workloads of b's groups run (nil: b has no
-// groups, or is not a ResourceBinding). The caller holds s.groups.mu for
+// groups). The caller holds s.groups.mu for
 // the cycle, so that the decision it records is seen by the next cycle of
 // the group.
 func (s *Scheduler) peers(ctx context.Context, b anybinding.Binding, key string) (*plugins.Peers, error) {
 	g := b.Spec.WorkloadAffinityGroups
 	ns := b.Object.GetNamespace()
-	if g == nil || ns == "" || (g.AffinityGroup == "" && g.AntiAffinityGroup == "") {
+	if g == nil || (g.AffinityGroup == "" && g.AntiAffinityGroup == "") {
 		return nil, nil
 	}
 	p := &plugins.Peers{AffinityGroup: g.AffinityGroup, AntiAffinityGroup: g.AntiAffinityGroup, AntiAffinity: map[string]bool{}}
@@ -68,18 +81,41 @@ func (s *Scheduler) peers(ctx context.Context, b anybinding.Binding, key string)
 		if group == "" {
 			return nil
 		}
-		list := &workv1alpha2.ResourceBindingList{}
-		if err := s.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{index: group}); err != nil {
-			return err
+		// The group's members: bindings of b's namespace, or cluster
+		// bindings for a cluster binding.
+		var members []client.Object
+		if ns != "" {
+			list := &workv1alpha2.ResourceBindingList{}
+			if err := s.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{index: group}); err != nil {
+				return err
+			}
+			for i := range list.Items {
+				members = append(members, &list.Items[i])
+			}
+		} else {
+			list := &workv1alpha2.ClusterResourceBindingList{}
+			if err := s.Client.List(ctx, list, client.MatchingFields{index: group}); err != nil {
+				return err
+			}
+			for i := range list.Items {
+				members = append(members, &list.Items[i])
+			}
 		}
 		placed := map[string][]string{}
-		for i := range list.Items {
-			rb := &list.Items[i]
-			if !rb.DeletionTimestamp.IsZero() {
+		for _, m := range members {
+			if !m.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			for _, t := range rb.Spec.Clusters {
-				placed[client.ObjectKeyFromObject(rb).String()] = append(placed[client.ObjectKeyFromObject(rb).String()], t.Name)
+			var clusters []workv1alpha2.TargetCluster
+			switch b := m.(type) {
+			case *workv1alpha2.ResourceBinding:
+				clusters = b.Spec.Clusters
+			case *workv1alpha2.ClusterResourceBinding:
+				clusters = b.Spec.Clusters
+			}
+			k := client.ObjectKeyFromObject(m).String()
+			for _, t := range clusters {
+				placed[k] = append(placed[k], t.Name)
 			}
 		}
 		for k, clusters := range s.groups.decided[kind+"/"+ns+"/"+group] {

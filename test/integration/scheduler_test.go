@@ -78,6 +78,13 @@ func placementOf(rb *workv1alpha2.ResourceBinding) string {
 // API server until the test ends.
 func startScheduler(t *testing.T) (*testenv.Env, context.Context) {
 	t.Helper()
+	return startSchedulerWith(t, func(*scheduler.Scheduler) {})
+}
+
+// startSchedulerWith is startScheduler with the scheduler's settings
+// changed by set.
+func startSchedulerWith(t *testing.T, set func(*scheduler.Scheduler)) (*testenv.Env, context.Context) {
+	t.Helper()
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -90,7 +97,9 @@ func startScheduler(t *testing.T) (*testenv.Env, context.Context) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw}).SetupWithManager(mgr); err != nil {
+	sched := &scheduler.Scheduler{Client: mgr.GetClient(), Framework: fw}
+	set(sched)
+	if err := sched.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
