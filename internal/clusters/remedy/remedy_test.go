@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -70,6 +71,34 @@ func TestActions(t *testing.T) {
 	} {
 		if got := Actions(c.remedies, cluster); !slices.Equal(got, c.want) || (c.want == nil && got != nil) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The decision for one cluster among 100 Remedies (half selecting it by
+// name, half every cluster; two decision matches each) and 10 conditions:
+// what each reconcile of a Cluster computes.
+func BenchmarkActions(b *testing.B) {
+	var conds []metav1.Condition
+	for i := range 10 {
+		conds = append(conds, metav1.Condition{Type: fmt.Sprintf("Condition%d", i), Status: metav1.ConditionTrue})
+	}
+	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member7"}, Status: clusterv1alpha1.ClusterStatus{Conditions: conds}}
+	var remedies []remedyv1alpha1.Remedy
+	for i := range 100 {
+		r := remedyv1alpha1.Remedy{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("r%d", i)}, Spec: remedyv1alpha1.RemedySpec{
+			DecisionMatches: []remedyv1alpha1.DecisionMatch{match(fmt.Sprintf("Condition%d", i%10), remedyv1alpha1.ClusterConditionEqual, "False"),
+				match(fmt.Sprintf("Condition%d", (i+1)%10), remedyv1alpha1.ClusterConditionNotEqual, "False")},
+			Actions: []remedyv1alpha1.RemedyAction{remedyv1alpha1.TrafficControl}}}
+		if i%2 == 0 {
+			r.Spec.ClusterAffinity = &remedyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member7", "member9"}}
+		}
+		remedies = append(remedies, r)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := Actions(remedies, cluster); len(got) != 1 {
+			b.Fatalf("actions %v", got)
 		}
 	}
 }
