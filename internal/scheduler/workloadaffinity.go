@@ -35,19 +35,13 @@ func indexAffinityGroups(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	group := func(anti bool) client.IndexerFunc {
 		return func(o client.Object) []string {
-			var g *workv1alpha2.WorkloadAffinityGroups
-			switch b := o.(type) {
-			case *workv1alpha2.ResourceBinding:
-				g = b.Spec.WorkloadAffinityGroups
-			case *workv1alpha2.ClusterResourceBinding:
-				g = b.Spec.WorkloadAffinityGroups
-			}
-			if g == nil {
+			b, err := anybinding.Of(o)
+			if err != nil || b.Spec.WorkloadAffinityGroups == nil {
 				return nil
 			}
-			name := g.AffinityGroup
+			name := b.Spec.WorkloadAffinityGroups.AffinityGroup
 			if anti {
-				name = g.AntiAffinityGroup
+				name = b.Spec.WorkloadAffinityGroups.AntiAffinityGroup
 			}
 			if name == "" {
 				return nil
@@ -55,11 +49,11 @@ func indexAffinityGroups(ctx context.Context, mgr ctrl.Manager) error {
 			return []string{name}
 		}
 	}
-	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
-		if err := idx.IndexField(ctx, obj, affinityGroupIndex, group(false)); err != nil {
+	for _, k := range anybinding.Kinds {
+		if err := idx.IndexField(ctx, k.New().Object, affinityGroupIndex, group(false)); err != nil {
 			return err
 		}
-		if err := idx.IndexField(ctx, obj, antiAffinityGroupIndex, group(true)); err != nil {
+		if err := idx.IndexField(ctx, k.New().Object, antiAffinityGroupIndex, group(true)); err != nil {
 			return err
 		}
 	}
@@ -67,8 +61,7 @@ func indexAffinityGroups(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // peers finds where the other workloads of b's groups run (nil: b has no
-// groups). The caller holds s.groups.mu for
-// the cycle, so that the decision it records is seen by the next cycle of
+// groups). The caller holds s.groups.mu for the cycle, so that the decision it records is seen by the next cycle of
 // the group.
 func (s *Scheduler) peers(ctx context.Context, b anybinding.Binding, key string) (*plugins.Peers, error) {
 	g := b.Spec.WorkloadAffinityGroups
@@ -83,38 +76,17 @@ func (s *Scheduler) peers(ctx context.Context, b anybinding.Binding, key string)
 		}
 		// The group's members: bindings of b's namespace, or cluster
 		// bindings for a cluster binding.
-		var members []client.Object
-		if ns != "" {
-			list := &workv1alpha2.ResourceBindingList{}
-			if err := s.Client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{index: group}); err != nil {
-				return err
-			}
-			for i := range list.Items {
-				members = append(members, &list.Items[i])
-			}
-		} else {
-			list := &workv1alpha2.ClusterResourceBindingList{}
-			if err := s.Client.List(ctx, list, client.MatchingFields{index: group}); err != nil {
-				return err
-			}
-			for i := range list.Items {
-				members = append(members, &list.Items[i])
-			}
+		members, err := anybinding.KindFor(ns).List(ctx, s.Client, client.InNamespace(ns), client.MatchingFields{index: group})
+		if err != nil {
+			return err
 		}
 		placed := map[string][]string{}
 		for _, m := range members {
-			if !m.GetDeletionTimestamp().IsZero() {
+			if !m.Object.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			var clusters []workv1alpha2.TargetCluster
-			switch b := m.(type) {
-			case *workv1alpha2.ResourceBinding:
-				clusters = b.Spec.Clusters
-			case *workv1alpha2.ClusterResourceBinding:
-				clusters = b.Spec.Clusters
-			}
-			k := client.ObjectKeyFromObject(m).String()
-			for _, t := range clusters {
+			k := client.ObjectKeyFromObject(m.Object).String()
+			for _, t := range m.Spec.Clusters {
 				placed[k] = append(placed[k], t.Name)
 			}
 		}
