@@ -89,14 +89,14 @@ func ClusterOfExecutionNamespace(namespace string) (string, bool) {
 	return strings.TrimPrefix(namespace, ExecutionNamespacePrefix), true
 }
 
-// controllerMarkPrefixes are the label and annotation keys (by prefix) that
-// Karmada's controllers write on Works and member copies and then trust:
-// which Work a copy comes from, whether it was adopted and what it was
-// before, which binding and template generation made it.
 // retainReplicasLabel is policyv1alpha1.RetainReplicasLabel (this package
 // imports no other API group).
 const retainReplicasLabel = "resourcetemplate.karmada.io/retain-replicas"
 
+// controllerMarkPrefixes are the label and annotation keys (by prefix) that
+// Karmada's controllers write on Works and member copies and then trust:
+// which Work a copy comes from, whether it was adopted and what it was
+// before, which binding and template generation made it.
 var controllerMarkPrefixes = []string{"work.karmada.io/", "resourcebinding.karmada.io/", "clusterresourcebinding.karmada.io/",
 	"resourcetemplate.karmada.io/", "resourcebinding.karmada-go.io/"}
 

@@ -178,10 +178,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// the version read only, so that a condition another writer (a
 		// detector in the member, say, that Remedies match) added since is
 		// never dropped; a conflict reads the cluster again.
-		patch := client.MergeFrom(cluster.DeepCopy())
+		var lock []client.MergeFromOption
 		if !equality.Semantic.DeepEqual(status.Conditions, cluster.Status.Conditions) {
-			patch = client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			lock = append(lock, client.MergeFromWithOptimisticLock{})
 		}
+		patch := client.MergeFromWithOptions(cluster.DeepCopy(), lock...)
 		cluster.Status = *status
 		if err := r.Client.Status().Patch(ctx, cluster, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)

@@ -75,8 +75,8 @@ type Options struct {
 	KubeImageRegistry, KubeImageTag string
 	// EtcdNodeSelector is k=v[,k=v]: the nodes the chart's etcd runs on.
 	EtcdNodeSelector string
-	// PriorityClasses: a component's flag (as imageFlags) → its
-	// PriorityClass.
+	// PriorityClasses: a priorityClassFlags flag → the PriorityClass it
+	// names.
 	PriorityClasses map[string]string
 	// HostClusterDomain is the host cluster's DNS domain.
 	HostClusterDomain string
@@ -102,10 +102,17 @@ var imageFlags = map[string]string{
 // --kube-image-registry and --kube-image-tag).
 var kubeImages = []string{"apiServer", "kubeControllerManager", "etcd.internal"}
 
-// priorityClassFlags are Karmada's per-component PriorityClass flags.
-var priorityClassFlags = []string{"etcd-priority-class", "karmada-apiserver-priority-class", "karmada-scheduler-priority-class",
-	"karmada-kube-controller-manager-priority-class", "karmada-controller-manager-priority-class", "karmada-webhook-priority-class",
-	"karmada-aggregated-apiserver-priority-class"}
+// priorityClassFlags map Karmada's per-component PriorityClass flags to
+// the chart's component.
+var priorityClassFlags = map[string]string{
+	"etcd-priority-class":                            "etcd.internal",
+	"karmada-apiserver-priority-class":               "apiServer",
+	"karmada-scheduler-priority-class":               "scheduler",
+	"karmada-kube-controller-manager-priority-class": "kubeControllerManager",
+	"karmada-controller-manager-priority-class":      "controllerManager",
+	"karmada-webhook-priority-class":                 "webhook",
+	"karmada-aggregated-apiserver-priority-class":    "aggregatedApiServer",
+}
 
 // refusedFlags are Karmada's init flags for what this init does otherwise,
 // each with why.
@@ -195,7 +202,7 @@ func (o *Options) Values() (map[string]any, error) {
 	}
 	for flag, name := range o.PriorityClasses {
 		if name != "" {
-			v.set(imageFlags[strings.TrimSuffix(flag, "-priority-class")+"-image"]+".priorityClassName", name)
+			v.set(priorityClassFlags[flag]+".priorityClassName", name)
 		}
 	}
 	if o.HostClusterDomain != "" {
@@ -345,7 +352,7 @@ func toAny(s []string) []any {
 
 // NewInitCommand returns `karmadactl init`.
 func NewInitCommand(g *options.Global) *cobra.Command {
-	o := Options{Images: map[string]string{}, Timeout: 10 * time.Minute}
+	o := Options{Images: map[string]string{}, PriorityClasses: map[string]string{}, Timeout: 10 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Install the Karmada control plane on a host Kubernetes cluster",
@@ -374,8 +381,7 @@ component is ready, then writes the administrator's kubeconfig to
 					o.Images[flag] = v
 				}
 			}
-			o.PriorityClasses = map[string]string{}
-			for _, flag := range priorityClassFlags {
+			for flag := range priorityClassFlags {
 				o.PriorityClasses[flag], _ = cmd.Flags().GetString(flag)
 			}
 			for flag, why := range refusedFlags {
@@ -425,8 +431,8 @@ component is ready, then writes the administrator's kubeconfig to
 	f.StringVar(&o.KubeImageRegistry, "kube-image-registry", "", "registry of the Kubernetes images (etcd, the karmada-apiserver, its kube-controller-manager)")
 	f.StringVar(&o.KubeImageTag, "kube-image-tag", "", "tag of the Kubernetes images (default: the chart's)")
 	f.StringVar(&o.EtcdNodeSelector, "etcd-node-selector-labels", "", "nodes the chart's etcd runs on, key=value[,key=value]")
-	for _, flag := range priorityClassFlags {
-		f.StringVar(new(string), flag, "", "PriorityClass of the "+strings.TrimSuffix(flag, "-priority-class")+" pods (default: none, the cluster's default priority; Karmada's is system-node-critical)")
+	for flag := range priorityClassFlags {
+		f.String(flag, "", "PriorityClass of the "+strings.TrimSuffix(flag, "-priority-class")+" pods (default: none, the cluster's default priority; Karmada's is system-node-critical)")
 	}
 	f.StringVar(&o.HostClusterDomain, "host-cluster-domain", "cluster.local", "the host cluster's DNS domain (its Services' names end in svc.<domain>)")
 	for flag, why := range refusedFlags {
