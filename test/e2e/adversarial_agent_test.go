@@ -32,6 +32,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/karmada-go/karmada/api/config/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	remedyv1alpha1 "github.com/karmada-go/karmada/api/remedy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/estimator/pb"
 	"github.com/karmada-go/karmada/internal/estimator/service"
@@ -177,6 +178,47 @@ func TestAgentCannotRewriteItsCluster(t *testing.T) {
 	st := getCluster(ctx, t, c, "member3")
 	if err := agent.Status().Update(ctx, st); err != nil {
 		t.Errorf("the agent writing its Cluster's status: %v", err)
+	}
+}
+
+// A compromised agent cannot lift the traffic control a Remedy puts on its
+// cluster: it may write its own Cluster's status, actions included, but the
+// remedy controller writes them back; it can neither make a Remedy nor
+// write another cluster's actions.
+func TestAgentCannotLiftItsTrafficControl(t *testing.T) {
+	ctx := context.Background()
+	c := karmadaClient(t)
+	s, err := kube(t, "member3").CoreV1().Secrets(agentcert.Namespace).Get(ctx, agentcert.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, _ := agentClient(t, s.Data[agentcert.SecretKey])
+	traffic := string(remedyv1alpha1.TrafficControl)
+	rm := &remedyv1alpha1.Remedy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-agent-quarantine"}, Spec: remedyv1alpha1.RemedySpec{
+		ClusterAffinity: &remedyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}},
+		Actions:         []remedyv1alpha1.RemedyAction{remedyv1alpha1.TrafficControl}}}
+	createUntilCleanup(ctx, t, c, rm)
+	t.Cleanup(func() {
+		deleteAll(t, c, rm)
+		testenv.Eventually(t, 30*time.Second, "member3 without remedy actions", func(ctx context.Context) error { return remedyActions(ctx, c, "member3") })
+	})
+	testenv.Eventually(t, 30*time.Second, "member3 traffic-controlled", func(ctx context.Context) error { return remedyActions(ctx, c, "member3", traffic) })
+	lift := client.RawPatch(types.MergePatchType, []byte(`{"status":{"remedyActions":null}}`))
+	lifted := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}}
+	if err := agent.Status().Patch(ctx, lifted, lift); err != nil {
+		t.Fatalf("the agent writing its own Cluster's status: %v", err)
+	}
+	if len(lifted.Status.RemedyActions) != 0 {
+		t.Fatalf("the agent's write did not take: remedyActions %q", lifted.Status.RemedyActions)
+	}
+	testenv.Eventually(t, 30*time.Second, "member3's TrafficControl written back", func(ctx context.Context) error { return remedyActions(ctx, c, "member3", traffic) })
+	wantRefused(t, "the agent making a Remedy", agent.Create(ctx, &remedyv1alpha1.Remedy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-agent-remedy"},
+		Spec: remedyv1alpha1.RemedySpec{Actions: []remedyv1alpha1.RemedyAction{remedyv1alpha1.TrafficControl}}}))
+	wantRefused(t, "the agent deleting the Remedy", agent.Delete(ctx, rm))
+	wantRefused(t, "the agent writing member1's actions", agent.Status().Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"status":{"remedyActions":["TrafficControl"]}}`))))
+	if err := remedyActions(ctx, c, "member1"); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	remedyv1alpha1 "github.com/karmada-go/karmada/api/remedy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
@@ -281,6 +282,8 @@ func TestBootstrapTokenHoldsNoOtherRight(t *testing.T) {
 		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}))
 	wantRefused(t, "creating a policy", tc.Create(ctx, &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-token-policy"},
 		Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace"}}}}))
+	wantRefused(t, "creating a Remedy", tc.Create(ctx, &remedyv1alpha1.Remedy{ObjectMeta: metav1.ObjectMeta{Name: "e2e-token-remedy"},
+		Spec: remedyv1alpha1.RemedySpec{Actions: []remedyv1alpha1.RemedyAction{remedyv1alpha1.TrafficControl}}}))
 	proxyRefused(t, "a bootstrap token", bootstrapToken(t), "member1")
 	searchRefused(t, "a bootstrap token", bootstrapToken(t))
 }
