@@ -74,9 +74,12 @@ func Autoscale(ctx context.Context, f *Fleet, o AutoscaleOptions) *AutoscaleRepo
 	return r
 }
 
-func autoscaleRun(ctx context.Context, f *Fleet, o AutoscaleOptions, ns string, r *AutoscaleReport) error {
+// autoscaledWorkloads makes the run's namespace, a policy dividing its
+// Deployments over the members, and o.Workloads Deployments of 2 replicas,
+// each with a FederatedHPA on 50 % cpu; it returns their names.
+func autoscaledWorkloads(ctx context.Context, f *Fleet, o AutoscaleOptions, ns string) ([]string, error) {
 	if _, err := f.Karmada.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return err
+		return nil, err
 	}
 	var weights []policyv1alpha1.StaticClusterWeight
 	for _, m := range f.MemberNames {
@@ -89,7 +92,7 @@ func autoscaleRun(ctx context.Context, f *Fleet, o AutoscaleOptions, ns string, 
 					ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
 					WeightPreference:          &policyv1alpha1.ClusterPreferences{StaticWeightList: weights}}}}}
 	if err := f.KarmadaCRs.Create(ctx, pp); err != nil {
-		return err
+		return nil, err
 	}
 	names := make([]string, o.Workloads)
 	for i := range names {
@@ -101,7 +104,7 @@ func autoscaleRun(ctx context.Context, f *Fleet, o AutoscaleOptions, ns string, 
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app",
 						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}}}}}
 		if _, err := f.Karmada.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			return err
+			return nil, err
 		}
 		hpa := &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names[i]},
 			Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: names[i]},
@@ -109,12 +112,20 @@ func autoscaleRun(ctx context.Context, f *Fleet, o AutoscaleOptions, ns string, 
 				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
 					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(50))}}}}}}
 		if err := f.KarmadaCRs.Create(ctx, hpa); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return names, nil
+}
+
+func autoscaleRun(ctx context.Context, f *Fleet, o AutoscaleOptions, ns string, r *AutoscaleReport) error {
+	names, err := autoscaledWorkloads(ctx, f, o, ns)
+	if err != nil {
+		return err
 	}
 	// Every pod running in the members, and sampled at 1m (below the
 	// target: no scale yet).
-	err := wait.PollUntilContextTimeout(ctx, time.Second, o.Timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, o.Timeout, true, func(ctx context.Context) (bool, error) {
 		n := 0
 		for _, m := range f.MemberNames {
 			pods, err := f.Members[m].CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})

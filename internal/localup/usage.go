@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	autoscalingv1alpha1 "github.com/karmada-go/karmada/api/autoscaling/v1alpha1"
+	"github.com/karmada-go/karmada/internal/localup/kwok"
 	"github.com/karmada-go/karmada/internal/localup/plan"
 )
 
@@ -101,10 +102,10 @@ func UsageSet(ctx context.Context, stateDir, binDir string, o UsageOptions, out 
 	}
 	annotations := map[string]any{}
 	if o.CPU != "" {
-		annotations[plan.UsageCPUAnnotation] = o.CPU
+		annotations[kwok.UsageCPUAnnotation] = o.CPU
 	}
 	if o.Memory != "" {
-		annotations[plan.UsageMemoryAnnotation] = o.Memory
+		annotations[kwok.UsageMemoryAnnotation] = o.Memory
 	}
 	metrics, _ := o.metrics()
 	for k, v := range metrics {

@@ -27,7 +27,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
-	"github.com/karmada-go/karmada/internal/localup/plan"
+	"github.com/karmada-go/karmada/internal/localup/kwok"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/testenv"
 )
@@ -186,14 +186,14 @@ func TestKarmadactlLogsExecDescribe(t *testing.T) {
 	quiet(t)
 	ctx := context.Background()
 	m1 := kube(t, "member1")
-	if _, err := m1.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: plan.KwokExecNamespace}}, metav1.CreateOptions{}); err == nil {
+	if _, err := m1.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kwok.ExecNamespace}}, metav1.CreateOptions{}); err == nil {
 		t.Cleanup(func() {
-			_ = m1.CoreV1().Namespaces().Delete(context.Background(), plan.KwokExecNamespace, metav1.DeleteOptions{})
+			_ = m1.CoreV1().Namespaces().Delete(context.Background(), kwok.ExecNamespace, metav1.DeleteOptions{})
 		})
 	} else if !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: plan.KwokExecNamespace, Name: "shell-" + utilrand.String(5)},
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: kwok.ExecNamespace, Name: "shell-" + utilrand.String(5)},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "shell", Image: "busybox"}}}}
 	if _, err := m1.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestKarmadactlLogsExecDescribe(t *testing.T) {
 		return nil
 	})
 	if out, errOut, err := kctl(t, "exec", other.Name, "-n", other.Namespace, "--operation-scope", "members", "-C", "member1", "--", "sh", "-c", "echo ran"); err == nil || strings.Contains(out, "ran") || !strings.Contains(errOut, "no exec found") {
-		t.Errorf("exec outside %s: %v %q %q, want kwok's refusal", plan.KwokExecNamespace, err, out, errOut)
+		t.Errorf("exec outside %s: %v %q %q, want kwok's refusal", kwok.ExecNamespace, err, out, errOut)
 	}
 	if out := run("describe", "pod", pod.Name, "-n", pod.Namespace, "--operation-scope", "members", "-C", "member1"); !strings.Contains(out, "Namespace:        "+pod.Namespace) || !strings.Contains(out, pod.Name) || !strings.Contains(out, "Node:") {
 		t.Errorf("describe through the proxy:\n%s", out)

@@ -132,96 +132,127 @@ func (r *Reconciler) computeCustomMetric(ctx context.Context, f *autoscalingv1al
 	if r.Custom == nil {
 		return fail(fmt.Errorf("no client of the custom and external metrics APIs is configured"))
 	}
-	pull := time.Now()
-	observe := func(label string, err error) {
-		metrics.FederatedHPAPullMetricsDuration.WithLabelValues(metrics.ResultOf(err), label).Observe(time.Since(pull).Seconds())
-	}
+	var (
+		replicas int32
+		name     string
+		st       autoscalingv2.MetricStatus
+		err      error
+	)
 	switch m.Type {
 	case autoscalingv2.PodsMetricSourceType:
 		if m.Pods == nil {
 			return r.invalidMetric(f, m, now)
 		}
-		if m.Pods.Target.AverageValue == nil {
-			return fail(fmt.Errorf("invalid pods metric source: the target average value must be set"))
-		}
-		samples, err := r.Custom.Pods(ctx, f.Namespace, g.selector, m.Pods.Metric)
-		observe("pods", err)
-		if err != nil {
-			return fail(fmt.Errorf("failed to get pods metric value: unable to get metric %s: %w", m.Pods.Metric.Name, err))
-		}
-		// The adapter names pods without their member (a name found in two
-		// members is one value, added up, as Karmada's adapter answers).
-		known := make(hpa.Samples, len(samples))
-		for _, p := range g.pods {
-			_, name, _ := strings.Cut(p.Name, "/")
-			if s, ok := samples[name]; ok {
-				known[p.Name] = s
-			}
-		}
-		result, err := hpa.AverageValue(current, m.Pods.Target.AverageValue.MilliValue(), "", g.pods, known, r.Config, now)
-		if err != nil {
-			return fail(fmt.Errorf("failed to get pods metric value: %w", err))
-		}
-		return result.Replicas, fmt.Sprintf("pods metric %s", m.Pods.Metric.Name), autoscalingv2.MetricStatus{Type: m.Type, Pods: &autoscalingv2.PodsMetricStatus{
-			Metric: m.Pods.Metric, Current: autoscalingv2.MetricValueStatus{AverageValue: resource.NewMilliQuantity(result.Average, resource.DecimalSI)}}}, nil
+		replicas, name, st, err = r.podsMetric(ctx, f.Namespace, m, g, current, now)
 	case autoscalingv2.ObjectMetricSourceType:
 		if m.Object == nil {
 			return r.invalidMetric(f, m, now)
 		}
-		target := m.Object.Target
-		if target.Value == nil && target.AverageValue == nil {
-			return fail(fmt.Errorf("invalid object metric source: neither a value target nor an average value target was set"))
-		}
-		ref := m.Object.DescribedObject
-		value, _, err := r.Custom.Object(ctx, f.Namespace, ref, m.Object.Metric)
-		observe("object", err)
-		if err != nil {
-			return fail(fmt.Errorf("failed to get object metric value: unable to get metric %s of %s %s/%s: %w", m.Object.Metric.Name, ref.Kind, f.Namespace, ref.Name, err))
-		}
-		st := autoscalingv2.MetricStatus{Type: m.Type, Object: &autoscalingv2.ObjectMetricStatus{DescribedObject: ref, Metric: m.Object.Metric}}
-		var replicas int32
-		if target.Value != nil {
-			replicas, err = hpa.ObjectValue(current, value, target.Value.MilliValue(), hpa.ReadyPods(g.pods), r.Config)
-			st.Object.Current.Value = resource.NewMilliQuantity(value, resource.DecimalSI)
-		} else {
-			replicas, err = hpa.ObjectAverage(current, value, target.AverageValue.MilliValue(), r.Config)
-			st.Object.Current.AverageValue = resource.NewMilliQuantity(perPod(value, current), resource.DecimalSI)
-		}
-		if err != nil {
-			return fail(fmt.Errorf("failed to get object metric value: %w", err))
-		}
-		return replicas, fmt.Sprintf("%s metric %s", ref.Kind, m.Object.Metric.Name), st, nil
+		replicas, name, st, err = r.objectMetric(ctx, f.Namespace, m, g, current)
 	default: // External
 		if m.External == nil {
 			return r.invalidMetric(f, m, now)
 		}
-		target := m.External.Target
-		if target.Value == nil && target.AverageValue == nil {
-			return fail(fmt.Errorf("invalid external metric source: neither a value target nor an average value target was set"))
-		}
-		value, _, err := r.Custom.External(ctx, f.Namespace, m.External.Metric)
-		observe("external", err)
-		if err != nil {
-			return fail(fmt.Errorf("failed to get %s external metric value: %w", m.External.Metric.Name, err))
-		}
-		st := autoscalingv2.MetricStatus{Type: m.Type, External: &autoscalingv2.ExternalMetricStatus{Metric: m.External.Metric}}
-		var replicas int32
-		if target.Value != nil {
-			replicas, err = hpa.ObjectValue(current, value, target.Value.MilliValue(), hpa.ReadyPods(g.pods), r.Config)
-			st.External.Current.Value = resource.NewMilliQuantity(value, resource.DecimalSI)
-		} else {
-			replicas, err = hpa.ObjectAverage(current, value, target.AverageValue.MilliValue(), r.Config)
-			st.External.Current.AverageValue = resource.NewMilliQuantity(perPod(value, current), resource.DecimalSI)
-		}
-		if err != nil {
-			return fail(fmt.Errorf("failed to get %s external metric value: %w", m.External.Metric.Name, err))
-		}
-		sel := ""
-		if m.External.Metric.Selector != nil {
-			sel = metav1.FormatLabelSelector(m.External.Metric.Selector)
-		}
-		return replicas, fmt.Sprintf("external metric %s(%s)", m.External.Metric.Name, sel), st, nil
+		replicas, name, st, err = r.externalMetric(ctx, f.Namespace, m, g, current)
 	}
+	if err != nil {
+		return fail(err)
+	}
+	return replicas, name, st, nil
+}
+
+// observePull records how long a pull from the metrics APIs took.
+func observePull(label string, since time.Time, err error) {
+	metrics.FederatedHPAPullMetricsDuration.WithLabelValues(metrics.ResultOf(err), label).Observe(time.Since(since).Seconds())
+}
+
+// podsMetric is a Pods metric's proposal: the pods' average against the
+// target average value.
+func (r *Reconciler) podsMetric(ctx context.Context, namespace string, m autoscalingv2.MetricSpec, g *gathered, current int32, now time.Time) (int32, string, autoscalingv2.MetricStatus, error) {
+	if m.Pods.Target.AverageValue == nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("invalid pods metric source: the target average value must be set")
+	}
+	pull := time.Now()
+	samples, err := r.Custom.Pods(ctx, namespace, g.selector, m.Pods.Metric)
+	observePull("pods", pull, err)
+	if err != nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("failed to get pods metric value: unable to get metric %s: %w", m.Pods.Metric.Name, err)
+	}
+	// The adapter names pods without their member (a name found in two
+	// members is one value, added up, as Karmada's adapter answers).
+	known := make(hpa.Samples, len(samples))
+	for _, p := range g.pods {
+		_, name, _ := strings.Cut(p.Name, "/")
+		if s, ok := samples[name]; ok {
+			known[p.Name] = s
+		}
+	}
+	result, err := hpa.AverageValue(current, m.Pods.Target.AverageValue.MilliValue(), "", g.pods, known, r.Config, now)
+	if err != nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("failed to get pods metric value: %w", err)
+	}
+	return result.Replicas, fmt.Sprintf("pods metric %s", m.Pods.Metric.Name), autoscalingv2.MetricStatus{Type: m.Type, Pods: &autoscalingv2.PodsMetricStatus{
+		Metric: m.Pods.Metric, Current: autoscalingv2.MetricValueStatus{AverageValue: resource.NewMilliQuantity(result.Average, resource.DecimalSI)}}}, nil
+}
+
+// objectMetric is an Object metric's proposal: the object's value against
+// a value or an average value target.
+func (r *Reconciler) objectMetric(ctx context.Context, namespace string, m autoscalingv2.MetricSpec, g *gathered, current int32) (int32, string, autoscalingv2.MetricStatus, error) {
+	target := m.Object.Target
+	if target.Value == nil && target.AverageValue == nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("invalid object metric source: neither a value target nor an average value target was set")
+	}
+	ref := m.Object.DescribedObject
+	pull := time.Now()
+	value, _, err := r.Custom.Object(ctx, namespace, ref, m.Object.Metric)
+	observePull("object", pull, err)
+	if err != nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("failed to get object metric value: unable to get metric %s of %s %s/%s: %w", m.Object.Metric.Name, ref.Kind, namespace, ref.Name, err)
+	}
+	st := autoscalingv2.MetricStatus{Type: m.Type, Object: &autoscalingv2.ObjectMetricStatus{DescribedObject: ref, Metric: m.Object.Metric}}
+	replicas, err := valueProposal(value, target, g, current, &st.Object.Current, r.Config)
+	if err != nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("failed to get object metric value: %w", err)
+	}
+	return replicas, fmt.Sprintf("%s metric %s", ref.Kind, m.Object.Metric.Name), st, nil
+}
+
+// externalMetric is an External metric's proposal: the sum of its values
+// against a value or an average value target.
+func (r *Reconciler) externalMetric(ctx context.Context, namespace string, m autoscalingv2.MetricSpec, g *gathered, current int32) (int32, string, autoscalingv2.MetricStatus, error) {
+	target := m.External.Target
+	if target.Value == nil && target.AverageValue == nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("invalid external metric source: neither a value target nor an average value target was set")
+	}
+	pull := time.Now()
+	value, _, err := r.Custom.External(ctx, namespace, m.External.Metric)
+	observePull("external", pull, err)
+	if err != nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("failed to get %s external metric value: %w", m.External.Metric.Name, err)
+	}
+	st := autoscalingv2.MetricStatus{Type: m.Type, External: &autoscalingv2.ExternalMetricStatus{Metric: m.External.Metric}}
+	replicas, err := valueProposal(value, target, g, current, &st.External.Current, r.Config)
+	if err != nil {
+		return 0, "", autoscalingv2.MetricStatus{}, fmt.Errorf("failed to get %s external metric value: %w", m.External.Metric.Name, err)
+	}
+	sel := ""
+	if m.External.Metric.Selector != nil {
+		sel = metav1.FormatLabelSelector(m.External.Metric.Selector)
+	}
+	return replicas, fmt.Sprintf("external metric %s(%s)", m.External.Metric.Name, sel), st, nil
+}
+
+// valueProposal is an Object or External metric's proposal against its
+// value target (the ready pods' usage ratio) or its average value target
+// (per current replica), with the current value written where the status
+// wants it.
+func valueProposal(value int64, target autoscalingv2.MetricTarget, g *gathered, current int32, status *autoscalingv2.MetricValueStatus, config hpa.Config) (int32, error) {
+	if target.Value != nil {
+		status.Value = resource.NewMilliQuantity(value, resource.DecimalSI)
+		return hpa.ObjectValue(current, value, target.Value.MilliValue(), hpa.ReadyPods(g.pods), config)
+	}
+	status.AverageValue = resource.NewMilliQuantity(perPod(value, current), resource.DecimalSI)
+	return hpa.ObjectAverage(current, value, target.AverageValue.MilliValue(), config)
 }
 
 // perPod is value spread over the current replicas, rounded up (as the

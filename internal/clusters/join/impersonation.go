@@ -5,9 +5,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -171,4 +178,88 @@ func ForwardedGroups(u user.Info) []string {
 		}
 	}
 	return out
+}
+
+// ensureImpersonator creates, in the member, the impersonator's
+// ServiceAccount and its right to impersonate the subjects the control
+// plane lets through its proxies (ImpersonatorRules of ProxySubjects), and
+// returns a bound token of it lasting o.TokenTTL (renewed by the controller
+// manager as the member token is).
+func ensureImpersonator(ctx context.Context, karmada client.Client, mc kubernetes.Interface, o Options) ([]byte, error) {
+	rules, err := ImpersonatorRulesFor(ctx, karmada, o.ClusterName)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: o.ClusterName}
+	name := ImpersonatorName(o.ClusterName)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels}}
+	if _, err := mc.CoreV1().ServiceAccounts(MemberNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: rules}
+	if _, err := mc.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := mc.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			return nil, fmt.Errorf("updating ClusterRole %s in the member: %w", name, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("creating ClusterRole %s in the member: %w", name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MemberNamespace, Name: name}},
+	}
+	if _, err := mc.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating ClusterRoleBinding %s in the member: %w", name, err)
+	}
+	// The impersonator renews its own token: the member identity may not
+	// mint one (it would then act as anyone it names).
+	selfRole, selfBinding := ImpersonatorSelfRenewal(o.ClusterName)
+	if err := ensureRoleAndBinding(ctx, mc, selfRole, selfBinding); err != nil {
+		return nil, err
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(o.TokenTTL / time.Second))}}
+	tr, err = mc.CoreV1().ServiceAccounts(MemberNamespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s in the member: %w", MemberNamespace, name, err)
+	}
+	return []byte(tr.Status.Token), nil
+}
+
+// ImpersonatorSelfRenewal is the Role and RoleBinding (in MemberNamespace,
+// named like the impersonator) that let the impersonator, and nobody else,
+// request new tokens of its own ServiceAccount: the controller manager
+// renews the impersonator's token with the impersonator's token.
+func ImpersonatorSelfRenewal(cluster string) (*rbacv1.Role, *rbacv1.RoleBinding) {
+	labels := map[string]string{clusterv1alpha1.ManagedByLabel: clusterv1alpha1.ManagedByKarmadactl, clusterv1alpha1.ClusterNameLabel: cluster}
+	name := ImpersonatorName(cluster)
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{name}, Verbs: []string{"create"}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: MemberNamespace, Name: name, Labels: labels},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MemberNamespace, Name: name}}}
+	return role, binding
+}
+
+// EnsureImpersonatorSelfRenewal creates or updates the impersonator's
+// self-renewal Role and RoleBinding in the member (ImpersonatorSelfRenewal).
+func EnsureImpersonatorSelfRenewal(ctx context.Context, mc kubernetes.Interface, cluster string) error {
+	role, binding := ImpersonatorSelfRenewal(cluster)
+	return ensureRoleAndBinding(ctx, mc, role, binding)
+}
+
+// ensureRoleAndBinding creates or updates a Role and its RoleBinding in the
+// member (a binding's roleRef cannot change: it is created once).
+func ensureRoleAndBinding(ctx context.Context, mc kubernetes.Interface, role *rbacv1.Role, binding *rbacv1.RoleBinding) error {
+	if _, err := mc.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		if _, err := mc.RbacV1().Roles(role.Namespace).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating Role %s/%s in the member: %w", role.Namespace, role.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("creating Role %s/%s in the member: %w", role.Namespace, role.Name, err)
+	}
+	if _, err := mc.RbacV1().RoleBindings(binding.Namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating RoleBinding %s/%s in the member: %w", binding.Namespace, binding.Name, err)
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/karmada-go/karmada/internal/cli"
 	"github.com/karmada-go/karmada/internal/localup"
 	"github.com/karmada-go/karmada/internal/localup/custommetrics"
+	"github.com/karmada-go/karmada/internal/localup/kwok"
 	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/localup/plan"
 	"github.com/karmada-go/karmada/internal/localup/process"
@@ -122,7 +123,7 @@ fleet is up changes nothing. Data is kept in --state-dir across down and up.`,
 				cfg.PullMembers = []string{plan.MemberName(3)}
 			}
 			if cmd.Flags().Changed("node-capacity") {
-				nc, err := plan.ParseNodeCapacity(nodeCapacity)
+				nc, err := kwok.ParseNodeCapacity(nodeCapacity)
 				if err != nil {
 					return err
 				}

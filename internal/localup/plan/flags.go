@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/karmada-go/karmada/internal/localup/kwok"
 	"github.com/karmada-go/karmada/internal/localup/process"
 )
 
@@ -169,7 +170,7 @@ func kwokArgs(c *Cluster) []string {
 	return process.NewArgs().
 		Set("kubeconfig", c.kwokConfig).
 		Set("manage-all-nodes", false).
-		Set("manage-nodes-with-annotation-selector", kwokNodeAnnotation+"=fake").
+		Set("manage-nodes-with-annotation-selector", kwok.NodeAnnotation+"=fake").
 		// The kubelet API of every node (logs, exec: kwok.yaml), over TLS:
 		// the member's API server dials the nodes' daemon endpoint.
 		Set("server-address", fmt.Sprintf("127.0.0.1:%d", c.ports[slotKwok])).

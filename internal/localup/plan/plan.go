@@ -19,6 +19,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/karmada-go/karmada/internal/atomicfile"
+	"github.com/karmada-go/karmada/internal/localup/kwok"
 	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/localup/process"
 	"github.com/karmada-go/karmada/internal/webhook"
@@ -319,7 +320,7 @@ func prepareKwok(c *Cluster, _ string) error {
 			return err
 		}
 	}
-	return writeKwokConfig(filepath.Join(c.dir, "kwok"))
+	return kwok.WriteConfig(filepath.Join(c.dir, "kwok"))
 }
 
 // prepareServing: serving certificates for the controller manager and

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
+	"github.com/karmada-go/karmada/internal/localup/kwok"
 	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/localup/process"
 	"github.com/karmada-go/karmada/internal/registration/agentcert"
@@ -61,7 +62,7 @@ func (f *Fleet) PullSteps(c *Cluster, nodes string) []*process.Step {
 		After: []string{nodes, "karmada/setup", clusterAPIStep, "karmada/karmada-controller-manager", "karmada/kube-controller-manager"},
 		Run:   f.registerMember(c),
 	}
-	region, zones := memberTopology(c.Index)
+	region, zones := kwok.Topology(c.Index)
 	health := c.ports[slotAgentHealth]
 	agent := &process.Step{
 		Name:    AgentStep(c.Name),

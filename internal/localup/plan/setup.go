@@ -5,18 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -28,20 +23,9 @@ import (
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/controlplane"
-	"github.com/karmada-go/karmada/internal/estimator"
+	"github.com/karmada-go/karmada/internal/localup/kwok"
 	"github.com/karmada-go/karmada/internal/localup/pki"
 	"github.com/karmada-go/karmada/internal/scheme"
-)
-
-const (
-	kwokNodeAnnotation = "kwok.x-k8s.io/node"
-	// resourceMetricsPathAnnotation tells metrics-server where a node's
-	// kubelet resource metrics are: kwok serves every node's under its own
-	// path of one server.
-	resourceMetricsPathAnnotation = "metrics.k8s.io/resource-metrics-path"
-	// managedNodeLabel marks the nodes karmada-local created, so that it only
-	// ever removes its own.
-	managedNodeLabel = "karmada-local.karmada.io/node-index"
 )
 
 func (c *Cluster) restConfig() (*rest.Config, error) {
@@ -71,105 +55,6 @@ func (f *Fleet) setupControlPlane(c *Cluster) func(ctx context.Context) error {
 	}
 }
 
-// memberTopology gives each member its own region and zones, so that
-// placement by region and zone has something to tell apart.
-func memberTopology(index int) (region string, zones []string) {
-	regions := []string{"us-east-1", "eu-west-1", "ap-southeast-1", "us-west-2", "eu-central-1", "ap-northeast-1", "sa-east-1", "ca-central-1"}
-	region = regions[(index-1)%len(regions)]
-	if index > len(regions) {
-		region = fmt.Sprintf("%s-%d", region, (index-1)/len(regions)+1)
-	}
-	for _, z := range []string{"a", "b", "c"} {
-		zones = append(zones, region+z)
-	}
-	return region, zones
-}
-
-// kwokNode is the Node object of kwok node i (1-based) of a member: a
-// realistic mid-size machine, labelled with the member's topology.
-func kwokNode(c *Cluster, i int, custom corev1.ResourceList) *corev1.Node {
-	region, zones := memberTopology(c.Index)
-	name := fmt.Sprintf("%s-node%d", c.Name, i)
-	capacity := NodeCapacity(custom)
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name,
-			Labels: map[string]string{
-				"kubernetes.io/hostname":           name,
-				"kubernetes.io/os":                 "linux",
-				"kubernetes.io/arch":               "amd64",
-				"node.kubernetes.io/instance-type": instanceType(capacity),
-				"topology.kubernetes.io/region":    region,
-				"topology.kubernetes.io/zone":      zones[(i-1)%len(zones)],
-				"type":                             "kwok",
-				managedNodeLabel:                   strconv.Itoa(i),
-			},
-			Annotations: map[string]string{
-				kwokNodeAnnotation:             "fake",
-				"node.alpha.kubernetes.io/ttl": "0",
-				resourceMetricsPathAnnotation:  resourceMetricsPath(name),
-			},
-		},
-		Status: corev1.NodeStatus{
-			Capacity:    capacity,
-			Allocatable: capacity,
-			NodeInfo: corev1.NodeSystemInfo{
-				Architecture:    "amd64",
-				OperatingSystem: "linux",
-				KubeletVersion:  "kwok",
-			},
-			Phase: corev1.NodeRunning,
-		},
-	}
-}
-
-// NodeCapacity is a kwok node's capacity: a realistic mid-size machine
-// (8 cpu, 32Gi, 110 pods), or what --node-capacity says.
-func NodeCapacity(custom corev1.ResourceList) corev1.ResourceList {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:              resource.MustParse("8"),
-		corev1.ResourceMemory:           resource.MustParse("32Gi"),
-		corev1.ResourcePods:             resource.MustParse("110"),
-		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
-	}
-	for n, q := range custom {
-		capacity[n] = q.DeepCopy()
-	}
-	return capacity
-}
-
-// instanceType names the node size, as kwok.<cpu>c<memory in Gi>g.
-func instanceType(capacity corev1.ResourceList) string {
-	mem := capacity[corev1.ResourceMemory]
-	return fmt.Sprintf("kwok.%dc%dg", capacity.Cpu().Value(), mem.Value()>>30)
-}
-
-// ParseNodeCapacity reads --node-capacity values, MEMBER:RESOURCE=QUANTITY
-// [,RESOURCE=QUANTITY...], e.g. member2:cpu=16,memory=64Gi.
-func ParseNodeCapacity(values []string) (map[string]corev1.ResourceList, error) {
-	if len(values) == 0 {
-		return nil, nil
-	}
-	out := map[string]corev1.ResourceList{}
-	for _, v := range values {
-		member, list, ok := strings.Cut(v, ":")
-		if !ok || member == "" || list == "" {
-			return nil, fmt.Errorf("--node-capacity %q: want MEMBER:RESOURCE=QUANTITY[,RESOURCE=QUANTITY], e.g. member2:cpu=16,memory=64Gi", v)
-		}
-		parsed, err := estimator.ParseResourceList(list)
-		if err != nil {
-			return nil, fmt.Errorf("--node-capacity %q: %w", v, err)
-		}
-		if out[member] == nil {
-			out[member] = corev1.ResourceList{}
-		}
-		for name, q := range parsed {
-			out[member][name] = q
-		}
-	}
-	return out, nil
-}
-
 // setupMember creates the member's kwok nodes (removing managed nodes beyond
 // the requested count), waits until all are Ready, and waits for the default
 // ServiceAccount so that pods can be created at once.
@@ -183,62 +68,18 @@ func (f *Fleet) setupMember(c *Cluster) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for i := 1; i <= f.Cfg.NodesPerMember; i++ {
-			_, err := kc.CoreV1().Nodes().Create(ctx, kwokNode(c, i, f.Cfg.NodeCapacity[c.Name]), metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating node %d of %s: %w", i, c.Name, err)
-			}
-		}
-		existing, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: managedNodeLabel})
-		if err != nil {
-			return fmt.Errorf("listing nodes of %s: %w", c.Name, err)
-		}
-		for _, n := range existing.Items {
-			if i, err := strconv.Atoi(n.Labels[managedNodeLabel]); err == nil && i > f.Cfg.NodesPerMember {
-				if err := kc.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-					return fmt.Errorf("removing node %s: %w", n.Name, err)
-				}
-				continue
-			}
-			// A node of an earlier fleet takes the size asked for now.
-			if want := NodeCapacity(f.Cfg.NodeCapacity[c.Name]); !equality.Semantic.DeepEqual(n.Status.Capacity, want) || !equality.Semantic.DeepEqual(n.Status.Allocatable, want) {
-				n.Status.Capacity, n.Status.Allocatable = want, want
-				if _, err := kc.CoreV1().Nodes().UpdateStatus(ctx, &n, metav1.UpdateOptions{}); err != nil {
-					return fmt.Errorf("resizing node %s: %w", n.Name, err)
-				}
-				n.Labels["node.kubernetes.io/instance-type"] = instanceType(want)
-				patch := fmt.Appendf(nil, `{"metadata":{"labels":{"node.kubernetes.io/instance-type":%q}}}`, instanceType(want))
-				if _, err := kc.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-					return fmt.Errorf("labelling node %s: %w", n.Name, err)
-				}
-			}
-			// metrics-server scrapes the node's metrics where kwok serves
-			// them (a node of an earlier fleet gets the annotation now).
-			if n.Annotations[resourceMetricsPathAnnotation] != resourceMetricsPath(n.Name) {
-				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, resourceMetricsPathAnnotation, resourceMetricsPath(n.Name))
-				if _, err := kc.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-					return fmt.Errorf("annotating node %s: %w", n.Name, err)
-				}
-			}
-			// The kubelet API (logs, exec) is kwok's server: kwok writes
-			// the port when it initializes a node; a node of an earlier
-			// fleet is pointed there now.
-			if port := int32(c.ports[slotKwok]); n.Status.DaemonEndpoints.KubeletEndpoint.Port != port {
-				patch := fmt.Appendf(nil, `{"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":%d}}}}`, port)
-				if _, err := kc.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-					return fmt.Errorf("pointing node %s's kubelet endpoint at kwok: %w", n.Name, err)
-				}
-			}
+		if err := kwok.EnsureNodes(ctx, kc, c.Name, c.Index, f.Cfg.NodesPerMember, f.Cfg.NodeCapacity[c.Name], int32(c.ports[slotKwok])); err != nil {
+			return err
 		}
 		var notReady []string
 		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-			list, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: managedNodeLabel})
+			list, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: kwok.ManagedNodeLabel})
 			if err != nil {
 				return false, nil
 			}
 			notReady = notReady[:0]
 			for _, n := range list.Items {
-				if !nodeReady(&n) {
+				if !kwok.NodeReady(&n) {
 					notReady = append(notReady, n.Name)
 				}
 			}
@@ -258,15 +99,6 @@ func (f *Fleet) setupMember(c *Cluster) func(ctx context.Context) error {
 	}
 }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // joinMember registers a member with the control plane through the same code
 // as `karmadactl join`.
 func (f *Fleet) joinMember(c *Cluster) func(ctx context.Context) error {
@@ -284,7 +116,7 @@ func (f *Fleet) joinMember(c *Cluster) func(ctx context.Context) error {
 				return err
 			}
 		}
-		region, zones := memberTopology(c.Index)
+		region, zones := kwok.Topology(c.Index)
 		kinds := f.Cfg.PropagateKinds
 		if len(kinds) == 0 && !f.Cfg.ClusterAdmin {
 			kinds = DefaultPropagateKinds
