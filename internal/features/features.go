@@ -69,9 +69,10 @@ const (
 	// Off, a binding carries the workload's replicas and their one
 	// requirement only. Alpha, off.
 	MultiplePodTemplatesScheduling featuregate.Feature = "MultiplePodTemplatesScheduling"
-	// ControllerPriorityQueue has the controllers handle fresh changes
-	// before the backlog of a restart. Beta and on in Karmada; not
-	// implemented here yet (registered off, refused on).
+	// ControllerPriorityQueue gives the controller manager's and the
+	// agent's controllers controller-runtime's priority queue: what a
+	// watch's initial list (a start's backlog) or a resync queues waits
+	// behind fresh changes (internal/queues). Beta, on.
 	ControllerPriorityQueue featuregate.Feature = "ControllerPriorityQueue"
 	// WorkloadAffinity places workloads with, or away from, those of their
 	// affinity group (the policy's placement.workloadAffinity: the detector
@@ -104,7 +105,7 @@ var Specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	PriorityBasedScheduling:           {Default: true, PreRelease: featuregate.Beta},
 	FederatedQuotaEnforcement:         {Default: false, PreRelease: featuregate.Alpha},
 	MultiplePodTemplatesScheduling:    {Default: false, PreRelease: featuregate.Alpha},
-	ControllerPriorityQueue:           {Default: false, PreRelease: featuregate.Beta},
+	ControllerPriorityQueue:           {Default: true, PreRelease: featuregate.Beta},
 	WorkloadAffinity:                  {Default: false, PreRelease: featuregate.Alpha},
 	ContextualLogging:                 {Default: true, PreRelease: featuregate.Beta},
 	LoggingAlphaOptions:               {Default: false, PreRelease: featuregate.Alpha},
@@ -114,9 +115,7 @@ var Specs = map[featuregate.Feature]featuregate.FeatureSpec{
 // NotImplemented are Karmada's gates whose feature this control plane does
 // not have yet, with what they would turn on: turning one on is refused by
 // Check, never ignored.
-var NotImplemented = map[featuregate.Feature]string{
-	ControllerPriorityQueue: "the controllers' priority queue",
-}
+var NotImplemented = map[featuregate.Feature]string{}
 
 func init() {
 	runtime.Must(Gate.Add(Specs))

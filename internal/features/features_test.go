@@ -30,8 +30,7 @@ func TestGatesAreKarmadas(t *testing.T) {
 		{"LoggingAlphaOptions", false, featuregate.FeatureSpec{PreRelease: featuregate.Alpha}},
 		{"LoggingBetaOptions", true, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
 		{"PriorityBasedScheduling", true, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
-		// On in Karmada v1.19; not implemented here: off.
-		{"ControllerPriorityQueue", false, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
+		{"ControllerPriorityQueue", true, featuregate.FeatureSpec{PreRelease: featuregate.Beta}},
 	} {
 		spec, ok := Specs[tc.name]
 		if !ok {
@@ -51,6 +50,11 @@ func TestGatesAreKarmadas(t *testing.T) {
 }
 
 func TestCheckRefusesWhatIsNotImplemented(t *testing.T) {
+	if len(NotImplemented) != 0 {
+		t.Errorf("not implemented: %v (every gate of Karmada's is)", NotImplemented)
+	}
+	NotImplemented[MultiClusterService] = "a missing feature"
+	defer delete(NotImplemented, MultiClusterService)
 	for _, tc := range []struct {
 		set    string
 		refuse string
@@ -58,9 +62,12 @@ func TestCheckRefusesWhatIsNotImplemented(t *testing.T) {
 		{"", ""},
 		{"Failover=true,PropagationPolicyPreemption=true,ResourceQuotaEstimate=true", ""},
 		{"ControllerPriorityQueue=false", ""},
-		{"ControllerPriorityQueue=true", "ControllerPriorityQueue (the controllers' priority queue): not implemented"},
-		{"WorkloadAffinity=true", ""},
-		{"PriorityBasedScheduling=true,ControllerPriorityQueue=true,WorkloadAffinity=true", "--feature-gates: ControllerPriorityQueue (the controllers' priority queue): not implemented"},
+		{"ControllerPriorityQueue=true", ""},
+		// A gate whose feature is missing (MultiClusterService stands in
+		// for one below) is refused by name when turned on.
+		{"MultiClusterService=false", ""},
+		{"MultiClusterService=true", "MultiClusterService (a missing feature): not implemented"},
+		{"PriorityBasedScheduling=true,MultiClusterService=true,WorkloadAffinity=true", "--feature-gates: MultiClusterService (a missing feature): not implemented"},
 		{"PriorityBasedScheduling=false", ""},
 	} {
 		g := featuregate.NewFeatureGate()

@@ -37,6 +37,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/metrics"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/requeue"
 	"github.com/karmada-go/karmada/internal/scheduler/algorithm"
 	"github.com/karmada-go/karmada/internal/scheduler/framework"
@@ -154,7 +155,7 @@ func (s *Scheduler) assumed() *Assumptions {
 func (s *Scheduler) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	var q workqueue.TypedRateLimitingInterface[reconcile.Request]
 	if s.PriorityOrder {
-		q = newPriorityQueue(name, rl)
+		q = queues.NewPriority(name, rl)
 	} else {
 		q = workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 	}

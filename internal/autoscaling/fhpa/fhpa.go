@@ -32,7 +32,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -43,6 +42,7 @@ import (
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the controller's name in --controllers (Karmada's).
@@ -91,13 +91,14 @@ type Reconciler struct {
 // SyncPeriod.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.defaults()
+	opts := queues.Options(mgr, r.Workers)
+	opts.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, r.SyncPeriod)
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&autoscalingv1alpha1.FederatedHPA{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// A failure is retried soon at first, and at the latest after
 		// SyncPeriod (kube-controller-manager's HPA retries at its resync
 		// period; backing off for minutes would leave a workload unscaled).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1),
-			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, r.SyncPeriod)}).
+		WithOptions(opts).
 		Complete(r)
 }
 

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the controller's name in --controllers (Karmada's).
@@ -73,7 +74,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Reader == nil {
 		r.Reader = mgr.GetAPIReader()
 	}
-	c, err := controller.NewTyped[Key](ControllerName, mgr, controller.TypedOptions[Key]{Reconciler: r})
+	opts := queues.TypedOptions[Key](mgr, 1)
+	opts.Reconciler = r
+	c, err := controller.NewTyped[Key](ControllerName, mgr, opts)
 	if err != nil {
 		return err
 	}

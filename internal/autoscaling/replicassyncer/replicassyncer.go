@@ -25,6 +25,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the controller's name in --controllers (Karmada's).
@@ -72,6 +73,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc:  func(event.TypedDeleteEvent[*appsv1.Deployment]) bool { return false },
 				GenericFunc: func(event.TypedGenericEvent[*appsv1.Deployment]) bool { return false },
 			})).
+		WithOptions(queues.Options(mgr, 1)).
 		Complete(r)
 }
 

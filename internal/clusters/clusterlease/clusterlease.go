@@ -22,13 +22,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // Name names the controller in logs (it runs as part of "cluster").
@@ -71,7 +71,7 @@ func (m *Monitor) SetupWithManager(mgr ctrl.Manager) error {
 		Named(Name).
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(pull)).
 		Watches(&coordinationv1.Lease{}, ofCluster).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		WithOptions(queues.Options(mgr, 1)).
 		Complete(m)
 }
 

@@ -26,7 +26,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
@@ -35,6 +34,7 @@ import (
 	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -109,7 +109,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// after UpdateFrequency. Spec, label and annotation changes (a new
 		// endpoint, say) are answered at once.
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
 		Complete(r)
 }
 

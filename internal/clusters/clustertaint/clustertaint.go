@@ -26,7 +26,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -34,6 +33,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusteraffinity"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -178,7 +178,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&clusterv1alpha1.Cluster{}).
 		Watches(&policyv1alpha1.ClusterTaintPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allClusters)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		WithOptions(queues.Options(mgr, 2)).
 		Complete(r)
 }
 

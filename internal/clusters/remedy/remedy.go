@@ -25,6 +25,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-go/karmada/api/cluster/v1alpha1"
 	remedyv1alpha1 "github.com/karmada-go/karmada/api/remedy/v1alpha1"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the controller's name in --controllers (Karmada's).
@@ -51,6 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			DeleteFunc: func(event.DeleteEvent) bool { return false },
 		})).
 		Watches(&remedyv1alpha1.Remedy{}, &remedyHandler{c: r.Client}).
+		WithOptions(queues.Options(mgr, 1)).
 		Complete(r)
 }
 

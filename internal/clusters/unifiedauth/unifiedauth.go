@@ -35,7 +35,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -45,6 +44,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/join"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the name --controllers knows it by (Karmada's).
@@ -107,7 +107,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&rbacv1.ClusterRole{}, all, builder.WithPredicates(predicate.Funcs{UpdateFunc: rulesChanged})).
 		Watches(&rbacv1.ClusterRoleBinding{}, all).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		WithOptions(queues.Options(mgr, 1)).
 		Complete(r)
 }
 

@@ -28,7 +28,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -41,6 +40,7 @@ import (
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/features"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -89,7 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				},
 				DeleteFunc: func(event.DeleteEvent) bool { return true },
 			})).
-			WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+			WithOptions(queues.Options(mgr, max(r.Workers, 1))).
 			Complete(k.Reconciler(r.Client, func(ctx context.Context, req reconcile.Request, b anybinding.Binding) (time.Duration, error) {
 				return r.sync(ctx, k.Name+"/"+req.String(), b)
 			}, func(req reconcile.Request) { r.forget(k.Name+"/"+req.String(), nil) })); err != nil {

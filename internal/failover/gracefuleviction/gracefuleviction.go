@@ -22,7 +22,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -36,6 +35,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/eviction"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -92,7 +92,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 					return clusterready.PlacementChanged(o, n)
 				},
 			})).
-			WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+			WithOptions(queues.Options(mgr, max(r.Workers, 1))).
 			Complete(k.Reconciler(r.Client, r.sync, nil)); err != nil {
 			return err
 		}

@@ -26,7 +26,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -41,6 +40,7 @@ import (
 	"github.com/karmada-go/karmada/internal/eviction"
 	"github.com/karmada-go/karmada/internal/features"
 	"github.com/karmada-go/karmada/internal/metrics"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // Defaults of the flags, as Karmada's.
@@ -141,7 +141,7 @@ func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
 				},
 				DeleteFunc: func(event.DeleteEvent) bool { return false },
 			})).
-			WithOptions(controller.Options{MaxConcurrentReconciles: max(m.Workers, 1)}).
+			WithOptions(queues.Options(mgr, max(m.Workers, 1))).
 			Complete(k.Reconciler(m.Client, m.sync, func(req reconcile.Request) { m.queue(req.String(), "", nil) })); err != nil {
 			return err
 		}

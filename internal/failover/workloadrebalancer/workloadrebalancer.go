@@ -24,6 +24,7 @@ import (
 	appsv1alpha1 "github.com/karmada-go/karmada/api/apps/v1alpha1"
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the name --controllers knows it by, as Karmada's.
@@ -41,7 +42,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).For(&appsv1alpha1.WorkloadRebalancer{}).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).For(&appsv1alpha1.WorkloadRebalancer{}).WithOptions(queues.Options(mgr, 1)).Complete(r)
 }
 
 // Reconcile triggers the listed workloads not triggered yet, records the

@@ -26,7 +26,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -43,6 +42,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/overridemanager"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
 
@@ -96,7 +96,7 @@ var workTampered = predicate.Funcs{
 
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
+	opts := queues.Options(mgr, r.Workers)
 	var err error
 	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
 		return err

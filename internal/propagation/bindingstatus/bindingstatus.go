@@ -23,7 +23,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -39,6 +38,7 @@ import (
 	"github.com/karmada-go/karmada/internal/jsonvalue"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/settle"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
 
@@ -125,7 +125,7 @@ func delayed(window time.Duration, mapFn func(client.Object) *reconcile.Request)
 
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}
+	opts := queues.Options(mgr, r.Workers)
 	for _, k := range anybinding.Kinds {
 		name := ControllerName
 		if k.ClusterScoped {

@@ -33,7 +33,6 @@ import (
 	"k8s.io/utils/ptr"
 	controllerruntime "sigs.k8s.io/controller-runtime"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -43,6 +42,7 @@ import (
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the distributor's name in --controllers.
@@ -100,7 +100,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 			}
 			return out
 		})).
-		WithOptions(controllerOptions(r.Workers)).
+		WithOptions(queues.Options(mgr, r.Workers)).
 		Complete(r)
 }
 
@@ -454,8 +454,4 @@ func (r *Reconciler) release(ctx context.Context, a *workv1alpha2.ResourceBindin
 		return true, nil
 	}
 	return r.write(ctx, a, next, nil, nil)
-}
-
-func controllerOptions(workers int) controller.Options {
-	return controller.Options{MaxConcurrentReconciles: max(workers, 1)}
 }

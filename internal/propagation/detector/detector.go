@@ -37,6 +37,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/cache/intern"
 	"github.com/karmada-go/karmada/internal/interpreter"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
 
@@ -123,7 +124,11 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 		return err
 	}
 	d.crds = ac.CustomResourceDefinitions()
-	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](), workqueue.TypedRateLimitingQueueConfig[key]{Name: ControllerName})
+	if queues.Prioritised() {
+		d.queue = queues.NewPriority(ControllerName, workqueue.DefaultTypedControllerRateLimiter[key]())
+	} else {
+		d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](), workqueue.TypedRateLimitingQueueConfig[key]{Name: ControllerName})
+	}
 	d.watching = map[schema.GroupVersionResource]schema.GroupVersionKind{}
 	d.kinds = map[schema.GroupVersionKind]schema.GroupVersionResource{}
 	d.namespaced = map[schema.GroupVersionResource]bool{}
@@ -132,10 +137,10 @@ func (d *Detector) SetupWithManager(ctx context.Context, mgr manager.Manager) er
 		if err != nil {
 			return err
 		}
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { d.policyChanged(o) },
-			UpdateFunc: func(_, o any) { d.policyChanged(o) },
-			DeleteFunc: func(o any) { d.policyChanged(o) },
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc:    func(o any, initial bool) { d.policyChanged(o, initialPriority(initial)) },
+			UpdateFunc: func(old, o any) { d.policyChanged(o, policyUpdatePriority(old, o)) },
+			DeleteFunc: func(o any) { d.policyChanged(o, 0) },
 		}); err != nil {
 			return err
 		}

@@ -83,8 +83,8 @@ func (d *Detector) watch(gvr schema.GroupVersionResource, gvk schema.GroupVersio
 		return false
 	}
 	inf := d.factory.ForResource(gvr).Informer()
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { d.crdChanged(gvr, o); d.enqueue(gvr, o) },
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(o any, initial bool) { d.crdChanged(gvr, o); d.enqueue(gvr, o, initialPriority(initial)) },
 		UpdateFunc: func(old, o any) { d.crdChanged(gvr, o); d.enqueueUpdate(gvr, old, o) },
 	})
 	return true

@@ -12,6 +12,7 @@ import (
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
 	"github.com/karmada-go/karmada/internal/anybinding"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 func (d *Detector) bindingDeleted(o any) {
@@ -39,12 +40,39 @@ func (d *Detector) bindingDeleted(o any) {
 	}
 }
 
-func (d *Detector) enqueue(gvr schema.GroupVersionResource, o any) {
+// enqueue queues a template at priority: 0 for a change, queues.Low for
+// one of an informer's initial list, which waits behind every change on
+// the priority queue (ControllerPriorityQueue; the plain queue keeps
+// arrival order).
+func (d *Detector) enqueue(gvr schema.GroupVersionResource, o any, priority int) {
 	m, err := meta(o)
 	if err != nil || names.ReservedNamespace(m.GetNamespace()) {
 		return
 	}
-	d.queue.Add(key{gvr: gvr, namespace: m.GetNamespace(), name: m.GetName()})
+	queues.Add(d.queue, priority, key{gvr: gvr, namespace: m.GetNamespace(), name: m.GetName()})
+}
+
+// policyUpdatePriority is the priority of a policy's update for the
+// templates it selects: 0 when its spec changed or its deletion began (a
+// user's change), queues.Low otherwise (its permanent-id label written on
+// its first claim, another label or annotation: the templates are looked
+// at again, behind fresh changes).
+func policyUpdatePriority(old, o any) int {
+	om, ok1 := old.(metav1.Object)
+	nm, ok2 := o.(metav1.Object)
+	if !ok1 || !ok2 || om.GetGeneration() != nm.GetGeneration() || om.GetDeletionTimestamp().IsZero() != nm.GetDeletionTimestamp().IsZero() {
+		return 0
+	}
+	return queues.Low
+}
+
+// initialPriority is the priority of an informer's add: queues.Low for one
+// of its initial list (a start's backlog), 0 for a creation.
+func initialPriority(isInInitialList bool) int {
+	if isInInitialList {
+		return queues.Low
+	}
+	return 0
 }
 
 // enqueueUpdate skips updates that change nothing a template's binding
@@ -55,7 +83,7 @@ func (d *Detector) enqueueUpdate(gvr schema.GroupVersionResource, old, o any) {
 	if err1 == nil && err2 == nil && ownOrStatusWrite(om, nm) {
 		return
 	}
-	d.enqueue(gvr, o)
+	d.enqueue(gvr, o, 0)
 }
 
 // ownOrStatusWrite tells whether a template's update changed nothing but its
@@ -120,7 +148,7 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 // policyChanged re-evaluates every template the policy may select or holds.
-func (d *Detector) policyChanged(o any) {
+func (d *Detector) policyChanged(o any, priority int) {
 	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
 		o = t.Obj
 	}
@@ -156,7 +184,7 @@ func (d *Detector) policyChanged(o any) {
 			holds := (namespace != "" && a[policyv1alpha1.PropagationPolicyNameAnnotation] == name && a[policyv1alpha1.PropagationPolicyNamespaceAnnotation] == namespace) ||
 				(namespace == "" && a[policyv1alpha1.ClusterPropagationPolicyAnnotation] == name)
 			if selected || holds {
-				d.enqueue(gvr, m)
+				d.enqueue(gvr, m, priority)
 			}
 		}
 	}
@@ -164,7 +192,7 @@ func (d *Detector) policyChanged(o any) {
 
 // KindsReinterpreted interprets again every template of the kinds (their
 // customizations changed: replicas, requirements or components may differ
-// now).
+// now), behind fresh changes: it is work on every template of a kind.
 func (d *Detector) KindsReinterpreted(kinds []schema.GroupKind) {
 	if d.queue == nil {
 		return
@@ -177,7 +205,7 @@ func (d *Detector) KindsReinterpreted(kinds []schema.GroupKind) {
 		}
 		for _, it := range d.factory.ForResource(gvr).Informer().GetStore().List() {
 			if m, err := meta(it); err == nil && m.GetAnnotations()[policyv1alpha1.PropagationPolicyNameAnnotation]+m.GetAnnotations()[policyv1alpha1.ClusterPropagationPolicyAnnotation] != "" {
-				d.enqueue(gvr, m)
+				d.enqueue(gvr, m, queues.Low)
 			}
 		}
 	}

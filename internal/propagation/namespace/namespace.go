@@ -17,7 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,6 +27,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/names"
 	"github.com/karmada-go/karmada/internal/propagation/overridemanager"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the name of this controller in --controllers.
@@ -64,7 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(namespaceOfWork)).
 		// A ClusterOverridePolicy may select namespaces.
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
 		Complete(r)
 }
 

@@ -24,7 +24,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -38,6 +37,7 @@ import (
 	"github.com/karmada-go/karmada/internal/interpreter"
 	"github.com/karmada-go/karmada/internal/metrics"
 	"github.com/karmada-go/karmada/internal/propagation/settle"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/requeue"
 )
 
@@ -146,7 +146,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A member turning Ready again may have nothing new to apply: its
 		// Works' copies are looked at again.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterready.WorksOf(r.Client)), builder.WithPredicates(clusterready.Changed)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
 		Complete(r)
 }
 

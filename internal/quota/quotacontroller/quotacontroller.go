@@ -23,7 +23,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -35,6 +34,7 @@ import (
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/quota"
 )
 
@@ -83,7 +83,7 @@ func (s *Sync) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(SyncControllerName).
 		For(&policyv1alpha1.FederatedResourceQuota{}).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(s.Workers, 1)}).
+		WithOptions(queues.Options(mgr, max(s.Workers, 1))).
 		Complete(s)
 }
 
@@ -189,7 +189,7 @@ func (s *Status) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(StatusControllerName).
 		For(&policyv1alpha1.FederatedResourceQuota{}).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(s.Workers, 1)}).
+		WithOptions(queues.Options(mgr, max(s.Workers, 1))).
 		Complete(s)
 }
 
@@ -309,7 +309,7 @@ func (e *Enforcement) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(EnforcementControllerName).
 		For(&policyv1alpha1.FederatedResourceQuota{}, builder.WithPredicates(overallChanged)).
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(e.quotasOfNamespace), builder.WithPredicates(bindingDeleted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(e.Workers, 1)}).
+		WithOptions(queues.Options(mgr, max(e.Workers, 1))).
 		Complete(e)
 }
 

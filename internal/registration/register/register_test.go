@@ -50,7 +50,6 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.ClusterName = "Member_4" }, "--cluster-name"},
 		{func(o *Options) { o.Agent.FeatureGates = "Failover=true" }, "--karmada-agent-image"},
 		{func(o *Options) { o.Agent.Image, o.Agent.FeatureGates = "agent:v1", "Bogus=true" }, "--feature-gates: unrecognized feature gate: Bogus"},
-		{func(o *Options) { o.Agent.Image, o.Agent.FeatureGates = "agent:v1", "ControllerPriorityQueue=true" }, "ControllerPriorityQueue (the controllers' priority queue): not implemented"},
 	} {
 		o := ok
 		c.change(&o)

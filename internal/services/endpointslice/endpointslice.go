@@ -32,6 +32,7 @@ import (
 	mcsv1alpha1 "github.com/karmada-go/karmada/api/multicluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/events"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/services/mcs"
 )
 
@@ -51,6 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha1.Work{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return mcs.Collected(o.GetLabels()) || controllerutil.ContainsFinalizer(o, mcsv1alpha1.EndpointSliceControllerFinalizer)
 		}))).
+		WithOptions(queues.Options(mgr, 1)).
 		Complete(r)
 }
 

@@ -55,6 +55,7 @@ import (
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	"github.com/karmada-go/karmada/internal/clusters/clusterclient"
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
+	"github.com/karmada-go/karmada/internal/queues"
 )
 
 // ControllerName is the controller's name in --controllers (Karmada's).
@@ -131,10 +132,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = 2
 	}
-	c, err := controller.NewTyped[Key](ControllerName, mgr, controller.TypedOptions[Key]{
-		Reconciler:              reconcile.TypedFunc[Key](r.Reconcile),
-		MaxConcurrentReconciles: workers,
-	})
+	opts := queues.TypedOptions[Key](mgr, workers)
+	opts.Reconciler = reconcile.TypedFunc[Key](r.Reconcile)
+	c, err := controller.NewTyped[Key](ControllerName, mgr, opts)
 	if err != nil {
 		return err
 	}
@@ -179,6 +179,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			DeleteFunc:  func(event.DeleteEvent) bool { return true },
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		}))).
+		WithOptions(queues.Options(mgr, 1)).
 		Complete(reconcile.Func(r.reconcileCluster))
 }
 

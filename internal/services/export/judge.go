@@ -8,7 +8,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -16,6 +15,7 @@ import (
 	mcsv1alpha1 "github.com/karmada-go/karmada/api/multicluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/services/mcs"
 )
 
@@ -50,7 +50,7 @@ func setupJudge(mgr ctrl.Manager, workers int) error {
 			}
 			return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: res.Name}}}
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
+		WithOptions(queues.Options(mgr, max(workers, 1))).
 		Complete(j)
 }
 

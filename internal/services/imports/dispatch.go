@@ -9,7 +9,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	mcsv1alpha1 "github.com/karmada-go/karmada/api/multicluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-go/karmada/api/policy/v1alpha1"
@@ -80,11 +79,4 @@ func (r *Reconciler) dispatch(ctx context.Context, namespace, name string, consu
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func controllerOptions(workers int) controller.Options {
-	if workers <= 0 {
-		workers = 2
-	}
-	return controller.Options{MaxConcurrentReconciles: workers}
 }

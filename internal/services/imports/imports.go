@@ -16,6 +16,7 @@
 package imports
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,7 @@ import (
 	"github.com/karmada-go/karmada/internal/clusters/clusterready"
 	"github.com/karmada-go/karmada/internal/events"
 	"github.com/karmada-go/karmada/internal/names"
+	"github.com/karmada-go/karmada/internal/queues"
 	"github.com/karmada-go/karmada/internal/services/mcs"
 )
 
@@ -100,7 +102,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		// An exporter turning Ready or not changes what consumers get.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allImports), builder.WithPredicates(predicate.Or(clusterready.Changed, clusterready.TrafficChanged))).
-		WithOptions(controllerOptions(r.Workers)).
+		WithOptions(queues.Options(mgr, cmp.Or(max(r.Workers, 0), 2))).
 		Complete(r)
 }
 
