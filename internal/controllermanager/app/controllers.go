@@ -47,6 +47,7 @@ import (
 	"github.com/karmada-go/karmada/internal/services/endpointslice"
 	"github.com/karmada-go/karmada/internal/services/export"
 	"github.com/karmada-go/karmada/internal/services/imports"
+	"github.com/karmada-go/karmada/internal/services/ingress"
 	"github.com/karmada-go/karmada/internal/services/multiclusterservice"
 )
 
@@ -190,6 +191,9 @@ var controllers = map[string]func(c setupContext) error{
 	},
 	remedy.ControllerName: func(c setupContext) error {
 		return (&remedy.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
+	},
+	ingress.ControllerName: func(c setupContext) error {
+		return (&ingress.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
 	},
 	workloadrebalancer.ControllerName: func(c setupContext) error {
 		return (&workloadrebalancer.Reconciler{Client: c.mgr.GetClient()}).SetupWithManager(c.mgr)
