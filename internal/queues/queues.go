@@ -18,7 +18,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -28,15 +27,14 @@ import (
 const Low = -100
 
 // Options are a controller's options: its workers (at least one), and,
-// with ControllerPriorityQueue, a priority queue that lets its workers go
-// at shutdown. (The manager is where a controller is made; the gate is the
-// process's --feature-gates.)
-func Options(mgr manager.Manager, workers int) controller.Options {
-	return TypedOptions[reconcile.Request](mgr, workers)
+// with ControllerPriorityQueue (the process's --feature-gates), a priority
+// queue that lets its workers go at shutdown.
+func Options(workers int) controller.Options {
+	return TypedOptions[reconcile.Request](workers)
 }
 
 // TypedOptions is Options for a controller of another request type.
-func TypedOptions[T comparable](mgr manager.Manager, workers int) controller.TypedOptions[T] {
+func TypedOptions[T comparable](workers int) controller.TypedOptions[T] {
 	o := controller.TypedOptions[T]{MaxConcurrentReconciles: max(workers, 1)}
 	if Prioritised() {
 		o.UsePriorityQueue = ptr.To(true)

@@ -53,7 +53,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&autoscalingv1alpha1.CronFederatedHPA{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
+		WithOptions(queues.Options(max(r.Workers, 1))).
 		Complete(r)
 }
 

@@ -91,7 +91,7 @@ type Reconciler struct {
 // SyncPeriod.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.defaults()
-	opts := queues.Options(mgr, r.Workers)
+	opts := queues.Options(r.Workers)
 	opts.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, r.SyncPeriod)
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&autoscalingv1alpha1.FederatedHPA{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

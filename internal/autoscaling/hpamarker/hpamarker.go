@@ -74,7 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Reader == nil {
 		r.Reader = mgr.GetAPIReader()
 	}
-	opts := queues.TypedOptions[Key](mgr, 1)
+	opts := queues.TypedOptions[Key](1)
 	opts.Reconciler = r
 	c, err := controller.NewTyped[Key](ControllerName, mgr, opts)
 	if err != nil {

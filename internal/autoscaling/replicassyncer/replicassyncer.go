@@ -73,7 +73,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc:  func(event.TypedDeleteEvent[*appsv1.Deployment]) bool { return false },
 				GenericFunc: func(event.TypedGenericEvent[*appsv1.Deployment]) bool { return false },
 			})).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(r)
 }
 

@@ -71,7 +71,7 @@ func (m *Monitor) SetupWithManager(mgr ctrl.Manager) error {
 		Named(Name).
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(pull)).
 		Watches(&coordinationv1.Lease{}, ofCluster).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(m)
 }
 

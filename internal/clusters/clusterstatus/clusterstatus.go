@@ -109,7 +109,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// after UpdateFrequency. Spec, label and annotation changes (a new
 		// endpoint, say) are answered at once.
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
+		WithOptions(queues.Options(max(r.Workers, 1))).
 		Complete(r)
 }
 

@@ -178,7 +178,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&clusterv1alpha1.Cluster{}).
 		Watches(&policyv1alpha1.ClusterTaintPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allClusters)).
-		WithOptions(queues.Options(mgr, 2)).
+		WithOptions(queues.Options(2)).
 		Complete(r)
 }
 

@@ -52,7 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			DeleteFunc: func(event.DeleteEvent) bool { return false },
 		})).
 		Watches(&remedyv1alpha1.Remedy{}, &remedyHandler{c: r.Client}).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(r)
 }
 

@@ -107,7 +107,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&rbacv1.ClusterRole{}, all, builder.WithPredicates(predicate.Funcs{UpdateFunc: rulesChanged})).
 		Watches(&rbacv1.ClusterRoleBinding{}, all).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(r)
 }
 

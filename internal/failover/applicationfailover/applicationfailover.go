@@ -89,7 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				},
 				DeleteFunc: func(event.DeleteEvent) bool { return true },
 			})).
-			WithOptions(queues.Options(mgr, max(r.Workers, 1))).
+			WithOptions(queues.Options(max(r.Workers, 1))).
 			Complete(k.Reconciler(r.Client, func(ctx context.Context, req reconcile.Request, b anybinding.Binding) (time.Duration, error) {
 				return r.sync(ctx, k.Name+"/"+req.String(), b)
 			}, func(req reconcile.Request) { r.forget(k.Name+"/"+req.String(), nil) })); err != nil {

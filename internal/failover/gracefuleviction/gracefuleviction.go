@@ -92,7 +92,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 					return clusterready.PlacementChanged(o, n)
 				},
 			})).
-			WithOptions(queues.Options(mgr, max(r.Workers, 1))).
+			WithOptions(queues.Options(max(r.Workers, 1))).
 			Complete(k.Reconciler(r.Client, r.sync, nil)); err != nil {
 			return err
 		}

@@ -141,7 +141,7 @@ func (m *Manager) SetupWithManager(mgr ctrl.Manager) error {
 				},
 				DeleteFunc: func(event.DeleteEvent) bool { return false },
 			})).
-			WithOptions(queues.Options(mgr, max(m.Workers, 1))).
+			WithOptions(queues.Options(max(m.Workers, 1))).
 			Complete(k.Reconciler(m.Client, m.sync, func(req reconcile.Request) { m.queue(req.String(), "", nil) })); err != nil {
 			return err
 		}

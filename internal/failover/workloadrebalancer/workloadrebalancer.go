@@ -42,7 +42,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).For(&appsv1alpha1.WorkloadRebalancer{}).WithOptions(queues.Options(mgr, 1)).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).For(&appsv1alpha1.WorkloadRebalancer{}).WithOptions(queues.Options(1)).Complete(r)
 }
 
 // Reconcile triggers the listed workloads not triggered yet, records the

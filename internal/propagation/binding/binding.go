@@ -96,7 +96,7 @@ var workTampered = predicate.Funcs{
 
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := queues.Options(mgr, r.Workers)
+	opts := queues.Options(r.Workers)
 	var err error
 	if r.clusters, err = clusterready.NewClusters(context.Background(), mgr); err != nil {
 		return err

@@ -125,7 +125,7 @@ func delayed(window time.Duration, mapFn func(client.Object) *reconcile.Request)
 
 // SetupWithManager registers one controller per binding kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := queues.Options(mgr, r.Workers)
+	opts := queues.Options(r.Workers)
 	for _, k := range anybinding.Kinds {
 		name := ControllerName
 		if k.ClusterScoped {

@@ -100,7 +100,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 			}
 			return out
 		})).
-		WithOptions(queues.Options(mgr, r.Workers)).
+		WithOptions(queues.Options(r.Workers)).
 		Complete(r)
 }
 

@@ -121,7 +121,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterready.WorksOf(r.Client)), builder.WithPredicates(clusterready.Changed)).
 		// A member serving new APIs may unblock the Works waiting for one.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn), builder.WithPredicates(apiEnablementsChanged)).
-		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
+		WithOptions(queues.Options(max(r.Workers, 1))).
 		Complete(r)
 }
 

@@ -64,7 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(namespaceOfWork)).
 		// A ClusterOverridePolicy may select namespaces.
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.allNamespaces)).
-		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
+		WithOptions(queues.Options(max(r.Workers, 1))).
 		Complete(r)
 }
 

@@ -83,7 +83,7 @@ func (s *Sync) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(SyncControllerName).
 		For(&policyv1alpha1.FederatedResourceQuota{}).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork)).
-		WithOptions(queues.Options(mgr, max(s.Workers, 1))).
+		WithOptions(queues.Options(max(s.Workers, 1))).
 		Complete(s)
 }
 
@@ -189,7 +189,7 @@ func (s *Status) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(StatusControllerName).
 		For(&policyv1alpha1.FederatedResourceQuota{}).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork)).
-		WithOptions(queues.Options(mgr, max(s.Workers, 1))).
+		WithOptions(queues.Options(max(s.Workers, 1))).
 		Complete(s)
 }
 
@@ -309,7 +309,7 @@ func (e *Enforcement) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(EnforcementControllerName).
 		For(&policyv1alpha1.FederatedResourceQuota{}, builder.WithPredicates(overallChanged)).
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(e.quotasOfNamespace), builder.WithPredicates(bindingDeleted)).
-		WithOptions(queues.Options(mgr, max(e.Workers, 1))).
+		WithOptions(queues.Options(max(e.Workers, 1))).
 		Complete(e)
 }
 

@@ -105,7 +105,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&certificatesv1.CertificateSigningRequest{}).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(r)
 }
 

@@ -52,7 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha1.Work{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return mcs.Collected(o.GetLabels()) || controllerutil.ContainsFinalizer(o, mcsv1alpha1.EndpointSliceControllerFinalizer)
 		}))).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(r)
 }
 

@@ -132,7 +132,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = 2
 	}
-	opts := queues.TypedOptions[Key](mgr, workers)
+	opts := queues.TypedOptions[Key](workers)
 	opts.Reconciler = reconcile.TypedFunc[Key](r.Reconcile)
 	c, err := controller.NewTyped[Key](ControllerName, mgr, opts)
 	if err != nil {
@@ -179,7 +179,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			DeleteFunc:  func(event.DeleteEvent) bool { return true },
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		}))).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(reconcile.Func(r.reconcileCluster))
 }
 

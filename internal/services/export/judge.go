@@ -50,7 +50,7 @@ func setupJudge(mgr ctrl.Manager, workers int) error {
 			}
 			return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: res.Name}}}
 		})).
-		WithOptions(queues.Options(mgr, max(workers, 1))).
+		WithOptions(queues.Options(max(workers, 1))).
 		Complete(j)
 }
 

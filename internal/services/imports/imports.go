@@ -102,7 +102,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		// An exporter turning Ready or not changes what consumers get.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allImports), builder.WithPredicates(predicate.Or(clusterready.Changed, clusterready.TrafficChanged))).
-		WithOptions(queues.Options(mgr, cmp.Or(max(r.Workers, 0), 2))).
+		WithOptions(queues.Options(cmp.Or(max(r.Workers, 0), 2))).
 		Complete(r)
 }
 

@@ -50,7 +50,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return ok && rb.Spec.Resource.Kind == "Service" && rb.Spec.Resource.APIVersion == "v1"
 		}))).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allIngresses), builder.WithPredicates(clusterready.TrafficChanged)).
-		WithOptions(queues.Options(mgr, 1)).
+		WithOptions(queues.Options(1)).
 		Complete(r)
 }
 

@@ -89,7 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(byLabels)).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(predicate.Or(clusterready.Changed, clusterready.TrafficChanged))).
-		WithOptions(queues.Options(mgr, max(r.Workers, 1))).
+		WithOptions(queues.Options(max(r.Workers, 1))).
 		Complete(r)
 }
 
