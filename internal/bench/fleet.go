@@ -28,10 +28,13 @@ type ClientSettings struct {
 
 // Fleet holds clients of the control plane and of each member.
 type Fleet struct {
-	Karmada     kubernetes.Interface
-	KarmadaCRs  client.Client
-	MemberNames []string
-	Members     map[string]kubernetes.Interface
+	Karmada    kubernetes.Interface
+	KarmadaCRs client.Client
+	// KarmadaConfig is the control plane's client configuration, for the
+	// clients the interfaces above do not cover (metadata-only watches).
+	KarmadaConfig *rest.Config
+	MemberNames   []string
+	Members       map[string]kubernetes.Interface
 }
 
 // Connect builds the clients from a kubeconfig: the control plane's context
@@ -51,7 +54,7 @@ func Connect(kubeconfig, karmadaContext string, members []string, s ClientSettin
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{MemberNames: members, Members: map[string]kubernetes.Interface{}}
+	f := &Fleet{MemberNames: members, Members: map[string]kubernetes.Interface{}, KarmadaConfig: cfg}
 	if f.Karmada, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func Floor(ctx context.Context, f *Fleet, w Workload, client ClientSettings, pro
 		fmt.Fprintf(log, "Creating %d Deployments in each of %d members, namespace %s\n", w.Templates, len(f.MemberNames), strings.Join(namespaces, ", "))
 		var mu sync.Mutex
 		t0 := time.Now()
-		errs := forEach(ctx, w.Templates, w.Concurrency, true, func(i int) error {
+		errs := ForEach(ctx, w.Templates, w.Concurrency, true, func(i int) error {
 			name, ns := templateName(i), w.namespaceOf(namespaces, i)
 			tracker.Start(name, time.Now())
 			tracker.Template(name, total, time.Now())
@@ -174,7 +174,7 @@ func floorCleanup(f *Fleet, w Workload, namespaces, created []string, nsOf map[s
 	var res FloorCleanup
 	fmt.Fprintf(log, "Cleaning up %s in the members\n", strings.Join(namespaces, ", "))
 	t0 := time.Now()
-	errs := forEach(ctx, len(created), w.Concurrency, false, func(i int) error {
+	errs := ForEach(ctx, len(created), w.Concurrency, false, func(i int) error {
 		for _, m := range f.MemberNames {
 			err := f.Members[m].AppsV1().Deployments(nsOf[created[i]]).Delete(ctx, created[i], metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {

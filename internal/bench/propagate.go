@@ -106,9 +106,7 @@ func (s *session) measure(ctx context.Context, o Options, r *Report) error {
 		r.Wall = Duration(l.Last.Sub(l.First))
 		r.Throughput = float64(l.Complete) / l.Last.Sub(l.First).Seconds()
 	}
-	if r.Ceiling > 0 {
-		r.FractionOfCeiling = r.Throughput / r.Ceiling
-	}
+	r.relateToCeiling()
 	// Counters read after the run; a failed read leaves them out.
 	bg := context.Background()
 	if cpErr == nil {
@@ -260,7 +258,7 @@ func (s *session) restart(ctx context.Context, o Options, ro RestartOptions, r *
 		return err
 	}
 	fmt.Fprintf(s.log, "Stopping the controller manager: %v\n", ro.StopCommand)
-	if err := runCommand(ctx, ro.StopCommand); err != nil {
+	if err := RunCommand(ctx, ro.StopCommand); err != nil {
 		return fmt.Errorf("stop command: %w", err)
 	}
 	fmt.Fprintf(s.log, "Changing %d templates while it is down\n", rf.Changed)
@@ -276,7 +274,7 @@ func (s *session) restart(ctx context.Context, o Options, ro RestartOptions, r *
 	sampler := StartSampler(o.Processes, o.SampleInterval)
 	defer func() { rf.Resources = sampler.Stop() }()
 	t0 := time.Now()
-	if err := runCommand(ctx, ro.StartCommand); err != nil {
+	if err := RunCommand(ctx, ro.StartCommand); err != nil {
 		return fmt.Errorf("start command: %w", err)
 	}
 	rf.Ready = Duration(time.Since(t0))
@@ -315,7 +313,8 @@ func (s *session) restart(ctx context.Context, o Options, ro RestartOptions, r *
 	return nil
 }
 
-func runCommand(ctx context.Context, argv []string) error {
+// RunCommand runs argv with its output on stderr.
+func RunCommand(ctx context.Context, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("no command given")
 	}

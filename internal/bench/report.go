@@ -100,6 +100,11 @@ type Report struct {
 	// FractionOfCeiling is Throughput divided by it.
 	Ceiling           float64 `json:"apiserverCeiling,omitempty"`
 	FractionOfCeiling float64 `json:"fractionOfCeiling,omitempty"`
+	// UserCreatesOfCeiling is CreateRate, the user's creates while the
+	// control plane propagates the first of them, divided by Ceiling, the
+	// same client's creates on an idle control plane: how much the
+	// controllers' work slows a user's writes (TARGETS: at least 0.5).
+	UserCreatesOfCeiling float64 `json:"userCreatesOfCeiling,omitempty"`
 
 	Requests  Requests                  `json:"requests"`
 	Resources map[string]ProcessFigures `json:"resources,omitempty"`
@@ -109,6 +114,16 @@ type Report struct {
 	Floor   *FloorComparison `json:"floor,omitempty"`
 	Cleanup CleanupResult    `json:"cleanup"`
 	Error   string           `json:"error,omitempty"`
+}
+
+// relateToCeiling sets the figures that divide by the idle ceiling, when
+// one was measured or given.
+func (r *Report) relateToCeiling() {
+	if r.Ceiling <= 0 {
+		return
+	}
+	r.FractionOfCeiling = r.Throughput / r.Ceiling
+	r.UserCreatesOfCeiling = r.CreateRate / r.Ceiling
 }
 
 // FloorComparison sets a propagation beside the floor run just before it on
@@ -193,6 +208,9 @@ func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "\n%s: %d templates x %d replica(s), %s, over %d member(s) (%s)\n", r.Kind, s.Templates, s.Replicas, s.Mode, len(s.Members), strings.Join(s.Members, ","))
 	fmt.Fprintf(out, "client: qps %.0f, burst %d, concurrency %d; machine: %d CPUs, %d GiB\n", s.Client.QPS, s.Client.Burst, s.Concurrency, s.CPUs, s.MemoryBytes>>30)
 	fmt.Fprintf(out, "created in %s (%.1f/s)\n", r.Create, r.CreateRate)
+	if r.UserCreatesOfCeiling > 0 {
+		fmt.Fprintf(out, "the user's creates while propagating: %.1f/s, %.1f%% of the idle ceiling (%.1f/s)\n", r.CreateRate, 100*r.UserCreatesOfCeiling, r.Ceiling)
+	}
 	printMilestones(out, []milestone{{"in every member", r.InEveryMember}, {"available in members", r.Available}, {"aggregated status", r.Aggregated}})
 	fmt.Fprintf(out, "complete: %d, incomplete: %d; wall %s; throughput %.1f templates/s\n", r.Complete, r.Incomplete, r.Wall, r.Throughput)
 	if r.Ceiling > 0 {

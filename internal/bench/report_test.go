@@ -56,3 +56,23 @@ func TestCompareToFloor(t *testing.T) {
 		t.Error("a run without a wall time was compared")
 	}
 }
+
+// The user's creates while propagating are set beside the idle ceiling and
+// printed as the headline figure; without a ceiling there is no ratio.
+func TestUserCreatesAgainstTheCeiling(t *testing.T) {
+	r := &Report{Kind: "propagate", CreateRate: 34, Throughput: 3.7, Ceiling: 500}
+	r.relateToCeiling()
+	if math.Abs(r.UserCreatesOfCeiling-0.068) > 1e-9 || math.Abs(r.FractionOfCeiling-0.0074) > 1e-9 {
+		t.Errorf("user creates %v, propagation %v of the ceiling: want 0.068 and 0.0074", r.UserCreatesOfCeiling, r.FractionOfCeiling)
+	}
+	var out bytes.Buffer
+	r.Print(&out)
+	if want := "the user's creates while propagating: 34.0/s, 6.8% of the idle ceiling (500.0/s)"; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+	none := &Report{CreateRate: 34}
+	none.relateToCeiling()
+	if none.UserCreatesOfCeiling != 0 {
+		t.Errorf("a ratio without a ceiling: %v", none.UserCreatesOfCeiling)
+	}
+}

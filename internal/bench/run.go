@@ -261,7 +261,7 @@ func CreateDeployments(ctx context.Context, kc kubernetes.Interface, namespace f
 		hook = func(string, string, createPhase, error) {}
 	}
 	t0 := time.Now()
-	errs := forEach(ctx, n, workers, true, func(i int) error {
+	errs := ForEach(ctx, n, workers, true, func(i int) error {
 		name, ns := templateName(i), namespace(i)
 		hook(ns, name, beforeCreate, nil)
 		if _, err := kc.AppsV1().Deployments(ns).Create(ctx, Deployment(ns, name, run, replicas), metav1.CreateOptions{}); err != nil {
@@ -281,10 +281,10 @@ func CreateDeployments(ctx context.Context, kc kubernetes.Interface, namespace f
 	return elapsed, nil
 }
 
-// forEach calls fn for 0..n-1 on the given number of workers until done or
+// ForEach calls fn for 0..n-1 on the given number of workers until done or
 // ctx ends, and returns the errors; with stopOnError, no new call starts
 // after the first error.
-func forEach(ctx context.Context, n, workers int, stopOnError bool, fn func(i int) error) []error {
+func ForEach(ctx context.Context, n, workers int, stopOnError bool, fn func(i int) error) []error {
 	items := make(chan int)
 	var (
 		wg   sync.WaitGroup
@@ -431,7 +431,7 @@ func (s *session) cleanup() CleanupResult {
 // deleteTemplates deletes every created template, with the run's
 // concurrency.
 func (s *session) deleteTemplates(ctx context.Context) error {
-	errs := forEach(ctx, len(s.created), s.w.Concurrency, false, func(i int) error {
+	errs := ForEach(ctx, len(s.created), s.w.Concurrency, false, func(i int) error {
 		err := s.fleet.Karmada.AppsV1().Deployments(s.nsOf[s.created[i]]).Delete(ctx, s.created[i], metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil

@@ -31,8 +31,10 @@ type benchReport struct {
 	Aggregated struct {
 		Count int `json:"count"`
 	} `json:"aggregated"`
-	Ceiling  float64 `json:"apiserverCeiling"`
-	Requests struct {
+	Ceiling              float64 `json:"apiserverCeiling"`
+	CreateRate           float64 `json:"createRate"`
+	UserCreatesOfCeiling float64 `json:"userCreatesOfCeiling"`
+	Requests             struct {
 		Members struct {
 			Total    float64 `json:"total"`
 			Mutating float64 `json:"mutating"`
@@ -54,7 +56,14 @@ type benchReport struct {
 		Wall      float64 `json:"wall"`
 		WallRatio float64 `json:"wallRatio"`
 	} `json:"floor"`
-	Wall    float64 `json:"wall"`
+	Wall float64 `json:"wall"`
+	// works
+	Works          int     `json:"works"`
+	Written        int     `json:"written"`
+	WorksPerSecond float64 `json:"worksPerSecond"`
+	WorksRequests  struct {
+		Mutating float64 `json:"mutating"`
+	} `json:"worksRequests"`
 	Cleanup struct {
 		Complete bool     `json:"complete"`
 		Problems []string `json:"problems"`
@@ -110,6 +119,11 @@ func testBenchPropagate(ctx context.Context, t *testing.T) {
 	if r.Ceiling <= 0 {
 		t.Errorf("apiserver ceiling %v", r.Ceiling)
 	}
+	// The user's create rate while propagating is measured and set beside
+	// the ceiling (a measurement, not a speed asserted).
+	if r.CreateRate <= 0 || r.UserCreatesOfCeiling <= 0 || math.Abs(r.UserCreatesOfCeiling-r.CreateRate/r.Ceiling) > 1e-9 {
+		t.Errorf("user creates %v/s, %v of the ceiling %v: want both measured and the second their ratio", r.CreateRate, r.UserCreatesOfCeiling, r.Ceiling)
+	}
 	// One member request per copy: a create-only apply, no read first (the
 	// informers' lists and a read where a cache lags may add a few).
 	if m := r.Requests.Members; m.Mutating != 60 || r.Requests.PerMemberCopy >= 1.5 {
@@ -139,6 +153,23 @@ func testBenchRestart(ctx context.Context, t *testing.T) {
 	}
 	if r.Restart.Needless != 0 || r.Restart.MemberWrites != 15 {
 		t.Errorf("member writes %v (needless %v) for 15 changed copies", r.Restart.MemberWrites, r.Restart.Needless)
+	}
+	assertBenchCleanedUp(ctx, t, r)
+}
+
+// testBenchWorks runs `karmada-bench works` with 20 bindings: the
+// controller manager, started with them all there, writes one Work per
+// binding and member, each once, and the run leaves nothing behind.
+func testBenchWorks(ctx context.Context, t *testing.T) {
+	r := karmadaBench(t, "works", "--bindings", "20", "--karmada-local", fleet.Bin, "--timeout", "5m")
+	if r.Works != 60 || r.Written != 60 || r.WorksPerSecond <= 0 {
+		t.Errorf("works %d, written %d, %v per second: want 60 of 60 and a rate", r.Works, r.Written, r.WorksPerSecond)
+	}
+	if r.WorksRequests.Mutating < 60 {
+		t.Errorf("%v writes to works: want at least the 60 creates", r.WorksRequests.Mutating)
+	}
+	if f, ok := r.Resources["karmada-controller-manager"]; !ok || f.Error != "" || f.CPUSeconds <= 0 {
+		t.Errorf("controller manager not measured: %+v", f)
 	}
 	assertBenchCleanedUp(ctx, t, r)
 }

@@ -271,6 +271,10 @@ func TestBenchPropagate(t *testing.T) { testBenchPropagate(context.Background(),
 // arrive with no needless writes.
 func TestBenchRestart(t *testing.T) { testBenchRestart(context.Background(), t) }
 
+// karmada-bench works: Works written for bindings there when the controller
+// manager starts.
+func TestBenchWorks(t *testing.T) { testBenchWorks(context.Background(), t) }
+
 // karmada-bench floor: the same Deployments created directly in every member.
 func TestBenchFloor(t *testing.T) { testBenchFloor(context.Background(), t) }
 

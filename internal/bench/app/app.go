@@ -40,11 +40,13 @@ this project or any other implementation. Every wait is driven by watches.
   apiserver-limit  the karmada-apiserver's raw create rate, the ceiling of
                    propagation
   floor            the same Deployments created directly in every member: the
-                   members' own time, which no control plane can beat`,
+                   members' own time, which no control plane can beat
+  works            Works written per second for N ResourceBindings that are
+                   there when the controller manager starts`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand(), newFloorCommand(), newEndpointsCommand(), newAutoscaleCommand())
+	cmd.AddCommand(newPropagateCommand(), newRestartCommand(), newLimitCommand(), newFloorCommand(), newEndpointsCommand(), newAutoscaleCommand(), newWorksCommand())
 	return cmd
 }
 
