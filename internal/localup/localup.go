@@ -73,6 +73,9 @@ func Up(ctx context.Context, cfg plan.Config, out io.Writer) error {
 	if err := portsFree(steps, healthy); err != nil {
 		return err
 	}
+	if err := inotifyEnough(steps, healthy, inotifyInUse()); err != nil {
+		return err
+	}
 	if err := writeState(cfg.StateDir, recordOf(cfg)); err != nil {
 		return err
 	}
