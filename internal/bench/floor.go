@@ -227,7 +227,7 @@ func (r *FloorReport) Print(out io.Writer) {
 	fmt.Fprintf(out, "created in %s\n", r.Create)
 	printMilestones(out, []milestone{{"in every member", r.InEveryMember}, {"available in members", r.Available}})
 	fmt.Fprintf(out, "wall (first create until the last available everywhere) %s\n", r.Wall)
-	printResources(out, r.Resources)
+	PrintResources(out, r.Resources)
 	if r.Cleanup.Complete {
 		fmt.Fprintf(out, "cleaned up; members clean %s after deleting the Deployments\n", r.Cleanup.MembersClean)
 	} else {

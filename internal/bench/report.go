@@ -220,7 +220,7 @@ func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "requests: karmada-apiserver %.0f (%.1f per template, %.0f writes, %.0f conflicts); members' deployments %.0f (%.1f per copy, %.0f writes)\n",
 		q.ControlPlane.Total, q.PerTemplate, q.ControlPlane.Mutating, q.ControlPlane.Conflicts, q.Members.Total, q.PerMemberCopy, q.Members.Mutating)
 	fmt.Fprintf(out, "writes per template: %.2f with events, %.2f without (%.0f event writes)\n", q.WritesPerTemplate, q.WritesPerTemplateWithoutEvents, q.Events.Mutating)
-	printResources(out, r.Resources)
+	PrintResources(out, r.Resources)
 	if rf := r.Restart; rf != nil {
 		fmt.Fprintf(out, "restart: %d templates (%d member copies) changed while down; ready in %s, caught up %s after start\n", rf.Changed, rf.ChangedCopies, rf.Ready, rf.CaughtUp)
 		fmt.Fprintf(out, "  member writes: %.0f at catch-up, %.0f after %s more; needless: %.0f\n", rf.MemberWritesAtDone, rf.MemberWrites, rf.Settle, rf.Needless)
@@ -256,9 +256,9 @@ func printMilestones(out io.Writer, rows []milestone) {
 	tw.Flush()
 }
 
-// printResources writes each measured process's figures, and their CPU
+// PrintResources writes each measured process's figures, and their CPU
 // total when there are more than the two controllers.
-func printResources(out io.Writer, resources map[string]ProcessFigures) {
+func PrintResources(out io.Writer, resources map[string]ProcessFigures) {
 	for _, name := range sortedNames(resources) {
 		f := resources[name]
 		if f.Error != "" {

@@ -352,15 +352,7 @@ write per changed member copy; the rest is reported as needless.`,
 				return fmt.Errorf("--settle=%s: must not be negative", settle)
 			}
 			ro := bench.RestartOptions{Settle: settle}
-			base := []string{karmadaLocal, "--state-dir", s.stateDir, "component"}
-			ro.StopCommand = append(append([]string(nil), base...), "stop", component, "--kill")
-			ro.StartCommand = append(append([]string(nil), base...), "start", component)
-			if stopCmd != "" {
-				ro.StopCommand = []string{"/bin/sh", "-c", stopCmd}
-			}
-			if startCmd != "" {
-				ro.StartCommand = []string{"/bin/sh", "-c", startCmd}
-			}
+			ro.StopCommand, ro.StartCommand = componentCommands(karmadaLocal, s.stateDir, component, stopCmd, startCmd, true)
 			f, err := bench.Connect(s.kubeconfig, s.karmadaContext, s.members, s.client())
 			if err != nil {
 				return err
@@ -377,6 +369,24 @@ write per changed member copy; the rest is reported as needless.`,
 	cmd.Flags().StringVar(&startCmd, "start-command", "", "shell command that starts it and returns once it is healthy (replaces karmada-local)")
 	cmd.Flags().DurationVar(&settle, "settle", 10*time.Second, "how long member writes are still counted after catching up")
 	return cmd
+}
+
+// componentCommands are the commands that stop (with kill, SIGKILL) and
+// start a component: karmada-local's, or the shell commands given instead.
+func componentCommands(karmadaLocal, stateDir, component, stopCmd, startCmd string, kill bool) (stop, start []string) {
+	base := []string{karmadaLocal, "--state-dir", stateDir, "component"}
+	stop = append(append([]string(nil), base...), "stop", component)
+	if kill {
+		stop = append(stop, "--kill")
+	}
+	start = append(append([]string(nil), base...), "start", component)
+	if stopCmd != "" {
+		stop = []string{"/bin/sh", "-c", stopCmd}
+	}
+	if startCmd != "" {
+		start = []string{"/bin/sh", "-c", startCmd}
+	}
+	return stop, start
 }
 
 // defaultKarmadaLocal is karmada-local next to this binary, else on PATH.

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,21 +40,10 @@ copies go with it).`,
 			}
 			o := works.Options{Bindings: bindings, Concurrency: c.concurrency, Timeout: timeout, CleanupTimeout: c.cleanupTimeout,
 				SampleInterval: sampleInterval, Log: cmd.OutOrStdout()}
-			base := []string{karmadaLocal, "--state-dir", stateDir, "component"}
-			o.StopCommand = append(append([]string(nil), base...), "stop", component)
-			o.StartCommand = append(append([]string(nil), base...), "start", component)
-			if stopCmd != "" {
-				o.StopCommand = []string{"/bin/sh", "-c", stopCmd}
-			}
-			if startCmd != "" {
-				o.StartCommand = []string{"/bin/sh", "-c", startCmd}
-			}
+			o.StopCommand, o.StartCommand = componentCommands(karmadaLocal, stateDir, component, stopCmd, startCmd, false)
 			o.Processes = bench.KarmadaLocalProcesses(stateDir, fleetProcesses)
 			if err := o.Validate(); err != nil {
 				return err
-			}
-			if sampleInterval <= 0 {
-				return fmt.Errorf("--sample-interval=%s: must be positive", sampleInterval)
 			}
 			f, err := bench.Connect(c.kubeconfig, c.karmadaContext, c.members, c.client())
 			if err != nil {

@@ -16,13 +16,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
+	workv1alpha1 "github.com/karmada-go/karmada/api/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-go/karmada/api/work/v1alpha2"
 	"github.com/karmada-go/karmada/internal/bench"
 )
@@ -57,6 +57,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--timeout=%s: must be positive", o.Timeout)
 	case len(o.StopCommand) == 0 || len(o.StartCommand) == 0:
 		return fmt.Errorf("a stop and a start command for the controller manager are needed")
+	case o.SampleInterval <= 0:
+		return fmt.Errorf("--sample-interval=%s: must be positive", o.SampleInterval)
 	}
 	return nil
 }
@@ -256,7 +258,7 @@ type workCounter struct {
 	stop  context.CancelFunc
 }
 
-var worksResource = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha1", Resource: "works"}
+var worksResource = workv1alpha1.SchemeGroupVersion.WithResource("works")
 
 // watchWorks follows the Works labelled with the run's namespace, metadata
 // only, and returns once the watch has synced.
@@ -367,16 +369,7 @@ func (r *Report) Print(out io.Writer) {
 	fmt.Fprintf(out, "Works per second: %.1f from the first to the last (%.1f from the start)\n", r.PerSecond, r.PerSecondFromStart)
 	fmt.Fprintf(out, "requests: karmada-apiserver %.0f (%.0f writes), of them to works %.0f (%.0f writes)\n",
 		r.Requests.Total, r.Requests.Mutating, r.WorksRequests.Total, r.WorksRequests.Mutating)
-	names := make([]string, 0, len(r.Resources))
-	for n := range r.Resources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if f := r.Resources[n]; f.Error == "" {
-			fmt.Fprintf(out, "%s: peak RSS %d MiB, CPU %.1f s\n", n, f.PeakRSSBytes>>20, f.CPUSeconds)
-		}
-	}
+	bench.PrintResources(out, r.Resources)
 	if r.Cleanup.Complete {
 		fmt.Fprintf(out, "cleaned up in %s\n", r.Cleanup.MembersClean)
 	} else {

@@ -71,7 +71,7 @@ func TestWorkCounter(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	ok := Options{Bindings: 1, Concurrency: 1, Timeout: time.Second, StopCommand: []string{"stop"}, StartCommand: []string{"start"}}
+	ok := Options{Bindings: 1, Concurrency: 1, Timeout: time.Second, StopCommand: []string{"stop"}, StartCommand: []string{"start"}, SampleInterval: time.Second}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +83,7 @@ func TestOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.Concurrency = 0 }, "--concurrency=0"},
 		{func(o *Options) { o.Timeout = 0 }, "--timeout=0s"},
 		{func(o *Options) { o.StartCommand = nil }, "a stop and a start command"},
+		{func(o *Options) { o.SampleInterval = 0 }, "--sample-interval=0s"},
 	} {
 		o := ok
 		tc.mutate(&o)
