@@ -34,7 +34,11 @@ import (
 	"github.com/karmada-go/karmada/internal/certexpiry"
 	"github.com/karmada-go/karmada/internal/leaderfence"
 	"github.com/karmada-go/karmada/internal/scheme"
+	"github.com/karmada-go/karmada/internal/yield"
 )
+
+// DefaultWriteQueueTarget is --write-queue-target's default.
+const DefaultWriteQueueTarget = 20 * time.Millisecond
 
 // ManagerOptions are the flags of every binary that runs a controller-runtime
 // manager against the karmada-apiserver, with Karmada's flag names.
@@ -51,6 +55,9 @@ type ManagerOptions struct {
 	PprofBindAddress                          string
 	KubeAPIQPS                                float32
 	KubeAPIBurst                              int
+	// WriteQueueTarget is the queueing delay past which the process sends
+	// fewer writes at a time (yield); 0 turns that off.
+	WriteQueueTarget time.Duration
 }
 
 // AddFlags registers the flags, with the component's own health probe
@@ -67,6 +74,7 @@ func (o *ManagerOptions) AddFlags(f *pflag.FlagSet, healthProbeAddress string) {
 	f.StringVar(&o.PprofBindAddress, "profiling-bind-address", "", "loopback address of an unauthenticated plain-HTTP /debug/pprof; empty disables it (--enable-pprof serves it behind the metrics authentication instead)")
 	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 200, "queries per second to the karmada-apiserver")
 	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", 400, "burst of queries to the karmada-apiserver")
+	f.DurationVar(&o.WriteQueueTarget, "write-queue-target", DefaultWriteQueueTarget, "how long this process's writes may queue in the karmada-apiserver (their latency above the least seen in the last two minutes) before it sends fewer at a time, so that users' requests go first; 0 sends every write its workers make at once")
 	gofs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(gofs)
 	f.AddGoFlagSet(gofs)
@@ -76,6 +84,9 @@ func (o *ManagerOptions) AddFlags(f *pflag.FlagSet, healthProbeAddress string) {
 func (o *ManagerOptions) Validate() error {
 	if o.KubeAPIQPS <= 0 {
 		return fmt.Errorf("--kube-api-qps=%v: must be positive", o.KubeAPIQPS)
+	}
+	if o.WriteQueueTarget < 0 {
+		return fmt.Errorf("--write-queue-target=%s: must be 0 (off) or positive", o.WriteQueueTarget)
 	}
 	if o.KubeAPIBurst <= 0 {
 		return fmt.Errorf("--kube-api-burst=%d: must be positive", o.KubeAPIBurst)
@@ -198,6 +209,12 @@ func (o *ManagerOptions) NewManager(ctx context.Context, cfg *rest.Config, leade
 			return nil, err
 		}
 		leaderfence.Default.Enable(o.RenewDeadline)
+	}
+	if o.WriteQueueTarget > 0 {
+		// Outside the fence, so that a write held here is fenced when it is
+		// sent, not when it was made.
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(yield.New(o.WriteQueueTarget).Wrap)
 	}
 	opts := ctrl.Options{
 		Scheme:                  scheme.Scheme,

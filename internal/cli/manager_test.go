@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/spf13/pflag"
@@ -21,11 +22,22 @@ func TestManagerOptions(t *testing.T) {
 	if err := f.Parse([]string{"--kube-api-qps=0"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.HealthProbeBindAddress != ":10999" || !o.LeaderElect || o.KubeAPIBurst != 400 {
+	if o.HealthProbeBindAddress != ":10999" || !o.LeaderElect || o.KubeAPIBurst != 400 || o.WriteQueueTarget != 20*time.Millisecond {
 		t.Errorf("defaults: %+v", o)
 	}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--kube-api-qps=0") {
 		t.Errorf("--kube-api-qps=0: %v, want an error naming the flag", err)
+	}
+	o.KubeAPIQPS = 7
+	if err := f.Set("write-queue-target", "-1ms"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--write-queue-target=-1ms: must be 0 (off) or positive") {
+		t.Errorf("--write-queue-target=-1ms: %v, want an error naming the flag and what is allowed", err)
+	}
+	o.WriteQueueTarget = 0
+	if err := o.Validate(); err != nil {
+		t.Errorf("--write-queue-target=0 (off): %v", err)
 	}
 	// --kubeconfig is honoured, and only it: a missing file is an error
 	// naming the flag even where $KUBECONFIG or in-cluster would work.

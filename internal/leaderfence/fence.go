@@ -104,7 +104,7 @@ type roundTripper struct {
 }
 
 func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if fenced(req) {
+	if Fenced(req) {
 		if err := r.f.Check(); err != nil {
 			refused.Inc()
 			klog.FromContext(req.Context()).V(1).Info("Write refused by the leader fence", "method", req.Method, "path", req.URL.Path, "reason", err.Error())
@@ -118,7 +118,9 @@ func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 // its lease, and the reviews that authenticate requests to its /metrics.
 var unfencedGroups = []string{"/apis/coordination.k8s.io/", "/apis/authentication.k8s.io/", "/apis/authorization.k8s.io/"}
 
-func fenced(req *http.Request) bool {
+// Fenced tells the requests the fence holds: writes of the process's
+// state (not reads, watches, the lease or reviews).
+func Fenced(req *http.Request) bool {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return false
