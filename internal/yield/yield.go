@@ -31,13 +31,17 @@ import (
 )
 
 // Bounds of the window, in writes in flight. Below one, one write is in
-// flight and the next waits (1/window - 1) times the last one's latency:
-// at MinWindow, a write in every ten round trips.
+// flight and the next waits (1/window - 1) times the last one's latency,
+// at most maxGap: at MinWindow, a write in every ten round trips.
 const (
 	MinWindow = 0.1
 	MaxWindow = 128
 	// startWindow is the window before any write has completed.
 	startWindow = 16
+	// maxGap bounds the spacing below one write: after an outage of the
+	// API server (writes that took seconds) the next write does not wait
+	// ten times that.
+	maxGap = time.Second
 	// decreaseGain is how much of one write a completion above the target
 	// (by the target or more) takes off the window: a window of n writes
 	// all late halves in one round trip.
@@ -153,7 +157,7 @@ func (l *Limiter) complete(latency time.Duration, reached bool) {
 		windowGauge.Set(l.window)
 		baseGauge.Set(l.base.min().Seconds())
 		if l.window < 1 {
-			l.notBefore = now.Add(time.Duration(float64(latency) * (1/l.window - 1)))
+			l.notBefore = now.Add(min(time.Duration(float64(latency)*(1/l.window-1)), maxGap))
 		}
 	}
 	l.handOver()

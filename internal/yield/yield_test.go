@@ -187,6 +187,21 @@ func TestBelowOneWindowWritesAreSpaced(t *testing.T) {
 	}
 }
 
+func TestSpacingIsBoundedAfterAnOutage(t *testing.T) {
+	l := New(10 * time.Millisecond)
+	l.window = MinWindow
+	now := time.Now()
+	l.now = func() time.Time { return now }
+	l.base.add(now, time.Millisecond)
+	l.inflight = 1
+	// A write that took 30 s (the API server's etcd was away) would space
+	// the next 270 s at the floor; it waits maxGap.
+	l.complete(30*time.Second, true)
+	if gap := l.notBefore.Sub(now); gap != maxGap {
+		t.Errorf("the next write may go %s after, want %s", gap, maxGap)
+	}
+}
+
 func TestOnlyWritesAreHeld(t *testing.T) {
 	var got atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
