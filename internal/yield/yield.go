@@ -153,9 +153,10 @@ func (l *Limiter) complete(latency time.Duration, reached bool) {
 	l.inflight--
 	if reached {
 		now := l.now()
-		l.window = next(l.window, latency-l.base.add(now, latency), l.target)
+		least := l.base.add(now, latency)
+		l.window = next(l.window, latency-least, l.target)
 		windowGauge.Set(l.window)
-		baseGauge.Set(l.base.min().Seconds())
+		baseGauge.Set(least.Seconds())
 		if l.window < 1 {
 			l.notBefore = now.Add(min(time.Duration(float64(latency)*(1/l.window-1)), maxGap))
 		}
@@ -224,17 +225,6 @@ func (b *base) add(now time.Time, latency time.Duration) time.Duration {
 	least := latency
 	for j := range b.mins {
 		if !b.starts[j].Before(oldest) && b.mins[j] < least {
-			least = b.mins[j]
-		}
-	}
-	return least
-}
-
-// min is the least latency of every bucket kept.
-func (b *base) min() time.Duration {
-	var least time.Duration
-	for j := range b.mins {
-		if !b.starts[j].IsZero() && (least == 0 || b.mins[j] < least) {
 			least = b.mins[j]
 		}
 	}
